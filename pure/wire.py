@@ -1,0 +1,196 @@
+"""The JSON form of the wire model: one strict cattrs converter, configured once.
+
+Strict means: no silent coercion (``"12"`` is not an int, ``"false"`` is not a bool, a string is
+not a tuple of characters), unknown keys are rejected, and tagged unions dispatch on their explicit
+``op``/``kind`` field with a clear error for an unknown tag. Canonical JSON (sorted keys, two-space
+indent, UTF-8) is what goldens and audit logs contain.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, get_args
+
+import attrs
+import cattrs
+from cattrs.cols import is_sequence
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError
+from returns.result import Failure, Result, Success
+
+from pure import model as m
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class WireError:
+    """Input that does not fit the wire model; ``where`` is a JSON path, ``what`` the reason."""
+
+    code: str
+    where: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.what} @ {self.where}"
+
+
+def _exact(kind: type[Any]) -> Callable[[object, object], Any]:
+    def hook(value: object, _: object) -> Any:
+        if type(value) is not kind:
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    return hook
+
+
+def _float(value: object, _: object) -> float:
+    if type(value) is int or type(value) is float:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise TypeError("expected a finite number")
+        return float(value)
+    raise TypeError(f"expected number, got {type(value).__name__}")
+
+
+def check_json(value: object, depth: int = 0) -> None:
+    """Raise TypeError unless ``value`` is plain JSON (no tuples, sets, NaN, non-string keys)."""
+    if depth > 200:
+        raise TypeError("JSON nested too deeply")
+    if value is None or type(value) in (bool, int, str):
+        return
+    if type(value) is float:
+        if not math.isfinite(value):  # type: ignore[arg-type]
+            raise TypeError("non-finite number")
+        return
+    if type(value) is list:
+        for item in value:  # type: ignore[attr-defined]
+            check_json(item, depth + 1)
+        return
+    if type(value) is dict:
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str:
+                raise TypeError("object keys must be strings")
+            check_json(item, depth + 1)
+        return
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def _json_value(value: object, _: object) -> m.JsonValue:
+    check_json(value)
+    return m.JsonValue(value)
+
+
+def _tagged(union: object, tag: str) -> tuple[type[Any], Callable[[object, object], Any]]:
+    members: dict[str, type[Any]] = {}
+    for cls in get_args(union):
+        default = attrs.fields_dict(cls)[tag].default
+        members[str(default)] = cls
+
+    def hook(value: object, _: object) -> Any:
+        if not isinstance(value, dict):
+            raise TypeError(f"expected an object with a {tag!r} field")
+        name = value.get(tag)
+        if not isinstance(name, str):
+            raise TypeError(f"missing or non-string {tag!r} field")
+        cls = members.get(name)
+        if cls is None:
+            raise ValueError(f"unknown {tag} {name!r} (known: {', '.join(sorted(members))})")
+        return CONVERTER.structure(value, cls)
+
+    return union, hook  # type: ignore[return-value]
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True, prefer_attrib_converters=False)
+    conv.register_structure_hook(str, _exact(str))
+    conv.register_structure_hook(int, _exact(int))
+    conv.register_structure_hook(bool, _exact(bool))
+    conv.register_structure_hook(float, _float)
+    conv.register_structure_hook(m.JsonValue, _json_value)
+    conv.register_unstructure_hook(m.JsonValue, lambda v: v)
+
+    def sequence_factory(typ: Any, converter: cattrs.Converter) -> Callable[[object, object], Any]:
+        args = get_args(typ)
+        item = args[0] if args else Any
+        origin = typing.get_origin(typ)
+
+        def hook(value: object, _: object) -> Any:
+            if not isinstance(value, list):
+                raise TypeError(f"expected a JSON array, got {type(value).__name__}")
+            items = [converter.structure(v, item) for v in value]
+            return tuple(items) if origin is tuple else items
+
+        return hook
+
+    conv.register_structure_hook_factory(is_sequence, sequence_factory)
+    return conv
+
+
+CONVERTER = _make_converter()
+
+for _union, _tag in ((m.Step, "op"), (m.Observation, "kind"), (m.Decision, "kind")):
+    CONVERTER.register_structure_hook(*_tagged(_union, _tag))
+
+
+def _path_of(exc: BaseException) -> str:
+    try:
+        messages = cattrs.transform_error(exc)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001
+        return "$"
+    return "; ".join(messages) if messages else "$"
+
+
+def structure(data: object, cls: type[T]) -> Result[T, WireError]:
+    """Turn parsed JSON into a model object, strictly."""
+    try:
+        return Success(CONVERTER.structure(data, cls))
+    except ForbiddenExtraKeysError as exc:
+        return Failure(WireError("unknown_keys", cls.__name__, _path_of(exc)))
+    except (ClassValidationError, cattrs.BaseValidationError) as exc:
+        return Failure(WireError("invalid", cls.__name__, _path_of(exc)))
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        return Failure(WireError("invalid", cls.__name__, str(exc)))
+
+
+def structure_as(data: object, union: object) -> Result[Any, WireError]:
+    """Structure into a tagged union (Step, Observation, Decision)."""
+    try:
+        return Success(CONVERTER.structure(data, union))  # type: ignore[call-overload]
+    except (ClassValidationError, cattrs.BaseValidationError) as exc:
+        return Failure(WireError("invalid", "union", _path_of(exc)))
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        return Failure(WireError("invalid", "union", str(exc)))
+
+
+def unstructure(obj: object) -> Any:
+    return CONVERTER.unstructure(obj)
+
+
+def dumps(data: object, *, pretty: bool = True) -> str:
+    """Canonical JSON text of plain data (already unstructured)."""
+    if pretty:
+        return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def loads(text: str) -> Result[Any, WireError]:
+    try:
+        return Success(json.loads(text))
+    except json.JSONDecodeError as exc:
+        return Failure(WireError("malformed_json", f"line {exc.lineno} column {exc.colno}", exc.msg))
+    except RecursionError:
+        return Failure(WireError("malformed_json", "$", "nested too deeply"))
+
+
+def to_json(obj: object, *, pretty: bool = True) -> str:
+    return dumps(unstructure(obj), pretty=pretty)
+
+
+def from_json(text: str, cls: type[T]) -> Result[T, WireError]:
+    return loads(text).bind(lambda data: structure(data, cls))
+
+
+def mapping_get(data: Mapping[str, Any], key: str) -> Any:
+    return data.get(key)
