@@ -1,0 +1,108 @@
+"""The Herdr fleet's durable records and the ``Store`` step protocol that carries them.
+
+Programs never touch the store directly: they yield ``Store(action, payload)`` steps and receive a
+``JsonResult``. Actions (payload → ``value`` on success), all payload keys snake_case:
+
+Reads (never mutate; a dry run executes them for real)
+
+* ``herdr.workspaces.recorded`` ``{"projects": [P…]}`` → ``{P: [workspace_id…]}`` oldest first.
+* ``herdr.runs.list`` ``{}`` → ``[RunRecord…]`` every run, live and settled, in start order.
+* ``herdr.runs.get`` ``{"run_id": R}`` → ``RunRecord`` or ``null``.
+
+Writes (mutations; a dry run predicts an ok answer and writes nothing)
+
+* ``herdr.workspaces.remember`` ``{"project": P, "workspace_id": W}`` → ``null`` (idempotent).
+* ``herdr.workspaces.forget`` ``{"project": P, "workspace_id": W}`` → ``null`` (idempotent).
+* ``herdr.runs.set_pane`` ``{"run_id": R, "pane_id": X, "pane_label": L}`` → ``null``.
+* ``herdr.runs.clear_pane`` ``{"run_id": R}`` → ``null``.
+* ``herdr.runs.set_attempts`` ``{"run_id": R, "attempts": N}`` → ``null``.
+
+A ``RunRecord`` in JSON is the unstructured attrs class below (snake_case keys, strict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import frozen
+from returns.result import Failure, Result, Success
+
+from pure import wire
+from pure.model import JsonResult, JsonValue, Store
+
+READ_ACTIONS = frozenset({"herdr.workspaces.recorded", "herdr.runs.list", "herdr.runs.get"})
+WRITE_ACTIONS = frozenset(
+    {
+        "herdr.workspaces.remember",
+        "herdr.workspaces.forget",
+        "herdr.runs.set_pane",
+        "herdr.runs.clear_pane",
+        "herdr.runs.set_attempts",
+    }
+)
+
+
+def is_write(action: str) -> bool:
+    return action not in READ_ACTIONS
+
+
+@frozen(kw_only=True)
+class RunRecord:
+    """One run of the live run set (settled ones are kept for attribution of leftovers)."""
+
+    run_id: str
+    project: str
+    issue: int
+    attempt: int
+    pid: int | None = None
+    pane_id: str | None = None
+    pane_label: str | None = None
+    session_file: str | None = None
+    settled: bool = False
+    attempts: int = 0
+
+
+def store_step(action: str, payload: Mapping[str, Any]) -> Store:
+    return Store(action=action, payload=JsonValue(dict(payload)))
+
+
+def parse_runs(result: JsonResult) -> Result[tuple[RunRecord, ...], str]:
+    if not result.ok:
+        return Failure(f"store: {result.error or 'unknown error'}")
+    value = result.value
+    if not isinstance(value, list):
+        return Failure("store: herdr.runs.list did not answer a list")
+    out: list[RunRecord] = []
+    for item in value:
+        parsed = wire.structure(item, RunRecord)
+        if isinstance(parsed, Failure):
+            return Failure(f"store: malformed run record: {parsed.failure()}")
+        out.append(parsed.unwrap())
+    return Success(tuple(out))
+
+
+def parse_run(result: JsonResult) -> Result[RunRecord | None, str]:
+    if not result.ok:
+        return Failure(f"store: {result.error or 'unknown error'}")
+    if result.value is None:
+        return Success(None)
+    parsed = wire.structure(result.value, RunRecord)
+    if isinstance(parsed, Failure):
+        return Failure(f"store: malformed run record: {parsed.failure()}")
+    return Success(parsed.unwrap())
+
+
+def parse_recorded(result: JsonResult, projects: tuple[str, ...]) -> Result[dict[str, tuple[str, ...]], str]:
+    if not result.ok:
+        return Failure(f"store: {result.error or 'unknown error'}")
+    value = result.value
+    if not isinstance(value, dict):
+        return Failure("store: herdr.workspaces.recorded did not answer an object")
+    out: dict[str, tuple[str, ...]] = {}
+    for project in projects:
+        ids = value.get(project, [])
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            return Failure(f"store: recorded workspaces of {project!r} are not a list of ids")
+        out[project] = tuple(ids)
+    return Success(out)

@@ -1,0 +1,429 @@
+"""Team state codec for oh-my-codex 0.20.3 (``<stateRoot>/team/<team>/…``).
+
+Files are handled as parsed JSON objects (``dict``) so that keys this module does not know survive a
+rewrite, and they are rendered the way oh-my-codex renders them (``JSON.stringify(x, null, 2)``: two
+spaces, no trailing newline, non-ASCII kept). Reading follows oh-my-codex's precedence: a valid
+``manifest.v2.json`` wins and only ``config_generation`` comes from ``config.json``.
+
+Malformed input never raises: it yields a :class:`StateError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import frozen
+from returns.result import Failure, Result, Success
+
+DEFAULT_MAX_WORKERS = 20
+TEAM_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,29}")
+WORKER_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+TASK_ID_RE = re.compile(r"[0-9]{1,20}")
+MAX_SAFE_INTEGER = 2**53 - 1
+
+Json = dict[str, Any]
+
+
+@frozen
+class StateError:
+    """Malformed team state: which file, which field, what is wrong."""
+
+    file: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}" + (f" field {self.field}" if self.field else "")
+        return f"{where}: {self.message}"
+
+
+# -------------------------------------------------------------------------------------------- paths
+
+
+def resolve_state_root(cwd: str, env: Mapping[str, str]) -> str:
+    """``OMX_TEAM_STATE_ROOT`` (resolved against cwd), else ``<OMX_ROOT|OMX_STATE_ROOT>/.omx/state``,
+    else ``<cwd>/.omx/state``."""
+    explicit = env.get("OMX_TEAM_STATE_ROOT", "").strip()
+    if explicit:
+        return posixpath.normpath(posixpath.join(cwd, explicit))
+    boxed = (env.get("OMX_ROOT") or env.get("OMX_STATE_ROOT") or "").strip()
+    if boxed:
+        return posixpath.normpath(posixpath.join(cwd, boxed, ".omx", "state"))
+    return posixpath.normpath(posixpath.join(cwd, ".omx", "state"))
+
+
+@frozen
+class TeamPaths:
+    state_root: str
+    team: str
+
+    @property
+    def team_dir(self) -> str:
+        return posixpath.join(self.state_root, "team", self.team)
+
+    def _in(self, *parts: str) -> str:
+        return posixpath.join(self.team_dir, *parts)
+
+    @property
+    def config(self) -> str:
+        return self._in("config.json")
+
+    @property
+    def manifest(self) -> str:
+        return self._in("manifest.v2.json")
+
+    @property
+    def journal(self) -> str:
+        return self._in(".membership-task-transaction.json")
+
+    @property
+    def debt(self) -> str:
+        return self._in(".scale-down-cleanup-debt.json")
+
+    @property
+    def tasks_dir(self) -> str:
+        return self._in("tasks")
+
+    def task(self, task_id: str) -> str:
+        return self._in("tasks", f"task-{task_id}.json")
+
+    @property
+    def claims_dir(self) -> str:
+        return self._in("claims")
+
+    def claim_lock(self, task_id: str) -> str:
+        return self._in("claims", f"task-{task_id}.lock")
+
+    @property
+    def workers_dir(self) -> str:
+        return self._in("workers")
+
+    def worker_dir(self, worker: str) -> str:
+        return self._in("workers", worker)
+
+    def worker_file(self, worker: str, name: str) -> str:
+        return self._in("workers", worker, name)
+
+    @property
+    def dispatch_requests(self) -> str:
+        return self._in("dispatch", "requests.json")
+
+    @property
+    def events(self) -> str:
+        return self._in("events", "events.ndjson")
+
+    @property
+    def runtime_dir(self) -> str:
+        return self._in("runtime")
+
+    def startup_script(self, index: int) -> str:
+        return self._in("runtime", f"worker-{index}-startup.sh")
+
+    @property
+    def phase(self) -> str:
+        return self._in("phase.json")
+
+    @property
+    def locks_dir(self) -> str:
+        return posixpath.join(self.state_root, ".team-locks")
+
+    @property
+    def scaling_lock(self) -> str:
+        return posixpath.join(self.locks_dir, f"{self.team}.scaling")
+
+    @property
+    def membership_lock(self) -> str:
+        return posixpath.join(self.locks_dir, f"{self.team}.membership")
+
+    def relative(self, path: str) -> str:
+        return posixpath.relpath(path, self.team_dir)
+
+
+# ------------------------------------------------------------------------------------------- codec
+
+
+def render_json(value: object) -> str:
+    """``JSON.stringify(value, null, 2)``."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def parse_object(text: str | None, file: str) -> Result[Json, StateError]:
+    if text is None:
+        return Failure(StateError(file, "", "missing"))
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Failure(StateError(file, "", f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"))
+    except RecursionError:
+        return Failure(StateError(file, "", "malformed JSON: nested too deeply"))
+    if not isinstance(value, dict):
+        return Failure(StateError(file, "", f"expected a JSON object, got {type(value).__name__}"))
+    return Success(value)
+
+
+def is_safe_int(value: object) -> bool:
+    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+
+
+def is_positive_int(value: object) -> bool:
+    return type(value) is int and 0 < value <= MAX_SAFE_INTEGER
+
+
+def config_generation(raw: Json) -> int:
+    value = raw.get("config_generation")
+    return value if is_safe_int(value) and value >= 0 else 0
+
+
+def _check_worker(worker: object, where: str, file: str) -> StateError | None:
+    if not isinstance(worker, dict):
+        return StateError(file, where, "worker entry must be an object")
+    if not isinstance(worker.get("name"), str) or WORKER_NAME_RE.fullmatch(worker["name"]) is None:
+        return StateError(file, f"{where}.name", "worker name must match ^[a-z0-9][a-z0-9-]{0,63}$")
+    if not is_positive_int(worker.get("index")):
+        return StateError(file, f"{where}.index", "worker index must be a positive integer")
+    for key in ("pane_id", "role", "worker_cli", "working_dir"):
+        if key in worker and worker[key] is not None and not isinstance(worker[key], str):
+            return StateError(file, f"{where}.{key}", "must be a string")
+    if "pid" in worker and worker["pid"] is not None and not is_safe_int(worker["pid"]):
+        return StateError(file, f"{where}.pid", "must be an integer")
+    return None
+
+
+def validate_config(raw: Json, file: str) -> Result[Json, StateError]:
+    """The fields scaling relies on must have the right JSON types."""
+    if not isinstance(raw.get("name"), str):
+        return Failure(StateError(file, "name", "must be a string"))
+    workers = raw.get("workers")
+    if not isinstance(workers, list):
+        return Failure(StateError(file, "workers", "must be an array"))
+    for position, worker in enumerate(workers):
+        problem = _check_worker(worker, f"workers[{position}]", file)
+        if problem is not None:
+            return Failure(problem)
+    for key in ("worker_count", "max_workers", "next_worker_index", "next_task_id"):
+        if key in raw and raw[key] is not None and not is_safe_int(raw[key]):
+            return Failure(StateError(file, key, "must be an integer"))
+    for key in ("leader_pane_id", "hud_pane_id", "tmux_pane_owner_id", "tmux_session"):
+        if key in raw and raw[key] is not None and not isinstance(raw[key], str):
+            return Failure(StateError(file, key, "must be a string or null"))
+    return Success(raw)
+
+
+def is_valid_manifest(value: object) -> bool:
+    """oh-my-codex's manifest validity test (an invalid manifest is ignored on read)."""
+    if not isinstance(value, dict):
+        return False
+    v = value
+    checks = (
+        v.get("schema_version") == 2 and type(v.get("schema_version")) is int,
+        isinstance(v.get("name"), str),
+        isinstance(v.get("task"), str),
+        isinstance(v.get("tmux_session"), str),
+        type(v.get("worker_count")) in (int, float),
+        type(v.get("next_task_id")) in (int, float),
+        isinstance(v.get("created_at"), str),
+        isinstance(v.get("workers"), list),
+        v.get("leader_pane_id", 0) is None or isinstance(v.get("leader_pane_id"), str),
+        v.get("hud_pane_id", 0) is None or isinstance(v.get("hud_pane_id"), str),
+        v.get("leader_pane_pid") is None or type(v.get("leader_pane_pid")) in (int, float),
+        isinstance(v.get("leader"), dict),
+        isinstance(v.get("policy"), dict),
+        isinstance(v.get("permissions_snapshot"), dict),
+    )
+    return all(checks)
+
+
+def _owner(value: object) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _positive_or_none(value: object) -> int | None:
+    return value if is_positive_int(value) else None  # type: ignore[return-value]
+
+
+def normalize_config(raw: Json) -> Json:
+    out = dict(raw)
+    out["config_generation"] = config_generation(raw)
+    out["leader_pane_id"] = raw.get("leader_pane_id")
+    out["leader_pane_pid"] = _positive_or_none(raw.get("leader_pane_pid"))
+    out["hud_pane_pid"] = _positive_or_none(raw.get("hud_pane_pid"))
+    out["hud_pane_id"] = raw.get("hud_pane_id")
+    owner = _owner(raw.get("tmux_pane_owner_id"))
+    if owner is None:
+        out.pop("tmux_pane_owner_id", None)
+    else:
+        out["tmux_pane_owner_id"] = owner
+    out["worker_launch_mode"] = "prompt" if raw.get("worker_launch_mode") == "prompt" else "interactive"
+    return out
+
+
+_FROM_MANIFEST = (
+    "tmux_session", "tmux_session_id", "tmux_session_created", "next_task_id", "leader_cwd",
+    "team_state_root", "workspace_mode", "worktree_mode", "leader_pane_id", "hud_pane_id",
+    "resize_hook_name", "resize_hook_target", "next_worker_index", "display_name", "requested_name",
+    "identity_source",
+)
+
+
+def config_from_manifest(manifest: Json, generation: int) -> Json:
+    workers = manifest.get("workers") or []
+    first_role = workers[0].get("role") if workers and isinstance(workers[0], dict) else None
+    policy = manifest.get("policy") if isinstance(manifest.get("policy"), dict) else {}
+    out: Json = {
+        "name": manifest.get("name"),
+        "task": manifest.get("task"),
+        "agent_type": first_role if first_role is not None else "executor",
+        "worker_launch_mode": "prompt" if policy.get("worker_launch_mode") == "prompt" else "interactive",
+        "lifecycle_profile": manifest.get("lifecycle_profile"),
+        "worker_count": manifest.get("worker_count"),
+        "max_workers": DEFAULT_MAX_WORKERS,
+        "workers": workers,
+        "created_at": manifest.get("created_at"),
+    }
+    for key in _FROM_MANIFEST:
+        if key in manifest and manifest[key] is not None or key in ("leader_pane_id", "hud_pane_id"):
+            out[key] = manifest.get(key)
+    out["leader_pane_pid"] = manifest.get("leader_pane_pid")
+    out["hud_pane_pid"] = manifest.get("hud_pane_pid")
+    owner = _owner(manifest.get("tmux_pane_owner_id"))
+    if owner is not None:
+        out["tmux_pane_owner_id"] = owner
+    out["config_generation"] = generation
+    return {k: v for k, v in out.items() if v is not None or k in (
+        "leader_pane_id", "hud_pane_id", "leader_pane_pid", "hud_pane_pid")}
+
+
+@frozen
+class TeamState:
+    """The canonical view of a team plus the raw files it came from."""
+
+    config: Json  # the effective config (manifest-preferred), as oh-my-codex's readTeamConfig
+    raw_config: Json
+    raw_manifest: Json | None  # None when absent or invalid
+    config_text: str
+    manifest_text: str | None
+
+
+def read_team_state(paths: TeamPaths, config_text: str | None, manifest_text: str | None) -> Result[TeamState, StateError]:
+    """Build the canonical team view from the two files' text (``None`` = file absent)."""
+    parsed = parse_object(config_text, paths.config).bind(lambda raw: validate_config(raw, paths.config))
+    if isinstance(parsed, Failure):
+        return Failure(parsed.failure())
+    raw_config = parsed.unwrap()
+    manifest: Json | None = None
+    if manifest_text is not None:
+        candidate = parse_object(manifest_text, paths.manifest).value_or(None)
+        if candidate is not None and is_valid_manifest(candidate):
+            manifest = candidate
+    if manifest is not None:
+        effective = config_from_manifest(manifest, config_generation(raw_config))
+        checked = validate_config(effective, paths.manifest)
+        if isinstance(checked, Failure):
+            return Failure(checked.failure())
+    else:
+        effective = normalize_config(raw_config)
+    return Success(TeamState(effective, raw_config, manifest, config_text or "", manifest_text))
+
+
+# ------------------------------------------------------------------------------------- init state
+
+DEFAULT_POLICY: Json = {
+    "worker_launch_mode": "interactive",
+    "display_mode": "auto",
+    "dispatch_mode": "hook_preferred_with_fallback",
+    "dispatch_ack_timeout_ms": 2000,
+}
+DEFAULT_GOVERNANCE: Json = {
+    "delegation_only": False,
+    "plan_approval_required": False,
+    "nested_teams_allowed": False,
+    "one_team_per_leader_session": True,
+    "cleanup_requires_all_workers_inactive": True,
+}
+
+
+def initial_config(
+    *,
+    team: str,
+    task: str,
+    agent_type: str,
+    created_at: str,
+    tmux_session: str,
+    leader_pane_id: str | None,
+    leader_pane_pid: int | None,
+    leader_cwd: str,
+    worker_cli: str | None = None,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+) -> Json:
+    """What ``initTeamState(team, task, agentType, 0, cwd)`` writes, bound to a leader pane."""
+    config: Json = {
+        "name": team,
+        "task": task,
+        "agent_type": agent_type,
+        "worker_launch_mode": "interactive",
+        "lifecycle_profile": "default",
+        "worker_count": 0,
+        "max_workers": max_workers,
+        "workers": [],
+        "created_at": created_at,
+        "tmux_session": tmux_session,
+        "next_task_id": 1,
+        "leader_cwd": leader_cwd,
+        "leader_pane_id": leader_pane_id,
+        "leader_pane_pid": leader_pane_pid,
+        "hud_pane_pid": None,
+        "hud_pane_id": None,
+        "tmux_pane_owner_id": f"team:{team}",
+        "resize_hook_name": None,
+        "resize_hook_target": None,
+        "next_worker_index": 1,
+        "config_generation": 0,
+    }
+    if worker_cli is not None:
+        config["worker_cli"] = worker_cli
+    return config
+
+
+def manifest_from_config(config: Json) -> Json:
+    manifest: Json = {
+        "schema_version": 2,
+        "name": config["name"],
+        "task": config["task"],
+        "leader": {"session_id": "", "worker_id": "leader-fixed", "role": "coordinator"},
+        "policy": dict(DEFAULT_POLICY),
+        "governance": dict(DEFAULT_GOVERNANCE),
+        "lifecycle_profile": "default",
+        "permissions_snapshot": {"approval_mode": "unknown", "sandbox_mode": "unknown", "network_access": True},
+        "tmux_session": config["tmux_session"],
+        "worker_count": config["worker_count"],
+        "workers": config["workers"],
+        "next_task_id": config["next_task_id"],
+        "created_at": config["created_at"],
+    }
+    for key in ("leader_cwd", "team_state_root", "workspace_mode", "worktree_mode"):
+        if config.get(key) is not None:
+            manifest[key] = config[key]
+    for key in ("leader_pane_id", "leader_pane_pid", "hud_pane_pid", "hud_pane_id"):
+        manifest[key] = config.get(key)
+    if _owner(config.get("tmux_pane_owner_id")) is not None:
+        manifest["tmux_pane_owner_id"] = config["tmux_pane_owner_id"]
+    manifest["resize_hook_name"] = config.get("resize_hook_name")
+    manifest["resize_hook_target"] = config.get("resize_hook_target")
+    manifest["next_worker_index"] = config.get("next_worker_index")
+    return manifest
+
+
+def worker_status(text: str | None) -> Json:
+    """``status.json``; missing or invalid reads as ``unknown`` (oh-my-codex WorkerStatus)."""
+    fallback: Json = {"state": "unknown", "updated_at": "1970-01-01T00:00:00.000Z"}
+    if text is None:
+        return fallback
+    parsed = parse_object(text, "status.json").value_or(None)
+    states = ("idle", "working", "blocked", "done", "failed", "draining", "unknown")
+    if parsed is None or parsed.get("state") not in states or not isinstance(parsed.get("updated_at"), str):
+        return fallback
+    return parsed

@@ -1,0 +1,191 @@
+"""observe → decide → execute, with an audit log that lets any run be replayed through decide."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from attrs import frozen
+
+from pure import model as m
+from pure import ops, wire
+from pure.program import Driver, ProgramFactory
+
+
+class StepExecutor(Protocol):
+    def execute(self, step: m.Step) -> m.Observation: ...
+
+
+def state_dir(env: Mapping[str, str]) -> Path:
+    """Where panefleet keeps its own state: PANEFLEET_STATE_DIR, else $XDG_STATE_HOME/panefleet."""
+    explicit = env.get("PANEFLEET_STATE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = env.get("XDG_STATE_HOME")
+    base = Path(xdg) if xdg else Path(env.get("HOME", "~")).expanduser() / ".local" / "state"
+    return base / "panefleet"
+
+
+class AuditLog:
+    """One JSON Lines file per run: start, every step with its observation, the final decision."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = path.open("a", encoding="utf-8")
+
+    @classmethod
+    def create(cls, env: Mapping[str, str], operation: str, run_id: str) -> AuditLog:
+        from shell.executor import utc_now
+
+        stamp = utc_now().replace(":", "").replace("-", "")
+        name = f"{stamp}-{operation.replace('.', '-')}-{run_id[:8]}.jsonl"
+        return cls(state_dir(env) / "audit" / name)
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        self._handle.write(wire.dumps(dict(record), pretty=False) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+Listener = Callable[[m.Step, m.Observation], None]
+
+
+def run_program(
+    factory: ProgramFactory,
+    executor: StepExecutor,
+    *,
+    audit: AuditLog | None = None,
+    listener: Listener | None = None,
+) -> tuple[m.Done, list[m.Entry]]:
+    """Drive a program to completion against ``executor``; return the decision and the journal."""
+    driver = Driver(factory)
+    journal: list[m.Entry] = []
+    while True:
+        decision = driver.decision()
+        if isinstance(decision, m.Done):
+            if audit is not None:
+                audit.write({"type": "done", "decision": wire.unstructure(decision)})
+            return decision, journal
+        for step in decision.steps:
+            observation = executor.execute(step)
+            journal.append(m.Entry(step=step, observation=observation))
+            if audit is not None:
+                audit.write(
+                    {"type": "entry", "step": wire.unstructure(step), "observation": wire.unstructure(observation)}
+                )
+            if listener is not None:
+                listener(step, observation)
+            driver.feed(step, observation)
+
+
+def run_operation(
+    name: str,
+    request: object,
+    executor: StepExecutor,
+    *,
+    env: Mapping[str, str],
+    audit: bool = True,
+    listener: Listener | None = None,
+) -> tuple[m.Done, list[m.Entry], Path | None]:
+    op = ops.get(name)
+    if op is None:
+        raise KeyError(f"unknown operation {name}")
+    log: AuditLog | None = None
+    if audit:
+        try:
+            log = AuditLog.create(env, name, os.urandom(8).hex())
+            log.write(
+                {
+                    "type": "start",
+                    "format_version": m.FORMAT_VERSION,
+                    "operation": name,
+                    "request": wire.unstructure(request),
+                }
+            )
+        except OSError:
+            log = None
+    try:
+        done, journal = run_program(lambda: op.program(request), executor, audit=log, listener=listener)
+    finally:
+        if log is not None:
+            log.close()
+    return done, journal, (log.path if log is not None else None)
+
+
+# --------------------------------------------------------------------------------------------- replay
+
+
+@frozen
+class ReplayReport:
+    operation: str
+    steps: int
+    divergence: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.divergence is None
+
+
+class AuditError(Exception):
+    pass
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise AuditError(f"{path}:{number}: malformed JSON: {exc.msg}") from None
+            if not isinstance(record, dict) or "type" not in record:
+                raise AuditError(f"{path}:{number}: not an audit record")
+            yield record
+
+
+def replay(path: Path) -> ReplayReport:
+    """Re-derive every decision of a recorded run and compare it with what was recorded."""
+    records = list(_records(path))
+    if not records or records[0].get("type") != "start":
+        raise AuditError(f"{path}: first record is not a start record")
+    start = records[0]
+    if start.get("format_version", "").split(".")[0] != m.FORMAT_VERSION.split(".")[0]:
+        raise AuditError(f"{path}: unsupported format_version {start.get('format_version')!r}")
+    name = str(start.get("operation"))
+    op = ops.get(name)
+    if op is None:
+        raise AuditError(f"{path}: unknown operation {name!r}")
+    request = wire.structure(start.get("request"), op.request_type).value_or(None)
+    if request is None:
+        raise AuditError(f"{path}: the request does not fit {op.request_type.__name__}")
+    driver = Driver(lambda: op.program(request))
+    count = 0
+    for index, record in enumerate(records[1:], start=1):
+        kind = record.get("type")
+        decision = driver.decision()
+        if kind == "entry":
+            entry = wire.structure({"step": record.get("step"), "observation": record.get("observation")}, m.Entry)
+            parsed = entry.value_or(None)
+            if parsed is None:
+                raise AuditError(f"{path}: record {index} is not a valid entry")
+            if not isinstance(decision, m.Next) or parsed.step not in decision.steps:
+                return ReplayReport(name, count, f"record {index}: recorded step {wire.to_json(parsed.step, pretty=False)}"
+                                    f" but decide gives {wire.to_json(decision, pretty=False)}")
+            driver.feed(parsed.step, parsed.observation)
+            count += 1
+        elif kind == "done":
+            recorded = wire.structure_as(record.get("decision"), m.Decision).value_or(None)
+            if recorded != decision:
+                return ReplayReport(name, count, f"record {index}: recorded {json.dumps(record.get('decision'))}"
+                                    f" but decide gives {wire.to_json(decision, pretty=False)}")
+            return ReplayReport(name, count, None)
+        else:
+            raise AuditError(f"{path}: record {index} has unknown type {kind!r}")
+    return ReplayReport(name, count, "the log ends before the run finished (interrupted run)")

@@ -1,0 +1,117 @@
+"""Test harness: scripted tmux for scenario goldens, deterministic clock/ids, golden files.
+
+A scenario runs a real program through the real loop against a real temporary filesystem; only the
+tmux answers come from a responder (the seed's stub-tmux behaviour, for faults a real tmux cannot
+produce on demand). The resulting exact command log (with each answer), outcome and final files
+are compared with a golden JSON file that a port in another language can replay call by call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pure import model as m
+from pure import wire
+from pure.program import ProgramFactory
+from shell.executor import Executor, run_process
+from shell.loop import run_program
+
+GOLDEN_ROOT = Path(__file__).parent / "goldens"
+Responder = Callable[[tuple[str, ...]], m.Proc]
+
+
+def ok(stdout: str = "") -> m.Proc:
+    return m.Proc(exit_code=0, stdout=stdout)
+
+
+def err(code: int = 1, stderr: str = "", stdout: str = "") -> m.Proc:
+    return m.Proc(exit_code=code, stdout=stdout, stderr=stderr)
+
+
+def pane_rows(*rows: tuple[str, int, int | str]) -> str:
+    return "".join(f"{pane}\t{dead}\t{pid}\n" for pane, dead, pid in rows)
+
+
+class ScenarioExecutor:
+    """Real files, scripted tmux, real git, a deterministic clock and id source, no sleeping."""
+
+    def __init__(self, root: Path, tmux: Responder, env: Mapping[str, str] | None = None) -> None:
+        self.root = root
+        self.tmux = tmux
+        self.env = dict(os.environ if env is None else env)
+        self.real = Executor(env=self.env)
+        self.tmux_log: list[tuple[str, ...]] = []
+        self.ticks = 0
+        self.ids = 0
+
+    def execute(self, step: m.Step) -> m.Observation:
+        if isinstance(step, m.Run) and step.tool == "tmux":
+            self.tmux_log.append(step.args)
+            return self.tmux(step.args)
+        if isinstance(step, m.Run) and step.tool == "git":
+            return run_process("git", step.args, env=self.env, cwd=step.cwd)
+        if isinstance(step, m.Sleep):
+            return m.Ack(ok=True)
+        if isinstance(step, m.Clock):
+            self.ticks += 1
+            return m.Value(value=f"2026-01-01T00:00:{self.ticks // 1000:02d}.{self.ticks % 1000:03d}Z")
+        if isinstance(step, m.FreshId):
+            self.ids += 1
+            return m.Value(value=f"id-{self.ids:04d}")
+        return self.real.execute(step)
+
+
+def run_scenario(factory: ProgramFactory, executor: ScenarioExecutor) -> tuple[m.Done, list[m.Entry]]:
+    return run_program(factory, executor)
+
+
+def normalize(value: Any, root: Path) -> Any:
+    """Replace the temporary root with ``$ROOT`` everywhere (goldens are machine-independent)."""
+    text = json.dumps(value, sort_keys=True)
+    text = text.replace(json.dumps(str(root))[1:-1], "$ROOT")
+    return json.loads(text)
+
+
+def snapshot_files(root: Path, under: Path | None = None) -> dict[str, str | None]:
+    """Every file below ``under`` (default root) as text, keyed by its path relative to root."""
+    base = under or root
+    files: dict[str, str | None] = {}
+    if not base.exists():
+        return files
+    for path in sorted(base.rglob("*")):
+        if path.is_file():
+            try:
+                files[str(path.relative_to(root))] = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                files[str(path.relative_to(root))] = None
+        elif path.is_dir() and path.name.endswith(".lock"):
+            files[str(path.relative_to(root)) + "/"] = ""
+    return files
+
+
+def journal_json(journal: list[m.Entry], root: Path) -> list[Any]:
+    return normalize([wire.unstructure(e) for e in journal], root)
+
+
+class Goldens:
+    """Compare data with ``tests/goldens/<name>.json``; rewrite only with ``--update-goldens``."""
+
+    def __init__(self, update: bool) -> None:
+        self.update = update
+
+    def check(self, name: str, data: Any) -> None:
+        path = GOLDEN_ROOT / f"{name}.json"
+        body = {"format_version": m.FORMAT_VERSION, **data}
+        text = wire.dumps(body)
+        if self.update or not path.exists():
+            if not self.update:
+                raise AssertionError(f"golden {path} is missing: run pytest with --update-goldens and review it")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            return
+        expected = json.loads(path.read_text(encoding="utf-8"))
+        assert json.loads(text) == expected, f"golden {path} differs (rerun with --update-goldens and review the diff)"
