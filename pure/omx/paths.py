@@ -147,11 +147,10 @@ def _win32_relative(root: str, path: str, cwd: str) -> str:
     common = 0
     while common < min(len(src), len(dst)) and src[common] == dst[common]:
         common += 1
-    src_unc = _split_win32(src_orig)[0].startswith("\\\\")
-    dst_unc = _split_win32(dst_orig)[0].startswith("\\\\")
-    if src and dst and src_unc != dst_unc:
-        # A UNC share and a device-less rooted path never share a root, whatever their components.
-        return dst_orig
+    if src == dst:
+        # Same components under different roots (``\\\\a\\repo`` vs ``\\a\\repo``): Node steps out
+        # of the last component and back into the target's.
+        return "..\\" + dst_keep[-1]
     if common == 0 and src and dst:
         # Different drive, server or (for device-less rooted paths) first component: the target itself.
         return dst_orig
