@@ -85,9 +85,10 @@ def parse_runs(result: JsonResult) -> Result[tuple[RunRecord, ...], str]:
 def parse_run(result: JsonResult) -> Result[RunRecord | None, str]:
     if not result.ok:
         return Failure(f"store: {result.error or 'unknown error'}")
-    if result.value is None:
+    value: object = result.value
+    if value is None:
         return Success(None)
-    parsed = wire.structure(result.value, RunRecord)
+    parsed = wire.structure(value, RunRecord)
     if isinstance(parsed, Failure):
         return Failure(f"store: malformed run record: {parsed.failure()}")
     return Success(parsed.unwrap())
