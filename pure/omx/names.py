@@ -1,0 +1,73 @@
+"""Team, worker and task-id names (spec §1): sanitisation and the state-layer validators.
+
+The patterns are anchored on the whole string (JavaScript ``$`` without the ``m`` flag does not
+accept a trailing newline, so :func:`re.fullmatch` is used) and ``\\d`` means ASCII digits only.
+Error strings are oh-my-codex's, byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from returns.result import Failure, Result, Success
+
+TEAM_NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9-]{0,29}")
+WORKER_NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+TASK_ID_PATTERN: Final = re.compile(r"[0-9]{1,20}")
+
+SANITIZE_EMPTY_ERROR: Final = "sanitizeTeamName: empty after sanitization"
+_NOT_ALNUM: Final = re.compile(r"[^a-z0-9]+")
+_MAX_TEAM_NAME: Final = 30
+
+
+def sanitize_team_name(name: str) -> Result[str, str]:
+    """Lower-case, turn every run outside ``[a-z0-9]`` into one ``-``, trim ``-``, cap at 30 chars."""
+    slug = _NOT_ALNUM.sub("-", name.lower())
+    slug = slug.removeprefix("-").removesuffix("-")
+    slug = slug[:_MAX_TEAM_NAME].removesuffix("-")
+    if slug.strip() == "":
+        return Failure(SANITIZE_EMPTY_ERROR)
+    return Success(slug)
+
+
+def is_safe_team_name(name: str) -> bool:
+    return TEAM_NAME_PATTERN.fullmatch(name) is not None
+
+
+def is_safe_worker_name(name: str) -> bool:
+    return WORKER_NAME_PATTERN.fullmatch(name) is not None
+
+
+def is_safe_task_id(task_id: str) -> bool:
+    return TASK_ID_PATTERN.fullmatch(task_id) is not None
+
+
+def validate_team_name(name: str) -> Result[str, str]:
+    """The state layer's team-name check (``Invalid team name: …``)."""
+    if is_safe_team_name(name):
+        return Success(name)
+    return Failure(
+        f'Invalid team name: "{name}". Team name must match /^[a-z0-9][a-z0-9-]{{0,29}}$/ '
+        "(lowercase alphanumeric + hyphens, max 30 chars)."
+    )
+
+
+def assert_safe_team_name(name: str) -> Result[str, str]:
+    """The state-path guard's team-name check (``invalid_team_name:<name>``)."""
+    return Success(name) if is_safe_team_name(name) else Failure(f"invalid_team_name:{name}")
+
+
+def validate_worker_name(name: str) -> Result[str, str]:
+    if is_safe_worker_name(name):
+        return Success(name)
+    return Failure(
+        f'Invalid worker name: "{name}". Must match /^[a-z0-9][a-z0-9-]{{0,63}}$/ '
+        "(lowercase alphanumeric + hyphens, max 64 chars)."
+    )
+
+
+def validate_task_id(task_id: str) -> Result[str, str]:
+    if is_safe_task_id(task_id):
+        return Success(task_id)
+    return Failure(f'Invalid task ID: "{task_id}". Must be a positive integer (digits only, max 20 digits).')
