@@ -1,2 +1,224 @@
-def main() -> int:
+"""panefleet command line. Kept thin and light: heavy modules are imported inside handlers."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+# Modules that add commands: (module, group). Each exposes register(subparsers).
+TEAM_COMMAND_MODULES = ("shell.cli_scale_up", "shell.cli_scale_down")
+TOP_COMMAND_MODULES = ("shell.herdr_cli",)
+
+EXIT_CODES = """exit codes:
+  0  ok
+  1  runtime error (the outcome says what failed)
+  2  usage error
+  3  finished, but cleanup debt was recorded (see `panefleet team debt show`)
+  4  refused: nothing was changed
+"""
+
+
+def _common(parser: argparse.ArgumentParser, *, tmux: bool = True, dry_run: bool = False) -> None:
+    from shell.cli_common import add_dry_run, add_output, add_tmux
+
+    add_output(parser)
+    if tmux:
+        add_tmux(parser)
+    if dry_run:
+        add_dry_run(parser)
+
+
+def _env_subset(env: dict[str, str]) -> dict[str, str]:
+    """The part of the environment oh-my-codex semantics depend on (recorded in the request)."""
+    prefixes = ("OMX_", "CODEX_HOME")
+    return {k: v for k, v in sorted(env.items()) if k.startswith(prefixes)}
+
+
+# --------------------------------------------------------------------------------------- handlers
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from pure.schema import schema_text
+
+    sys.stdout.write(schema_text())
     return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from shell.cli_common import emit_json
+    from shell.loop import AuditError, replay
+
+    try:
+        report = replay(Path(args.audit_file))
+    except (AuditError, OSError) as exc:
+        sys.stderr.write(f"panefleet replay: {exc}\n")
+        return 1
+    if args.output == "json":
+        emit_json({"ok": report.ok, "operation": report.operation, "steps": report.steps,
+                   "divergence": report.divergence})
+    elif report.ok:
+        sys.stdout.write(f"replayed {report.operation}: {report.steps} steps, every decision re-derived identically\n")
+    else:
+        sys.stdout.write(f"replay of {report.operation} DIVERGES after {report.steps} steps: {report.divergence}\n")
+    return 0 if report.ok else 1
+
+
+def cmd_decide(args: argparse.Namespace) -> int:
+    """Read {"operation", "request", "journal"} JSON on stdin, print the decision (for ports/tools)."""
+    from pure import model as m
+    from pure import ops, wire
+    from pure.program import decide
+
+    data = wire.loads(sys.stdin.read())
+    if not isinstance(data.value_or(None), dict):
+        sys.stderr.write("panefleet decide: stdin must be a JSON object {operation, request, journal}\n")
+        return 2
+    body: dict[str, Any] = data.unwrap()
+    op = ops.get(str(body.get("operation")))
+    if op is None:
+        sys.stderr.write(f"panefleet decide: unknown operation {body.get('operation')!r}\n")
+        return 2
+    request = wire.structure(body.get("request"), op.request_type)
+    entries: list[m.Entry] = []
+    for index, raw in enumerate(body.get("journal") or []):
+        parsed = wire.structure(raw, m.Entry)
+        if parsed.value_or(None) is None:
+            sys.stderr.write(f"panefleet decide: journal[{index}] is invalid\n")
+            return 2
+        entries.append(parsed.unwrap())
+    if request.value_or(None) is None:
+        sys.stderr.write(f"panefleet decide: request does not fit {op.request_type.__name__}\n")
+        return 2
+    req = request.unwrap()
+    sys.stdout.write(wire.to_json(decide(lambda: op.program(req), entries)))
+    return 0
+
+
+def _leader_pane(args: argparse.Namespace) -> str | None:
+    if args.leader_pane:
+        return str(args.leader_pane)
+    if args.new_session:
+        return None
+    return os.environ.get("TMUX_PANE") or None
+
+
+def cmd_team_init(args: argparse.Namespace) -> int:
+    from pure.team_ops import TeamInitRequest
+    from shell.cli_common import run_cli_operation
+    from shell.render import render_init
+
+    cwd = os.path.abspath(args.cwd)
+    request = TeamInitRequest(
+        team=args.team, cwd=cwd, env=_env_subset(dict(os.environ)), task=args.task, agent_type=args.agent_type,
+        leader_pane=_leader_pane(args), new_session=args.new_session, session_name=args.session,
+        leader_command=args.leader_command, worker_cli=args.worker_cli,
+    )
+    return run_cli_operation("team.init", request, args, render=render_init)
+
+
+def cmd_team_status(args: argparse.Namespace) -> int:
+    from pure.team_ops import TeamStatusRequest
+    from shell.cli_common import run_cli_operation
+    from shell.render import render_status
+
+    request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=_env_subset(dict(os.environ)))
+    return run_cli_operation("team.status", request, args, render=render_status)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from shell.demo import run_demo
+
+    return run_demo(keep=args.keep, socket=args.tmux_socket, as_json=args.output == "json")
+
+
+# ----------------------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="panefleet",
+        description="Plan and apply changes to fleets of AI coding-agent worker panes in tmux and Herdr, "
+        "touching only panes it can prove it owns.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("schema", help="print the JSON Schema of the wire format")
+    p.set_defaults(handler=cmd_schema)
+
+    p = sub.add_parser("replay", help="re-derive every decision of a recorded run from its audit log")
+    p.add_argument("audit_file")
+    _common(p, tmux=False)
+    p.set_defaults(handler=cmd_replay)
+
+    p = sub.add_parser("decide", help="answer one planning question: JSON {operation, request, journal} on stdin")
+    p.set_defaults(handler=cmd_decide)
+
+    p = sub.add_parser("demo", help="run a self-contained demo on a private tmux server")
+    p.add_argument("--keep", action="store_true", help="leave the demo server running to attach to")
+    _common(p)
+    p.set_defaults(handler=cmd_demo)
+
+    team = sub.add_parser("team", help="oh-my-codex teams of tmux worker panes")
+    team_sub = team.add_subparsers(dest="team_command", metavar="TEAM_COMMAND")
+    team_sub.required = True
+
+    p = team_sub.add_parser("init", help="write team state bound to a proven, owner-tagged leader pane")
+    p.add_argument("team")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--leader-pane", metavar="%ID", help="bind to this pane (default: $TMUX_PANE)")
+    where.add_argument("--new-session", action="store_true", help="start a new tmux session for the leader")
+    p.add_argument("--session", metavar="NAME", help="tmux session name (default omx-team-TEAM)")
+    p.add_argument("--leader-command", metavar="CMD", help="command for a --new-session leader pane")
+    p.add_argument("--task", default="", help="the team's task description")
+    p.add_argument("--agent-type", default="executor")
+    p.add_argument("--worker-cli", choices=("codex", "claude", "gemini", "placeholder"), default=None)
+    p.add_argument("--cwd", default=".", help="the team's working directory")
+    _common(p, dry_run=True)
+    p.set_defaults(handler=cmd_team_init)
+
+    p = team_sub.add_parser("status", help="membership with a live proof of every pane, and recorded debt")
+    p.add_argument("team")
+    p.add_argument("--cwd", default=".")
+    _common(p)
+    p.set_defaults(handler=cmd_team_status)
+
+    for module_name in TEAM_COMMAND_MODULES:
+        _register(module_name, team_sub)
+    for module_name in TOP_COMMAND_MODULES:
+        _register(module_name, sub)
+    return parser
+
+
+def _register(module_name: str, subparsers: Any) -> None:
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        return
+    module.register(subparsers)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

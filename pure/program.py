@@ -34,7 +34,7 @@ from pure.model import (
 )
 
 T = TypeVar("T")
-O = TypeVar("O", Proc, FileData, Ack, Listing, Value, JsonResult)
+Obs = TypeVar("Obs", Proc, FileData, Ack, Listing, Value, JsonResult)
 
 Gen = Generator[Step, Observation, T]
 Program = Generator[Step, Observation, Done]
@@ -59,7 +59,7 @@ def fail(message: str, status: str = "error", result: object | None = None) -> P
     return PlanError(Outcome(status=status, result=JsonValue(payload), message=message))  # type: ignore[arg-type]
 
 
-def expect(step: Step, kind: type[O]) -> Gen[O]:
+def expect(step: Step, kind: type[Obs]) -> Gen[Obs]:
     """Yield ``step`` and return its observation, which must be of ``kind``."""
     observation = yield step
     if not isinstance(observation, kind):

@@ -61,15 +61,15 @@ def check_json(value: object, depth: int = 0) -> None:
     if value is None or type(value) in (bool, int, str):
         return
     if type(value) is float:
-        if not math.isfinite(value):  # type: ignore[arg-type]
+        if not math.isfinite(value):  # type: ignore[arg-type,unused-ignore]
             raise TypeError("non-finite number")
         return
     if type(value) is list:
-        for item in value:  # type: ignore[attr-defined]
+        for item in value:  # type: ignore[attr-defined,unused-ignore]
             check_json(item, depth + 1)
         return
     if type(value) is dict:
-        for key, item in value.items():  # type: ignore[attr-defined]
+        for key, item in value.items():  # type: ignore[attr-defined,unused-ignore]
             if type(key) is not str:
                 raise TypeError("object keys must be strings")
             check_json(item, depth + 1)
@@ -136,7 +136,7 @@ for _union, _tag in ((m.Step, "op"), (m.Observation, "kind"), (m.Decision, "kind
 
 def _path_of(exc: BaseException) -> str:
     try:
-        messages = cattrs.transform_error(exc)  # type: ignore[arg-type]
+        messages = cattrs.transform_error(exc)  # type: ignore[arg-type,unused-ignore]
     except Exception:  # noqa: BLE001
         return "$"
     return "; ".join(messages) if messages else "$"
@@ -157,7 +157,7 @@ def structure(data: object, cls: type[T]) -> Result[T, WireError]:
 def structure_as(data: object, union: object) -> Result[Any, WireError]:
     """Structure into a tagged union (Step, Observation, Decision)."""
     try:
-        return Success(CONVERTER.structure(data, union))  # type: ignore[call-overload]
+        return Success(CONVERTER.structure(data, union))  # type: ignore[arg-type,call-overload,unused-ignore]
     except (ClassValidationError, cattrs.BaseValidationError) as exc:
         return Failure(WireError("invalid", "union", _path_of(exc)))
     except (TypeError, ValueError, KeyError, AttributeError) as exc:

@@ -175,7 +175,7 @@ def is_positive_int(value: object) -> bool:
 
 def config_generation(raw: Json) -> int:
     value = raw.get("config_generation")
-    return value if is_safe_int(value) and value >= 0 else 0
+    return value if type(value) is int and 0 <= value <= MAX_SAFE_INTEGER else 0
 
 
 def _check_worker(worker: object, where: str, file: str) -> StateError | None:
@@ -272,7 +272,8 @@ _FROM_MANIFEST = (
 def config_from_manifest(manifest: Json, generation: int) -> Json:
     workers = manifest.get("workers") or []
     first_role = workers[0].get("role") if workers and isinstance(workers[0], dict) else None
-    policy = manifest.get("policy") if isinstance(manifest.get("policy"), dict) else {}
+    raw_policy = manifest.get("policy")
+    policy: Json = raw_policy if isinstance(raw_policy, dict) else {}
     out: Json = {
         "name": manifest.get("name"),
         "task": manifest.get("task"),

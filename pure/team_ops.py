@@ -1,0 +1,207 @@
+"""Team lifecycle operations that are not scaling: ``team.init`` and ``team.status``.
+
+``team.init`` writes oh-my-codex-compatible team state (what ``initTeamState`` writes, with zero
+workers) bound to a leader pane whose pid is pinned and whose owner tag is set through a proof:
+``L`` (pin), ``S`` (must be untagged or already ours), ``L`` (same pid), ``set-option``.
+Workers are then added by ``team.scale_up``.
+
+``team.status`` is read-only: one global snapshot proves every pane of the team at once, then the
+owner tag of each live pane is read.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+
+from attrs import field, frozen
+
+from pure import model as m
+from pure import ops
+from pure import tmux as t
+from pure.omx import state as st
+from pure.program import Gen, Program, expect, fail
+
+SESSION_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+@frozen(kw_only=True)
+class TeamInitRequest:
+    team: str
+    cwd: str
+    env: dict[str, str] = field(factory=dict)
+    task: str = ""
+    agent_type: str = "executor"
+    leader_pane: str | None = None
+    new_session: bool = False
+    session_name: str | None = None
+    leader_command: str | None = None
+    worker_cli: str | None = None
+
+
+@frozen(kw_only=True)
+class TeamStatusRequest:
+    team: str
+    cwd: str
+    env: dict[str, str] = field(factory=dict)
+
+
+def read_text(path: str) -> Gen[str | None]:
+    data = yield from expect(m.ReadFile(path=path), m.FileData)
+    if data.error:
+        raise fail(f"cannot read {path}: {data.error}")
+    return data.content
+
+
+def load_team(paths: st.TeamPaths) -> Gen[st.TeamState]:
+    """Read the team's config and manifest; a missing team or malformed state ends the program."""
+    config_text = yield from read_text(paths.config)
+    if config_text is None:
+        raise fail(f"Team {paths.team} not found", status="refused")
+    manifest_text = yield from read_text(paths.manifest)
+    loaded = st.read_team_state(paths, config_text, manifest_text)
+    return loaded.alt(lambda e: _raise(f"team_state_malformed:{e}")).unwrap()
+
+
+def _raise(message: str) -> Any:
+    raise fail(message)
+
+
+def _ok(result: dict[str, Any], status: m.Status = "ok") -> m.Done:
+    return m.Done(outcome=m.Outcome(status=status, result=m.JsonValue(result)))
+
+
+def team_init(req: TeamInitRequest) -> Program:
+    if st.TEAM_NAME_RE.fullmatch(req.team) is None:
+        raise fail(f"invalid_team_name:{req.team}", status="refused")
+    if req.leader_pane is not None and req.new_session:
+        raise fail("choose one of --leader-pane and --new-session", status="refused")
+    root = st.resolve_state_root(req.cwd, req.env)
+    paths = st.TeamPaths(root, req.team)
+    existing = yield from read_text(paths.config)
+    if existing is not None:
+        raise fail(f"Team {req.team} already exists", status="refused")
+    version = yield from expect(t.tmux("-V"), m.Proc)
+    if version.exit_code != 0:
+        raise fail("tmux is not available", status="refused")
+    session = req.session_name or f"omx-team-{req.team}"
+    if SESSION_NAME_RE.fullmatch(session) is None:
+        raise fail(f"invalid tmux session name: {session!r}", status="refused")
+    leader = req.leader_pane
+    if req.new_session:
+        args = ["new-session", "-d", "-s", session, "-x", "220", "-y", "60", "-P", "-F", "#{pane_id}", "-c", req.cwd]
+        if req.leader_command:
+            args.append(req.leader_command)
+        created = yield from expect(t.tmux(*args, mutates=True), m.Proc)
+        first = created.stdout.split("\n")[0].strip()
+        if created.exit_code != 0 or not t.is_pane_id(first):
+            raise fail(f"Failed to create tmux session {session}: {created.stderr.strip() or first}")
+        leader = first
+    if leader is None:
+        raise fail("no leader pane: run inside tmux ($TMUX_PANE), or pass --leader-pane %ID or --new-session",
+                   status="refused")
+    if not t.is_pane_id(leader):
+        raise fail(f"leader pane id must look like %N, got {leader!r}", status="refused")
+    pin = yield from t.prove(leader)
+    if not pin.live:
+        raise fail(f"exact_pane_proof_unavailable:{leader}:{pin.code()}", status="refused")
+    owner_id = f"team:{req.team}"
+    owner = yield from t.read_owner(leader)
+    if owner.kind == "error":
+        raise fail(f"team_owner_unavailable:{leader}:{owner.detail}", status="refused")
+    if owner.kind == "value" and owner.value != owner_id:
+        raise fail(f"leader_pane_owned_by_other_team:{leader}:{owner.value}", status="refused")
+    again = yield from t.prove(leader)
+    if not again.live or again.pid != pin.pid:
+        raise fail(f"tmux pane identity changed: {leader}", status="refused")
+    tagged = yield from expect(t.set_owner_step(leader, owner_id), m.Proc)
+    if tagged.exit_code != 0:
+        raise fail(f"failed to tag tmux pane {leader}: {tagged.stderr.strip()}")
+    now = yield from expect(m.Clock(), m.Value)
+    config = st.initial_config(
+        team=req.team, task=req.task, agent_type=req.agent_type, created_at=now.value, tmux_session=session,
+        leader_pane_id=leader, leader_pane_pid=pin.pid, leader_cwd=req.cwd, worker_cli=req.worker_cli,
+    )
+    manifest = st.manifest_from_config(config)
+    for sub in ("workers", "tasks", "claims", "mailbox", "dispatch", "events", "approvals"):
+        made = yield from expect(m.MakeDir(path=posixpath.join(paths.team_dir, sub)), m.Ack)
+        if not made.ok:
+            raise fail(f"cannot create {paths.team_dir}/{sub}: {made.error}")
+    phase = {"current_phase": "team-exec", "max_fix_attempts": 3, "current_fix_attempt": 0, "transitions": [],
+             "updated_at": now.value}
+    writes = (
+        (paths.dispatch_requests, "[]"),
+        (paths.phase, st.render_json(phase)),
+        (paths.manifest, st.render_json(manifest)),
+        (paths.config, st.render_json(config)),
+    )
+    for path, text in writes:
+        done = yield from expect(m.WriteFile(path=path, content=text), m.Ack)
+        if not done.ok:
+            raise fail(f"cannot write {path}: {done.error}")
+    return _ok({"ok": True, "team": req.team, "stateRoot": root, "tmuxSession": session, "leaderPaneId": leader,
+                "leaderPanePid": pin.pid, "ownerId": owner_id})
+
+
+def _pane_report(role: str, name: str, pane: object, pinned: object, snapshot: m.Proc,
+                 owners: dict[str, t.OwnerAnswer], expected_owner: str | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"role": role, "name": name, "paneId": pane, "pinnedPid": pinned}
+    if not isinstance(pane, str) or not pane:
+        entry.update(verdict="none", reason="no pane recorded")
+        return entry
+    verdict = t.verdict_from_answer(pane, snapshot)
+    entry.update(verdict=verdict.status if verdict.status != "gone" else verdict.reason,
+                 reason=verdict.reason, pid=verdict.pid, detail=verdict.detail)
+    entry["pidMatch"] = verdict.live and t.is_positive_pid(pinned) and verdict.pid == pinned
+    answer = owners.get(pane)
+    if answer is not None:
+        entry["owner"] = answer.value if answer.kind == "value" else None
+        entry["ownerRead"] = answer.kind
+        entry["ownerMatch"] = answer.kind == "value" and answer.value == expected_owner
+    return entry
+
+
+def team_status(req: TeamStatusRequest) -> Program:
+    root = st.resolve_state_root(req.cwd, req.env)
+    paths = st.TeamPaths(root, req.team)
+    team = yield from load_team(paths)
+    config = team.config
+    snapshot = yield from expect(t.list_panes_step(), m.Proc)
+    panes: list[tuple[str, str, object, object]] = []
+    panes.append(("leader", "leader", config.get("leader_pane_id"), config.get("leader_pane_pid")))
+    if config.get("hud_pane_id"):
+        panes.append(("hud", "hud", config.get("hud_pane_id"), config.get("hud_pane_pid")))
+    for worker in config.get("workers", []):
+        panes.append(("worker", worker["name"], worker.get("pane_id"), worker.get("pid")))
+    owners: dict[str, t.OwnerAnswer] = {}
+    for _, _, pane, _ in panes:
+        if isinstance(pane, str) and pane not in owners and t.verdict_from_answer(pane, snapshot).live:
+            owners[pane] = yield from t.read_owner(pane)
+    expected_owner = config.get("tmux_pane_owner_id")
+    reports = [_pane_report(role, name, pane, pinned, snapshot, owners, expected_owner)
+               for role, name, pane, pinned in panes]
+    debt_text = yield from read_text(paths.debt)
+    debt: Any = None
+    if debt_text is not None:
+        debt = st.parse_object(debt_text, paths.debt).map(lambda d: d).value_or({"malformed": True})
+    statuses: dict[str, Any] = {}
+    for worker in config.get("workers", []):
+        text = yield from read_text(paths.worker_file(worker["name"], "status.json"))
+        statuses[worker["name"]] = st.worker_status(text).get("state")
+    for report in reports:
+        if report["role"] == "worker":
+            report["state"] = statuses.get(report["name"])
+    healthy = all(r.get("verdict") == "live" and r.get("pidMatch") and r.get("ownerMatch") for r in reports
+                  if r["role"] != "hud")
+    result = {
+        "ok": True, "team": req.team, "stateRoot": root, "ownerId": expected_owner,
+        "tmuxSession": config.get("tmux_session"), "workerCount": config.get("worker_count"),
+        "configGeneration": config.get("config_generation"), "panes": reports, "debt": debt,
+        "healthy": healthy and debt is None,
+    }
+    return _ok(result, status="ok" if debt is None else "debt")
+
+
+ops.register("team.init", TeamInitRequest, team_init)
+ops.register("team.status", TeamStatusRequest, team_status)

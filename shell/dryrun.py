@@ -1,0 +1,170 @@
+"""Dry run: drive the same program with *predicted* observations and print the trajectory.
+
+Queries that cannot change anything are answered for real (the current pane table, owner tags,
+files, ``git rev-parse`` …) so the plan starts from the true state, like a Terraform plan refresh.
+Every mutation is predicted instead of executed: files are written into an in-memory overlay that
+later reads see, tmux mutations update a simulated pane table (new panes get the next free id and
+a placeholder pid), locks are assumed free. Nothing outside the process changes.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Mapping
+
+from pure import model as m
+from pure import tmux as t
+from shell.executor import Executor
+
+# Verbs that only read. Anything else is predicted, never run, whatever the step claims.
+READ_ONLY: dict[str, frozenset[str]] = {
+    "tmux": frozenset({"-V", "list-panes", "show-option", "show-options", "display-message", "has-session",
+                       "list-sessions", "list-windows", "capture-pane"}),
+    "git": frozenset({"rev-parse", "show-ref", "status", "log", "ls-files", "cat-file", "config"}),
+}
+PLACEHOLDER_PID_BASE = 4_000_000
+
+Predictor = Callable[[m.Run], m.Proc]
+
+
+class DryRunExecutor:
+    def __init__(self, real: Executor, predictors: Mapping[str, Predictor] | None = None) -> None:
+        self.real = real
+        self.predictors = dict(predictors or {})
+        self.files: dict[str, str | None] = {}  # path -> content, None = removed
+        self.dirs: set[str] = set()
+        self.removed_trees: set[str] = set()
+        self.panes: dict[str, tuple[bool, int | None]] | None = None
+        self.tags: dict[str, str] = {}
+        self.killed: set[str] = set()
+        self.new_panes = 0
+        self.ids = 0
+
+    # ------------------------------------------------------------------------------------- tmux
+    def _snapshot(self) -> dict[str, tuple[bool, int | None]]:
+        if self.panes is None:
+            answer = self.real.execute(t.list_panes_step())
+            assert isinstance(answer, m.Proc)
+            parsed = t.parse_pane_table(answer.stdout).value_or({}) if answer.exit_code == 0 else {}
+            self.panes = {pane: (row.dead, row.pid) for pane, row in parsed.items()}
+        return self.panes
+
+    def _tmux(self, step: m.Run) -> m.Proc:
+        verb = step.args[0] if step.args else ""
+        if verb == "list-panes" and tuple(step.args) == t.LIST_PANES:
+            rows = self._snapshot()
+            text = "".join(f"{pane}\t{int(dead)}\t{'' if pid is None else pid}\n" for pane, (dead, pid) in rows.items())
+            return m.Proc(exit_code=0, stdout=text)
+        if verb == "show-option" and "-t" in step.args:
+            pane = step.args[step.args.index("-t") + 1]
+            if pane in self.tags:
+                return m.Proc(exit_code=0, stdout=self.tags[pane] + "\n")
+        if verb in READ_ONLY["tmux"]:
+            answer = self.real.execute(step)
+            assert isinstance(answer, m.Proc)
+            return answer
+        if verb in ("split-window", "new-session", "new-window"):
+            rows = self._snapshot()
+            numbers = [int(p[1:]) for p in rows] + [-1]
+            pane = f"%{max(numbers) + 1}"
+            self.new_panes += 1
+            rows[pane] = (False, PLACEHOLDER_PID_BASE + self.new_panes)
+            return m.Proc(exit_code=0, stdout=pane + "\n")
+        if verb == "set-option" and "-t" in step.args:
+            pane = step.args[step.args.index("-t") + 1]
+            if step.args[-2] == t.OWNER_OPTION:
+                self.tags[pane] = step.args[-1]
+            return m.Proc(exit_code=0)
+        if verb == "kill-pane" and "-t" in step.args:
+            pane = step.args[step.args.index("-t") + 1]
+            self._snapshot().pop(pane, None)
+            return m.Proc(exit_code=0)
+        return m.Proc(exit_code=0)
+
+    # ------------------------------------------------------------------------------------ files
+    def _removed(self, path: str) -> bool:
+        return any(path == root or path.startswith(root + "/") for root in self.removed_trees)
+
+    def _read(self, path: str) -> m.FileData:
+        if path in self.files:
+            content = self.files[path]
+            return m.FileData(content=content)
+        if self._removed(path):
+            return m.FileData(content=None)
+        answer = self.real.execute(m.ReadFile(path=path))
+        assert isinstance(answer, m.FileData)
+        return answer
+
+    def _list(self, path: str) -> m.Listing:
+        answer = self.real.execute(m.ListDir(path=path))
+        assert isinstance(answer, m.Listing)
+        names = set(answer.names or ()) if not self._removed(path) else set()
+        exists = answer.names is not None or path in self.dirs
+        for file, content in self.files.items():
+            if posixpath.dirname(file) == path:
+                exists = True
+                if content is None:
+                    names.discard(posixpath.basename(file))
+                else:
+                    names.add(posixpath.basename(file))
+        for directory in self.dirs:
+            if posixpath.dirname(directory) == path:
+                names.add(posixpath.basename(directory))
+        names = {n for n in names if not self._removed(posixpath.join(path, n))}
+        return m.Listing(names=tuple(sorted(names)) if exists else None)
+
+    def execute(self, step: m.Step) -> m.Observation:  # noqa: PLR0911
+        if isinstance(step, m.Run):
+            if step.tool in self.predictors:
+                return self.predictors[step.tool](step)
+            if step.tool == "tmux":
+                return self._tmux(step)
+            verb = step.args[0] if step.args else ""
+            if step.tool in READ_ONLY and verb in READ_ONLY[step.tool] and not step.mutates:
+                return self.real.execute(step)
+            return m.Proc(exit_code=0)
+        if isinstance(step, m.ReadFile):
+            return self._read(step.path)
+        if isinstance(step, m.WriteFile):
+            self.files[step.path] = step.content
+            return m.Ack(ok=True)
+        if isinstance(step, m.AppendFile):
+            before = self._read(step.path).content or ""
+            self.files[step.path] = before + step.content
+            return m.Ack(ok=True)
+        if isinstance(step, m.RemovePath):
+            self.files[step.path] = None
+            if step.recursive:
+                self.removed_trees.add(step.path)
+                for file in list(self.files):
+                    if file.startswith(step.path + "/"):
+                        self.files[file] = None
+            return m.Ack(ok=True)
+        if isinstance(step, m.MakeDir):
+            self.dirs.add(step.path)
+            self.removed_trees.discard(step.path)
+            return m.Ack(ok=True)
+        if isinstance(step, m.ListDir):
+            return self._list(step.path)
+        if isinstance(step, m.Stat):
+            if step.path in self.files:
+                return m.Value(value="absent" if self.files[step.path] is None else "file")
+            if step.path in self.dirs:
+                return m.Value(value="dir")
+            if self._removed(step.path):
+                return m.Value(value="absent")
+            return self.real.execute(step)
+        if isinstance(step, m.RealPath):
+            return self.real.execute(step)
+        if isinstance(step, (m.AcquireLock, m.ReleaseLock, m.Sleep)):
+            return m.Ack(ok=True)
+        if isinstance(step, m.Clock):
+            return self.real.execute(step)
+        if isinstance(step, m.FreshId):
+            self.ids += 1
+            return m.Value(value=f"dry-run-{self.ids}")
+        if isinstance(step, m.Store):
+            if step.action.startswith(("get", "list", "read", "load")):
+                return self.real.execute(step)
+            return m.JsonResult(ok=True)
+        raise TypeError(f"unknown step {step!r}")  # pragma: no cover

@@ -1,0 +1,62 @@
+"""Human text for outcomes. Plain text, no colour codes (so NO_COLOR and pipes are always safe)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def render_error(result: dict[str, Any]) -> str | None:
+    if result.get("ok") is False:
+        return f"error: {result.get('error') or result.get('reason')}"
+    return None
+
+
+def render_init(result: dict[str, Any]) -> str:
+    failed = render_error(result)
+    if failed:
+        return failed
+    return (
+        f"team {result['team']} initialised in {result['stateRoot']}\n"
+        f"leader pane {result['leaderPaneId']} (pid {result['leaderPanePid']} pinned) tagged {result['ownerId']}\n"
+        f"tmux session: {result['tmuxSession']}"
+    )
+
+
+def _pane_line(p: dict[str, Any]) -> str:
+    verdict = p.get("verdict", "?")
+    bits = [f"{p['role']:<6} {p['name']:<10} {str(p.get('paneId') or '-'):<6} {verdict:<11}"]
+    if p.get("pid") is not None:
+        bits.append(f"pid {p['pid']}" + ("" if p.get("pidMatch") else f" (pinned {p.get('pinnedPid')}: MISMATCH)"))
+    elif p.get("pinnedPid") is not None:
+        bits.append(f"pinned pid {p['pinnedPid']}")
+    if "ownerRead" in p:
+        owner = p.get("owner") or "(untagged)"
+        bits.append(f"owner {owner}" + ("" if p.get("ownerMatch") else " (NOT OURS)"))
+    if p.get("state"):
+        bits.append(f"state {p['state']}")
+    if p.get("detail"):
+        bits.append(f"[{p['detail']}]")
+    return "  " + "  ".join(bits)
+
+
+def render_status(result: dict[str, Any]) -> str:
+    failed = render_error(result)
+    if failed:
+        return failed
+    lines = [
+        f"team {result['team']}  ({result.get('workerCount')} workers, owner tag {result.get('ownerId')}, "
+        f"config generation {result.get('configGeneration')})",
+        f"state: {result['stateRoot']}",
+        "panes:",
+    ]
+    lines.extend(_pane_line(p) for p in result.get("panes", []))
+    debt = result.get("debt")
+    if debt is None:
+        lines.append("debt: none")
+    else:
+        lines.append(f"debt: status {debt.get('status')}, unresolved "
+                     f"{', '.join(str(p.get('pane_id')) for p in debt.get('unresolved_panes') or []) or '-'}; "
+                     f"reasons: {', '.join(debt.get('reasons') or []) or '-'}  (see `panefleet team debt show`)")
+    lines.append("healthy: every pane proven live, pid pinned and owner-tagged" if result.get("healthy")
+                 else "attention: not every pane is proven live with its pinned pid and owner tag")
+    return "\n".join(lines)
