@@ -27,6 +27,7 @@ _REGISTRY: dict[str, Operation] = {}
 
 # Modules that define operations (imported by load_all; each calls register()).
 OPERATION_MODULES: tuple[str, ...] = (
+    "pure.herdr.ops",
     "pure.team_ops",
 )
 

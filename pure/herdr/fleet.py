@@ -222,7 +222,7 @@ def discover(session: str, projects: Sequence[str]) -> Gen[Result[Discovery, str
     if isinstance(parsed, Failure):
         return Failure(parsed.failure())
     listed = parsed.unwrap()
-    answer = yield from store("herdr.workspaces.recorded", {"projects": list(projects)})
+    answer = yield from store("read.herdr.workspaces", {"projects": list(projects)})
     recorded_r = parse_recorded(answer, tuple(projects))
     if isinstance(recorded_r, Failure):
         return Failure(recorded_r.failure())
@@ -255,11 +255,11 @@ def discover(session: str, projects: Sequence[str]) -> Gen[Result[Discovery, str
 
 def apply_ownership(disc: Discovery) -> Gen[Result[None, str]]:
     for project, wid in disc.adopt:
-        done = yield from _write("herdr.workspaces.remember", {"project": project, "workspace_id": wid})
+        done = yield from _write("herdr.workspace.remember", {"project": project, "workspace_id": wid})
         if isinstance(done, Failure):
             return done
     for project, wid in disc.forget:
-        done = yield from _write("herdr.workspaces.forget", {"project": project, "workspace_id": wid})
+        done = yield from _write("herdr.workspace.forget", {"project": project, "workspace_id": wid})
         if isinstance(done, Failure):
             return done
     return Success(None)
@@ -321,6 +321,8 @@ class Surface:
         self.panes: dict[str, list[str]] = {wid: list(panes.get(wid, ())) for wid in self.owned}
         self.closed: dict[str, list[str]] = {wid: [] for wid in self.owned}
         self.gone: set[str] = set()
+        # Root panes this pass made (workspace create, tab create): bare shells no run owns.
+        self.fresh_roots: dict[str, str] = {}
 
     def candidates(self, project: str) -> list[str]:
         return sorted(w for w, o in self.owned.items() if o.project == project and w not in self.gone)
@@ -386,6 +388,7 @@ def _fresh_tab(session: str, workspace_id: str, surface: Surface | None) -> Gen[
         return Unavailable(root.failure())
     if surface is not None:
         surface.pane_opened(workspace_id, root.unwrap())
+        surface.fresh_roots[root.unwrap()] = workspace_id
     return Ready(workspace_id, root.unwrap(), False)
 
 
@@ -402,7 +405,7 @@ def _create_workspace(session: str, project: str, surface: Surface | None) -> Ge
 
     def discard(reason: str) -> Gen[Ready | Unavailable]:
         yield from herdr(session, "workspace", "close", made.workspace_id, mutates=True)
-        yield from store("herdr.workspaces.forget", {"project": project, "workspace_id": made.workspace_id})
+        yield from store("herdr.workspace.forget", {"project": project, "workspace_id": made.workspace_id})
         return Unavailable(reason)
 
     marked = yield from herdr(
@@ -421,12 +424,13 @@ def _create_workspace(session: str, project: str, surface: Surface | None) -> Ge
     if made.root_pane_id is None:
         return (yield from discard("herdr workspace create reported no root pane"))
     remembered = yield from _write(
-        "herdr.workspaces.remember", {"project": project, "workspace_id": made.workspace_id}
+        "herdr.workspace.remember", {"project": project, "workspace_id": made.workspace_id}
     )
     if isinstance(remembered, Failure):
         return (yield from discard(remembered.failure()))
     if surface is not None:
         surface.add_workspace(Owned(made.workspace_id, project, workspace_label(project)), [made.root_pane_id])
+        surface.fresh_roots[made.root_pane_id] = made.workspace_id
     return Ready(made.workspace_id, made.root_pane_id, True)
 
 
@@ -455,7 +459,7 @@ def open_pane(
         if ensured.created:
             yield from herdr(session, "workspace", "close", ensured.workspace_id, mutates=True)
             yield from store(
-                "herdr.workspaces.forget", {"project": run.project, "workspace_id": ensured.workspace_id}
+                "herdr.workspace.forget", {"project": run.project, "workspace_id": ensured.workspace_id}
             )
             if surface is not None:
                 surface.drop_workspace(ensured.workspace_id)
@@ -589,7 +593,7 @@ def _label_fits(pane: PaneFact, recorded_label: str | None) -> bool:
 def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str]]:
     """``reconcileWorkerPanes`` against the store's live run set. Failure: the pass mutated nothing."""
     session = request.session
-    answer = yield from store("herdr.runs.list", {})
+    answer = yield from store("list.herdr.runs", {})
     runs_r = parse_runs(answer)
     if isinstance(runs_r, Failure):
         return Failure(runs_r.failure())
@@ -681,11 +685,11 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
                 outcomes.append({"kind": "intact", "runId": run.run_id, "paneId": pane.pane_id})
                 if run.pane_id != pane.pane_id:
                     yield from store(
-                        "herdr.runs.set_pane",
+                        "herdr.run.set_pane",
                         {"run_id": run.run_id, "pane_id": pane.pane_id, "pane_label": _label_of(run)},
                     )
                 if run.attempts:
-                    yield from store("herdr.runs.set_attempts", {"run_id": run.run_id, "attempts": 0})
+                    yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": 0})
             else:
                 outcomes.append(
                     {"kind": "visual-unreadable", "runId": run.run_id, "paneId": pane.pane_id, "reason": pulse.reason}
@@ -700,7 +704,7 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
                 }
             )
             if run.pane_id is not None:
-                yield from store("herdr.runs.clear_pane", {"run_id": run.run_id})
+                yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
             continue
         if run.attempts >= request.max_attempts:
             outcomes.append({"kind": "attempts-exhausted", "runId": run.run_id, "attempts": run.attempts})
@@ -718,6 +722,13 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
             if isinstance(closed, Success):
                 standing.pop(pane.pane_id, None)
                 surface.pane_closed(pane.pane_id)
+
+    # The root pane of a workspace (or tab) this pass made is a bare shell no run owns: once a
+    # representation stands beside it, it goes in the same pass instead of lingering until the next.
+    for root, wid in surface.fresh_roots.items():
+        if wid in opened_ws and root in surface.panes.get(wid, []) and root not in junk:
+            junk[root] = _Junk("", "unidentified", None)
+            standing[root] = wid
 
     for pane_id, info in junk.items():
         if info.agent is not None:
@@ -742,12 +753,12 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
         forget = {"project": owned.project, "workspace_id": wid}
         if panes and wid in surface.gone and not surface.panes.get(wid):
             # Every listed pane was closed by this pass: herdr closed the workspace with the last.
-            yield from store("herdr.workspaces.forget", forget)
+            yield from store("herdr.workspace.forget", forget)
             outcomes.append({**removed, "reason": IMPLICIT_CLOSE_REASON})
             continue
         proc = yield from herdr(session, "workspace", "close", wid, mutates=True)
         if succeeded(proc) or error_code(proc) == "workspace_not_found":
-            yield from store("herdr.workspaces.forget", forget)
+            yield from store("herdr.workspace.forget", forget)
             surface.drop_workspace(wid)
             outcomes.append(removed if succeeded(proc) else {**removed, "reason": "herdr no longer had it"})
             continue
@@ -769,15 +780,15 @@ def _label_of(run: RunRecord) -> str:
 def _record_attempt(run: RunRecord, opened: Tracked | Unavailable, max_attempts: int) -> Gen[None]:
     if isinstance(opened, Tracked):
         yield from store(
-            "herdr.runs.set_pane", {"run_id": run.run_id, "pane_id": opened.pane_id, "pane_label": opened.label}
+            "herdr.run.set_pane", {"run_id": run.run_id, "pane_id": opened.pane_id, "pane_label": opened.label}
         )
         if run.attempts:
-            yield from store("herdr.runs.set_attempts", {"run_id": run.run_id, "attempts": 0})
+            yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": 0})
         return
     spent = max_attempts if opened.phase == "split" else run.attempts + 1
-    yield from store("herdr.runs.set_attempts", {"run_id": run.run_id, "attempts": max(spent, run.attempts + 1)})
+    yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": max(spent, run.attempts + 1)})
     if run.pane_id is not None:
-        yield from store("herdr.runs.clear_pane", {"run_id": run.run_id})
+        yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
 
 
 def _reassociated(run: RunRecord, opened: Tracked) -> dict[str, Any]:
@@ -825,7 +836,7 @@ def ensure_program(request: EnsureRequest) -> Program:
 
 
 def _load_run(run_id: str) -> Gen[Result[RunRecord, str]]:
-    answer = yield from store("herdr.runs.get", {"run_id": run_id})
+    answer = yield from store("get.herdr.run", {"run_id": run_id})
     loaded = parse_run(answer)
     if isinstance(loaded, Failure):
         return Failure(loaded.failure())
@@ -847,7 +858,7 @@ def open_program(request: OpenRequest) -> Program:
     if isinstance(opened, Unavailable):
         return _done("error", _opened_json(opened), opened.reason)
     yield from store(
-        "herdr.runs.set_pane", {"run_id": run.run_id, "pane_id": opened.pane_id, "pane_label": opened.label}
+        "herdr.run.set_pane", {"run_id": run.run_id, "pane_id": opened.pane_id, "pane_label": opened.label}
     )
     return _done("ok", _opened_json(opened))
 
@@ -859,7 +870,7 @@ def retire_program(request: RetireRequest) -> Program:
     run = loaded.unwrap()
     released = yield from release_orphaned(request.session, run.pane_id, run.pane_label, run.run_id, run.project)
     if released.kind in ("released", "none") and run.pane_id is not None:
-        yield from store("herdr.runs.clear_pane", {"run_id": run.run_id})
+        yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
     status: Status = "ok" if released.kind in ("released", "none") else (
         "refused" if released.kind == "unowned" else "error"
     )

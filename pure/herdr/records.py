@@ -3,19 +3,19 @@
 Programs never touch the store directly: they yield ``Store(action, payload)`` steps and receive a
 ``JsonResult``. Actions (payload → ``value`` on success), all payload keys snake_case:
 
-Reads (never mutate; a dry run executes them for real)
+Reads (never mutate; their names start with get/list/read, so a dry run executes them for real)
 
-* ``herdr.workspaces.recorded`` ``{"projects": [P…]}`` → ``{P: [workspace_id…]}`` oldest first.
-* ``herdr.runs.list`` ``{}`` → ``[RunRecord…]`` every run, live and settled, in start order.
-* ``herdr.runs.get`` ``{"run_id": R}`` → ``RunRecord`` or ``null``.
+* ``read.herdr.workspaces`` ``{"projects": [P…]}`` → ``{P: [workspace_id…]}`` oldest first.
+* ``list.herdr.runs`` ``{}`` → ``[RunRecord…]`` every run, live and settled, in start order.
+* ``get.herdr.run`` ``{"run_id": R}`` → ``RunRecord`` or ``null``.
 
 Writes (mutations; a dry run predicts an ok answer and writes nothing)
 
-* ``herdr.workspaces.remember`` ``{"project": P, "workspace_id": W}`` → ``null`` (idempotent).
-* ``herdr.workspaces.forget`` ``{"project": P, "workspace_id": W}`` → ``null`` (idempotent).
-* ``herdr.runs.set_pane`` ``{"run_id": R, "pane_id": X, "pane_label": L}`` → ``null``.
-* ``herdr.runs.clear_pane`` ``{"run_id": R}`` → ``null``.
-* ``herdr.runs.set_attempts`` ``{"run_id": R, "attempts": N}`` → ``null``.
+* ``herdr.workspace.remember`` ``{"project": P, "workspace_id": W}`` → ``null`` (idempotent).
+* ``herdr.workspace.forget`` ``{"project": P, "workspace_id": W}`` → ``null`` (idempotent).
+* ``herdr.run.set_pane`` ``{"run_id": R, "pane_id": X, "pane_label": L}`` → ``null``.
+* ``herdr.run.clear_pane`` ``{"run_id": R}`` → ``null``.
+* ``herdr.run.set_attempts`` ``{"run_id": R, "attempts": N}`` → ``null``.
 
 A ``RunRecord`` in JSON is the unstructured attrs class below (snake_case keys, strict).
 """
@@ -31,14 +31,14 @@ from returns.result import Failure, Result, Success
 from pure import wire
 from pure.model import JsonResult, JsonValue, Store
 
-READ_ACTIONS = frozenset({"herdr.workspaces.recorded", "herdr.runs.list", "herdr.runs.get"})
+READ_ACTIONS = frozenset({"read.herdr.workspaces", "list.herdr.runs", "get.herdr.run"})
 WRITE_ACTIONS = frozenset(
     {
-        "herdr.workspaces.remember",
-        "herdr.workspaces.forget",
-        "herdr.runs.set_pane",
-        "herdr.runs.clear_pane",
-        "herdr.runs.set_attempts",
+        "herdr.workspace.remember",
+        "herdr.workspace.forget",
+        "herdr.run.set_pane",
+        "herdr.run.clear_pane",
+        "herdr.run.set_attempts",
     }
 )
 
@@ -72,7 +72,7 @@ def parse_runs(result: JsonResult) -> Result[tuple[RunRecord, ...], str]:
         return Failure(f"store: {result.error or 'unknown error'}")
     value = result.value
     if not isinstance(value, list):
-        return Failure("store: herdr.runs.list did not answer a list")
+        return Failure("store: list.herdr.runs did not answer a list")
     out: list[RunRecord] = []
     for item in value:
         parsed = wire.structure(item, RunRecord)
@@ -99,7 +99,7 @@ def parse_recorded(result: JsonResult, projects: tuple[str, ...]) -> Result[dict
         return Failure(f"store: {result.error or 'unknown error'}")
     value = result.value
     if not isinstance(value, dict):
-        return Failure("store: herdr.workspaces.recorded did not answer an object")
+        return Failure("store: read.herdr.workspaces did not answer an object")
     out: dict[str, tuple[str, ...]] = {}
     for project in projects:
         ids = value.get(project, [])

@@ -1,0 +1,428 @@
+"""``panefleet herdr …``: the Herdr worker fleet command group.
+
+``run start|settle|list`` maintain the live run set in the store; ``open``, ``retire`` and
+``reconcile`` run the pure programs of ``pure.herdr.fleet`` through the shell loop (``--dry-run``:
+real reads, predicted changes); ``status`` shows the store and what herdr lists; ``follow`` is the
+follower a worker pane displays. ``--session NAME`` or ``HERDR_SESSION`` picks the herdr session
+(default ``fleet``); ``PANEFLEET_STATE_DIR`` (else ``$XDG_STATE_HOME/panefleet``) holds the store;
+``herdr`` is resolved on PATH at call time. Heavy modules are imported inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+_RUN_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_PROJECT = re.compile(r"^[A-Za-z0-9._-]{1,80}$")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    group = subparsers.add_parser("herdr", help="Herdr worker fleet: owned workspaces, worker panes, reconcile")
+    sub = group.add_subparsers(dest="herdr_command", metavar="HERDR_COMMAND")
+    sub.required = True
+
+    run = sub.add_parser("run", help="the live run set kept in the store")
+    run_sub = run.add_subparsers(dest="run_command", metavar="RUN_COMMAND")
+    run_sub.required = True
+    p = run_sub.add_parser("start", help="add a run to the live set")
+    p.add_argument("--project", required=True)
+    p.add_argument("--issue", required=True, type=int)
+    p.add_argument("--attempt", required=True, type=int)
+    p.add_argument("--run-id", required=True)
+    p.add_argument("--pid", type=int, default=None, help="the session-host pid the pane represents")
+    p.add_argument("--session-file", default=None)
+    _common(p, herdr=False)
+    p.set_defaults(handler=cmd_run_start)
+    p = run_sub.add_parser("settle", help="mark a run settled (its pane is retired by the next reconcile)")
+    p.add_argument("run_id")
+    _common(p, herdr=False)
+    p.set_defaults(handler=cmd_run_settle)
+    p = run_sub.add_parser("list", help="every run in the store")
+    _common(p, herdr=False)
+    p.set_defaults(handler=cmd_run_list)
+
+    p = sub.add_parser("open", help="open a worker pane for a live run (zero residue on failure)")
+    p.add_argument("run_id")
+    _common(p, dry_run=True)
+    p.set_defaults(handler=cmd_open)
+
+    p = sub.add_parser("retire", help="prove a run's pane is ours, release it and close it")
+    p.add_argument("run_id")
+    _common(p, dry_run=True)
+    p.set_defaults(handler=cmd_retire)
+
+    p = sub.add_parser("reconcile", help="make the owned worker workspaces agree with the live run set")
+    p.add_argument("--managed", action="append", default=[], metavar="PROJECT",
+                   help="also clean this project's workspaces when it has no live run (repeatable)")
+    p.add_argument("--max-attempts", type=int, default=3, help="re-establishment budget per run (default 3)")
+    _common(p, dry_run=True)
+    p.set_defaults(handler=cmd_reconcile)
+
+    p = sub.add_parser("status", help="the store's runs and workspaces, and what herdr lists for them")
+    _common(p)
+    p.set_defaults(handler=cmd_status)
+
+    p = sub.add_parser("follow", help="show a run's state (what a worker pane displays)")
+    p.add_argument("run_id")
+    p.add_argument("--once", action="store_true", help="print the state once and exit")
+    p.add_argument("--interval", type=float, default=2.0, help="seconds between refreshes")
+    _common(p, herdr=False)
+    p.set_defaults(handler=cmd_follow)
+
+
+def _common(parser: argparse.ArgumentParser, *, herdr: bool = True, dry_run: bool = False) -> None:
+    parser.add_argument("-o", "--output", choices=("text", "json"), default="text",
+                        help="text for people, json (one object on stdout) for programs")
+    if herdr:
+        parser.add_argument("--session", default=None, metavar="NAME",
+                            help="herdr session (default: $HERDR_SESSION, else fleet)")
+    if dry_run:
+        parser.add_argument("--dry-run", action="store_true",
+                            help="print the predicted plan (real reads, predicted changes) and change nothing")
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def session_of(args: argparse.Namespace, env: Mapping[str, str]) -> str:
+    return str(getattr(args, "session", None) or env.get("HERDR_SESSION") or "fleet")
+
+
+def follower_prefix(env: Mapping[str, str]) -> tuple[str, ...]:
+    """How a pane's shell starts the follower: ``$PANEFLEET_FOLLOWER`` (words), else this panefleet.
+
+    The pane's shell does not inherit our environment, so an explicit state dir is passed as a shell
+    assignment prefix. Words that would not survive herdr's unquoted ``pane run`` are refused by the
+    program before any mutation.
+    """
+    override = env.get("PANEFLEET_FOLLOWER")
+    if override:
+        return tuple(override.split())
+    argv0 = sys.argv[0] if sys.argv else ""
+    exe = argv0 if os.path.isabs(argv0) and os.path.basename(argv0) == "panefleet" else "panefleet"
+    prefix: tuple[str, ...] = ()
+    if env.get("PANEFLEET_STATE_DIR"):
+        prefix = (f"PANEFLEET_STATE_DIR={env['PANEFLEET_STATE_DIR']}",)
+    return (*prefix, exe)
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if args.output == "json":
+        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+
+
+def _fail(args: argparse.Namespace, reason: str, code: int = 1) -> int:
+    if args.output == "json":
+        sys.stdout.write(json.dumps({"ok": False, "reason": reason}, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"panefleet herdr: {reason}\n")
+    return code
+
+
+def _open_store(env: Mapping[str, str]) -> Any:
+    from shell.herdr_store import HerdrStore
+
+    return HerdrStore.open(env)
+
+
+def _with_store(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
+    from shell.herdr_store import StoreError
+
+    try:
+        return _open_store(env)
+    except StoreError as exc:
+        _fail(args, str(exc))
+        return None
+
+
+def herdr_predictor(real: Any) -> Any:
+    """Dry-run answers for herdr: reads run for real, mutations get placeholder answers."""
+    from pure import model as m
+
+    counter = {"ws": 0, "pane": 0}
+
+    def predict(step: m.Run) -> m.Proc:
+        if not step.mutates:
+            answer = real.execute(step)
+            assert isinstance(answer, m.Proc)
+            return answer
+        words = list(step.args)
+        if "--session" in words[:1]:
+            words = words[2:]
+        verb = " ".join(words[:2])
+        if verb == "workspace create":
+            counter["ws"] += 1
+            wid = f"$ws{counter['ws']}"
+            result = {"root_pane": {"pane_id": f"{wid}:p1", "workspace_id": wid}, "type": "workspace_created",
+                      "workspace": {"workspace_id": wid}}
+            return m.Proc(exit_code=0, stdout=json.dumps({"id": "cli:workspace:create", "result": result}) + "\n")
+        if verb in ("pane split", "tab create"):
+            counter["pane"] += 1
+            pid = f"$pane{counter['pane']}"
+            key = "pane" if verb == "pane split" else "root_pane"
+            return m.Proc(exit_code=0, stdout=json.dumps({"id": "cli:predicted", "result": {key: {"pane_id": pid}}}))
+        if verb in ("pane close", "workspace close", "pane rename"):
+            return m.Proc(exit_code=0, stdout=json.dumps({"id": "cli:predicted", "result": {"type": "ok"}}) + "\n")
+        return m.Proc(exit_code=0)
+
+    return predict
+
+
+def _run_operation(
+    name: str, request: object, args: argparse.Namespace, env: Mapping[str, str], render: Any
+) -> int:
+    from shell.cli_common import run_cli_operation
+    from shell.executor import Executor
+
+    store = _with_store(args, env)
+    if store is None:
+        return 1
+    try:
+        real = Executor(env=env, store=store.handle)
+        return run_cli_operation(
+            name, request, args, env=env, render=render, store=store.handle,
+            predictors={"herdr": herdr_predictor(real)},
+        )
+    finally:
+        store.close()
+
+
+# ----------------------------------------------------------------------------------------- handlers
+
+
+def cmd_run_start(args: argparse.Namespace) -> int:
+    env = dict(os.environ)
+    if not _RUN_ID.match(args.run_id):
+        return _fail(args, f"run id {args.run_id!r} must match {_RUN_ID.pattern}", 2)
+    if not _PROJECT.match(args.project):
+        return _fail(args, f"project {args.project!r} must match {_PROJECT.pattern} (herdr truncates tokens at 80)", 2)
+    store = _with_store(args, env)
+    if store is None:
+        return 1
+    try:
+        store.start_run(run_id=args.run_id, project=args.project, issue=args.issue, attempt=args.attempt,
+                        pid=args.pid, session_file=args.session_file)
+    finally:
+        store.close()
+    _emit(args, {"ok": True, "runId": args.run_id}, f"run {args.run_id} is live ({args.project} #{args.issue})")
+    return 0
+
+
+def cmd_run_settle(args: argparse.Namespace) -> int:
+    store = _with_store(args, os.environ)
+    if store is None:
+        return 1
+    try:
+        found = store.settle(args.run_id)
+    finally:
+        store.close()
+    if not found:
+        return _fail(args, f"no run {args.run_id!r} in the store", 4)
+    _emit(args, {"ok": True, "runId": args.run_id},
+          f"run {args.run_id} settled; the next reconcile closes its pane")
+    return 0
+
+
+def cmd_run_list(args: argparse.Namespace) -> int:
+    from pure import wire
+
+    store = _with_store(args, os.environ)
+    if store is None:
+        return 1
+    try:
+        runs = store.runs()
+    finally:
+        store.close()
+    lines = [
+        f"{r.run_id}  {r.project} #{r.issue} a{r.attempt}  {'settled' if r.settled else 'live'}  "
+        f"pid {r.pid if r.pid is not None else '-'}  pane {r.pane_id or '-'}  attempts {r.attempts}"
+        for r in runs
+    ]
+    _emit(args, {"ok": True, "runs": [wire.unstructure(r) for r in runs]}, "\n".join(lines) or "no runs")
+    return 0
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    from pure.herdr.fleet import OpenRequest
+
+    env = dict(os.environ)
+    request = OpenRequest(session=session_of(args, env), run_id=args.run_id, follower=follower_prefix(env))
+    return _run_operation("herdr.open", request, args, env, render_open)
+
+
+def cmd_retire(args: argparse.Namespace) -> int:
+    from pure.herdr.fleet import RetireRequest
+
+    env = dict(os.environ)
+    request = RetireRequest(session=session_of(args, env), run_id=args.run_id)
+    return _run_operation("herdr.retire", request, args, env, render_retire)
+
+
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    from pure.herdr.fleet import ReconcileRequest
+
+    env = dict(os.environ)
+    if args.max_attempts < 0:
+        return _fail(args, "--max-attempts must be >= 0", 2)
+    request = ReconcileRequest(
+        session=session_of(args, env),
+        managed=tuple(sorted(set(args.managed))),
+        max_attempts=args.max_attempts,
+        follower=follower_prefix(env),
+    )
+    return _run_operation("herdr.reconcile", request, args, env, render_reconcile)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from returns.result import Success
+
+    from pure.herdr.fleet import WORKER_PANE_SOURCE, WORKER_WORKSPACE_TOKEN
+    from pure.herdr.parse import failure_text, parse_pane_list, parse_workspace_list
+    from shell.executor import run_process
+
+    env = dict(os.environ)
+    session = session_of(args, env)
+    store = _with_store(args, env)
+    if store is None:
+        return 1
+    try:
+        dump = store.dump()
+    finally:
+        store.close()
+    herdr_view: dict[str, Any] = {"ok": True, "workspaces": []}
+    listed = run_process("herdr", ("--session", session, "workspace", "list"), env=env)
+    parsed = parse_workspace_list(listed.stdout) if listed.exit_code == 0 else None
+    if not isinstance(parsed, Success):
+        reason = failure_text(listed) if listed.exit_code != 0 else "workspace list was unreadable"
+        herdr_view = {"ok": False, "reason": reason}
+    else:
+        recorded = {w["workspace_id"] for w in dump["workspaces"]}
+        for ws in parsed.unwrap():
+            token = ws.token(WORKER_WORKSPACE_TOKEN)
+            if token is None and ws.workspace_id not in recorded:
+                continue
+            panes_proc = run_process("herdr", ("--session", session, "pane", "list", "--workspace", ws.workspace_id),
+                                     env=env)
+            panes = parse_pane_list(panes_proc.stdout, WORKER_PANE_SOURCE).value_or(()) if (
+                panes_proc.exit_code == 0) else ()
+            herdr_view["workspaces"].append({
+                "workspaceId": ws.workspace_id, "label": ws.label, "project": token,
+                "recorded": ws.workspace_id in recorded,
+                "panes": [{"paneId": p.pane_id, "label": p.label, "agent": p.agent} for p in panes],
+            })
+    data = {"ok": True, "session": session, "store": dump, "herdr": herdr_view}
+    lines = [f"herdr session {session}"]
+    runs = dump["runs"]
+    live = [r for r in runs if not r["settled"]]
+    lines.append(f"runs: {len(live)} live, {len(runs) - len(live)} settled")
+    for r in live:
+        lines.append(f"  {r['run_id']}  {r['project']} #{r['issue']}  pane {r['pane_id'] or '-'}  "
+                     f"attempts {r['attempts']}")
+    if herdr_view.get("ok"):
+        for ws in herdr_view["workspaces"]:
+            mark = "token" if ws["project"] else "record only"
+            lines.append(f"workspace {ws['workspaceId']} ({ws['label']}, {mark}): {len(ws['panes'])} panes")
+            for p in ws["panes"]:
+                lines.append(f"  {p['paneId']}  {p['label'] or '(no label)'}")
+    else:
+        lines.append(f"herdr: {herdr_view['reason']}")
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
+def cmd_follow(args: argparse.Namespace) -> int:
+    import time
+
+    from shell.herdr_store import StoreError
+
+    env = dict(os.environ)
+    last = ""
+    while True:
+        try:
+            store = _open_store(env)
+            try:
+                record = store.run(args.run_id)
+            finally:
+                store.close()
+        except StoreError as exc:
+            return _fail(args, str(exc))
+        if record is None:
+            line = f"run {args.run_id}: not in the store"
+            state = "unknown"
+        else:
+            state = "settled" if record.settled else "live"
+            line = (f"run {record.run_id}  {record.project} #{record.issue} attempt {record.attempt}  {state}"
+                    f"  pid {record.pid if record.pid is not None else '-'}")
+        if line != last:
+            _emit(args, {"ok": record is not None, "runId": args.run_id, "state": state}, line)
+            sys.stdout.flush()
+            last = line
+        if args.once:
+            return 0 if record is not None else 1
+        time.sleep(max(0.1, args.interval))
+
+
+# ---------------------------------------------------------------------------------------- rendering
+
+
+def render_reconcile(result: dict[str, Any]) -> str:
+    if not result.get("ok"):
+        return f"reconcile failed, nothing was changed: {result.get('reason')}"
+    out: list[str] = []
+    counts: dict[str, int] = {}
+    for o in result.get("outcomes", []):
+        kind = o.get("kind")
+        counts[kind] = counts.get(kind, 0) + 1
+        if kind == "intact":
+            out.append(f"kept      {o['runId']}: pane {o['paneId']}, follower alive")
+        elif kind == "visual-unreadable":
+            out.append(f"kept      {o['runId']}: pane {o['paneId']}, liveness unknown ({o['reason']}); not touched")
+        elif kind == "reassociated":
+            out.append(f"opened    {o['runId']}: new pane {o['paneId']} ({o['label']})")
+        elif kind == "untracked":
+            extra = " [attempt spent]" if o.get("attempted") else ""
+            extra += " [split refused: budget spent]" if o.get("phase") == "split" else ""
+            out.append(f"no pane   {o['runId']}: {o['reason']}{extra}")
+        elif kind == "attempts-exhausted":
+            out.append(f"skipped   {o['runId']}: re-establishment budget spent ({o['attempts']} attempts)")
+        elif kind == "stale-released":
+            who = f" of run {o['runId']}" if o.get("runId") else ""
+            out.append(f"closed    pane {o['paneId']}{who}: {o['cause']}")
+        elif kind == "stale-release-failed":
+            out.append(f"FAILED    to close pane {o['paneId']} ({o['cause']}): {o['reason']}")
+        elif kind == "workspace-removed":
+            why = f" ({o['reason']})" if o.get("reason") else ""
+            out.append(f"removed   workspace {o['workspaceId']} of {o['project']}{why}")
+        elif kind == "workspace-remove-failed":
+            out.append(f"FAILED    to remove workspace {o['workspaceId']} of {o['project']}: {o['reason']}")
+        else:
+            out.append(json.dumps(o))
+    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "nothing to do"
+    out.append(f"reconcile: {summary}")
+    return "\n".join(out)
+
+
+def render_open(result: dict[str, Any]) -> str:
+    if result.get("kind") == "tracked":
+        return f"opened pane {result['paneId']} ({result['label']}) in workspace {result['workspaceId']}"
+    phase = " (split refused)" if result.get("phase") == "split" else ""
+    return f"no pane opened{phase}: {result.get('reason')}; nothing was left behind"
+
+
+def render_retire(result: dict[str, Any]) -> str:
+    kind = result.get("kind")
+    if kind == "released":
+        return f"retired pane {result['paneId']}: released and closed"
+    if kind == "none":
+        return "nothing to retire" + (f": {result['reason']}" if result.get("reason") else "")
+    if kind == "unowned":
+        return f"refused: {result['reason']}"
+    return f"retire failed: {result.get('reason')}"

@@ -1,0 +1,297 @@
+"""The Herdr fleet's durable store: SQLite (stdlib ``sqlite3``) in WAL mode with a busy timeout.
+
+Lives at ``$PANEFLEET_STATE_DIR/herdr.sqlite3``, else ``$XDG_STATE_HOME/panefleet/herdr.sqlite3``, else
+``~/.local/state/panefleet/herdr.sqlite3``. Holds, per project, the owned workspace ids (the "record"
+leg of ownership) and the run records (the live run set, with recorded pane and attempt budget).
+
+Concurrency: every write is one ``BEGIN IMMEDIATE`` transaction, so concurrent panefleet processes
+serialise on SQLite's lock (waiting up to the busy timeout) and never interleave half-writes.
+Schema changes are versioned migrations keyed on ``PRAGMA user_version``, applied in one
+transaction. A file that is not a panefleet store (or is corrupt) raises ``StoreError`` naming the
+path and what was wrong; nothing is written to it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pure import model as m
+from pure.herdr.records import RunRecord
+
+FILENAME = "herdr.sqlite3"
+BUSY_TIMEOUT_MS = 10_000
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE workspaces (
+            project TEXT NOT NULL,
+            workspace_id TEXT NOT NULL,
+            recorded_seq INTEGER NOT NULL,
+            PRIMARY KEY (project, workspace_id)
+        )""",
+        """CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            issue INTEGER NOT NULL,
+            attempt INTEGER NOT NULL,
+            pid INTEGER,
+            pane_id TEXT,
+            pane_label TEXT,
+            session_file TEXT,
+            settled INTEGER NOT NULL DEFAULT 0,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            started_seq INTEGER NOT NULL
+        )""",
+        "CREATE INDEX runs_project ON runs(project)",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "INSERT INTO meta(key, value) VALUES ('app', 'panefleet-herdr')",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class StoreError(Exception):
+    """The store cannot be used; the message names the file and the reason."""
+
+
+def state_dir(env: Mapping[str, str]) -> Path:
+    explicit = env.get("PANEFLEET_STATE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = env.get("XDG_STATE_HOME")
+    base = Path(xdg) if xdg else Path(env.get("HOME") or os.path.expanduser("~")) / ".local" / "state"
+    return base / "panefleet"
+
+
+def store_path(env: Mapping[str, str]) -> Path:
+    return state_dir(env) / FILENAME
+
+
+class HerdrStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"store directory {path.parent}: {exc.strerror or exc}") from None
+        try:
+            self.conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {path}: cannot open: {exc}") from None
+        try:
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._check_and_migrate()
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise StoreError(f"store {path}: not a usable panefleet store: {exc}") from None
+        except StoreError:
+            self.conn.close()
+            raise
+
+    @classmethod
+    def open(cls, env: Mapping[str, str]) -> HerdrStore:
+        return cls(store_path(env))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def _check_and_migrate(self) -> None:
+        with self._tx() as conn:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if version == 0 and tables:
+                raise StoreError(f"store {self.path}: holds tables {sorted(tables)} but no panefleet schema version")
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"store {self.path}: schema version {version} is newer than this panefleet ({SCHEMA_VERSION})"
+                )
+            if version >= 1:
+                app = conn.execute("SELECT value FROM meta WHERE key = 'app'").fetchone()
+                if app is None or app[0] != "panefleet-herdr":
+                    raise StoreError(f"store {self.path}: not a panefleet herdr store")
+            for number in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[number]:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number + 1}")
+
+    def _next_seq(self, conn: sqlite3.Connection, table: str, column: str) -> int:
+        row = conn.execute(f"SELECT COALESCE(MAX({column}), 0) + 1 FROM {table}").fetchone()
+        return int(row[0])
+
+    # ---------------------------------------------------------------------------------- workspaces
+
+    def recorded(self, projects: list[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {p: [] for p in projects}
+        for project in projects:
+            rows = self.conn.execute(
+                "SELECT workspace_id FROM workspaces WHERE project = ? ORDER BY recorded_seq", (project,)
+            ).fetchall()
+            out[project] = [str(r[0]) for r in rows]
+        return out
+
+    def all_workspaces(self) -> list[tuple[str, str]]:
+        rows = self.conn.execute("SELECT project, workspace_id FROM workspaces ORDER BY recorded_seq").fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def remember(self, project: str, workspace_id: str) -> None:
+        with self._tx() as conn:
+            seq = self._next_seq(conn, "workspaces", "recorded_seq")
+            conn.execute(
+                "INSERT OR IGNORE INTO workspaces(project, workspace_id, recorded_seq) VALUES (?, ?, ?)",
+                (project, workspace_id, seq),
+            )
+
+    def forget(self, project: str, workspace_id: str) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM workspaces WHERE project = ? AND workspace_id = ?", (project, workspace_id))
+
+    # ---------------------------------------------------------------------------------------- runs
+
+    _COLUMNS = "run_id, project, issue, attempt, pid, pane_id, pane_label, session_file, settled, attempts"
+
+    def _record(self, row: tuple[Any, ...]) -> RunRecord:
+        return RunRecord(
+            run_id=str(row[0]),
+            project=str(row[1]),
+            issue=int(row[2]),
+            attempt=int(row[3]),
+            pid=None if row[4] is None else int(row[4]),
+            pane_id=None if row[5] is None else str(row[5]),
+            pane_label=None if row[6] is None else str(row[6]),
+            session_file=None if row[7] is None else str(row[7]),
+            settled=bool(row[8]),
+            attempts=int(row[9]),
+        )
+
+    def runs(self) -> list[RunRecord]:
+        rows = self.conn.execute(f"SELECT {self._COLUMNS} FROM runs ORDER BY started_seq").fetchall()
+        return [self._record(r) for r in rows]
+
+    def run(self, run_id: str) -> RunRecord | None:
+        row = self.conn.execute(f"SELECT {self._COLUMNS} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else self._record(row)
+
+    def start_run(
+        self,
+        *,
+        run_id: str,
+        project: str,
+        issue: int,
+        attempt: int,
+        pid: int | None,
+        session_file: str | None,
+    ) -> None:
+        """Add a run to the live set (re-starting a known run id refreshes it and its budget)."""
+        with self._tx() as conn:
+            seq = self._next_seq(conn, "runs", "started_seq")
+            conn.execute(
+                """INSERT INTO runs(run_id, project, issue, attempt, pid, session_file, settled, attempts, started_seq)
+                   VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?)
+                   ON CONFLICT(run_id) DO UPDATE SET project = excluded.project, issue = excluded.issue,
+                     attempt = excluded.attempt, pid = excluded.pid, session_file = excluded.session_file,
+                     settled = 0, attempts = 0""",
+                (run_id, project, issue, attempt, pid, session_file, seq),
+            )
+
+    def settle(self, run_id: str) -> bool:
+        with self._tx() as conn:
+            cur = conn.execute("UPDATE runs SET settled = 1 WHERE run_id = ?", (run_id,))
+            return cur.rowcount > 0
+
+    def set_pane(self, run_id: str, pane_id: str, pane_label: str) -> None:
+        with self._tx() as conn:
+            conn.execute("UPDATE runs SET pane_id = ?, pane_label = ? WHERE run_id = ?", (pane_id, pane_label, run_id))
+
+    def clear_pane(self, run_id: str) -> None:
+        with self._tx() as conn:
+            conn.execute("UPDATE runs SET pane_id = NULL, pane_label = NULL WHERE run_id = ?", (run_id,))
+
+    def set_attempts(self, run_id: str, attempts: int) -> None:
+        with self._tx() as conn:
+            conn.execute("UPDATE runs SET attempts = ? WHERE run_id = ?", (attempts, run_id))
+
+    # ------------------------------------------------------------------------------ Store steps
+
+    def handle(self, step: m.Store) -> m.JsonResult:
+        """Answer one ``Store`` step (the protocol is documented in ``pure.herdr.records``)."""
+        payload = step.payload if isinstance(step.payload, dict) else {}
+        try:
+            value = self._dispatch(step.action, payload)
+        except (KeyError, TypeError, ValueError) as exc:
+            return m.JsonResult(ok=False, error=f"bad payload for {step.action}: {exc}")
+        except sqlite3.Error as exc:
+            return m.JsonResult(ok=False, error=f"store {self.path}: {exc}")
+        except StoreError as exc:
+            return m.JsonResult(ok=False, error=str(exc))
+        return m.JsonResult(ok=True, value=m.JsonValue(value))
+
+    def _dispatch(self, action: str, p: dict[str, Any]) -> object:
+        from pure import wire
+
+        if action == "read.herdr.workspaces":
+            projects = p["projects"]
+            if not isinstance(projects, list) or not all(isinstance(x, str) for x in projects):
+                raise TypeError("projects must be a list of strings")
+            return self.recorded(projects)
+        if action == "list.herdr.runs":
+            return [wire.unstructure(r) for r in self.runs()]
+        if action == "get.herdr.run":
+            record = self.run(_str(p, "run_id"))
+            return None if record is None else wire.unstructure(record)
+        if action == "herdr.workspace.remember":
+            self.remember(_str(p, "project"), _str(p, "workspace_id"))
+            return None
+        if action == "herdr.workspace.forget":
+            self.forget(_str(p, "project"), _str(p, "workspace_id"))
+            return None
+        if action == "herdr.run.set_pane":
+            self.set_pane(_str(p, "run_id"), _str(p, "pane_id"), _str(p, "pane_label"))
+            return None
+        if action == "herdr.run.clear_pane":
+            self.clear_pane(_str(p, "run_id"))
+            return None
+        if action == "herdr.run.set_attempts":
+            attempts = p["attempts"]
+            if type(attempts) is not int:
+                raise TypeError("attempts must be an integer")
+            self.set_attempts(_str(p, "run_id"), attempts)
+            return None
+        raise ValueError(f"unknown store action {action!r}")
+
+    def dump(self) -> dict[str, Any]:
+        from pure import wire
+
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "workspaces": [{"project": p, "workspace_id": w} for p, w in self.all_workspaces()],
+            "runs": [wire.unstructure(r) for r in self.runs()],
+        }
+
+
+def _str(payload: Mapping[str, Any], key: str) -> str:
+    value = payload[key]
+    if not isinstance(value, str):
+        raise TypeError(f"{key} must be a string")
+    return value
+
+
+def dumps(data: object) -> str:
+    return json.dumps(data, sort_keys=True)
