@@ -205,3 +205,4 @@ def team_status(req: TeamStatusRequest) -> Program:
 
 ops.register("team.init", TeamInitRequest, team_init)
 ops.register("team.status", TeamStatusRequest, team_status)
+ops.register("tmux.teardown", t.TeardownRequest, t.teardown_program)

@@ -316,3 +316,29 @@ def _teardown_one(target: TeardownTarget, *, owner_id: str | None, authorize: bo
     if after.unavailable:
         return PaneResult(pane_id=pane, fate="proof_unavailable", reason=after.reason, detail=after.detail)
     return PaneResult(pane_id=pane, fate="kill_failed", reason="kill_failed", detail="pane still live after kill-pane")
+
+
+# ------------------------------------------------------------------- teardown as a standalone operation
+
+
+@frozen(kw_only=True)
+class TeardownRequest:
+    """Tear down exactly these panes (the primitive on its own, for decision goldens and ports)."""
+
+    targets: tuple[TeardownTarget, ...]
+    owner_id: str | None = None
+    authorize: bool = True
+    leader_pane_id: str | None = None
+    hud_pane_id: str | None = None
+
+
+def teardown_program(req: TeardownRequest) -> Gen[m.Done]:
+    report = yield from teardown(req.targets, owner_id=req.owner_id, authorize=req.authorize,
+                                 leader_pane_id=req.leader_pane_id, hud_pane_id=req.hud_pane_id)
+    results = [{"paneId": r.pane_id, "fate": r.fate, "reason": r.reason, "detail": r.detail} for r in report.results]
+    resolved = all(r.resolved for r in report.results)
+    return m.Done(outcome=m.Outcome(
+        status="ok" if resolved else "debt",
+        result=m.JsonValue({"ok": resolved, "results": results, "excluded": list(report.excluded)}),
+    ), debt=tuple(m.Debt(kind="pane", subject=r.pane_id, reason=r.reason or r.fate, detail=r.detail)
+                  for r in report.results if not r.resolved))

@@ -1,0 +1,68 @@
+"""decide is total and deterministic: random journals (garbage answers included) never raise."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pure import model as m
+from pure import ops
+from pure import tmux as t
+from pure.program import Driver, decide
+from pure.team_ops import TeamInitRequest, TeamStatusRequest
+
+garbage = st.one_of(
+    st.text(max_size=60),
+    st.lists(st.tuples(st.sampled_from(["%1", "%2", "%13", "%21", "1", "%x"]), st.sampled_from(["0", "1", "2", ""]),
+                       st.sampled_from(["42", "0", "", "x", "9007199254740993", "513"])), max_size=4)
+    .map(lambda rows: "".join("\t".join(r) + "\n" for r in rows)),
+)
+observations = st.one_of(
+    st.builds(m.Proc, exit_code=st.none() | st.integers(-1, 3), stdout=garbage, stderr=st.text(max_size=10)),
+    st.builds(m.FileData, content=st.none() | st.sampled_from(['{"name": 1}', "{", "[]", '{"name":"a","workers":[]}']),
+              error=st.sampled_from(["", "EACCES"])),
+    st.builds(m.Ack, ok=st.booleans()),
+    st.builds(m.Value, value=st.text(max_size=10)),
+    st.builds(m.Listing, names=st.none()),
+)
+requests = st.one_of(
+    st.builds(TeamStatusRequest, team=st.sampled_from(["alpha", "Bad Name", ""]), cwd=st.just("/w")),
+    st.builds(TeamInitRequest, team=st.sampled_from(["alpha", "x" * 40]), cwd=st.just("/w"),
+              leader_pane=st.none() | st.sampled_from(["%1", "1"]), new_session=st.booleans()),
+    st.builds(t.TeardownRequest, targets=st.lists(st.builds(t.TeardownTarget, pane_id=st.sampled_from(["%1", "%13", "x"]),
+                                                           pid=st.none() | st.integers(-1, 600)), max_size=3).map(tuple),
+              owner_id=st.none() | st.just("team:a"), authorize=st.booleans()),
+)
+NAMES = {TeamStatusRequest: "team.status", TeamInitRequest: "team.init", t.TeardownRequest: "tmux.teardown"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(requests, st.lists(observations, max_size=25))
+def test_decide_never_raises_and_is_deterministic(request: object, answers: list[m.Observation]) -> None:
+    op = ops.get(NAMES[type(request)])
+    assert op is not None
+    driver = Driver(lambda: op.program(request))
+    journal: list[m.Entry] = []
+    for answer in answers:
+        decision = driver.decision()
+        if isinstance(decision, m.Done):
+            break
+        step = decision.steps[0]
+        journal.append(m.Entry(step=step, observation=answer))
+        driver.feed(step, answer)
+    first = decide(lambda: op.program(request), journal)
+    second = decide(lambda: op.program(request), journal)
+    assert first == second
+    assert isinstance(first, (m.Next, m.Done))
+    assert first == driver.decision()
+
+
+def test_divergent_journal_is_a_typed_error() -> None:
+    op = ops.get("team.status")
+    assert op is not None
+    req = TeamStatusRequest(team="alpha", cwd="/w")
+    bogus = m.Entry(step=m.Run(tool="tmux", args=("kill-server",)), observation=m.Proc(exit_code=0))
+    decision = decide(lambda: op.program(req), [bogus])
+    assert isinstance(decision, m.Done)
+    assert decision.outcome.status == "error"
+    assert decision.outcome.message.startswith("journal_divergence")
