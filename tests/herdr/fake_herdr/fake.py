@@ -120,6 +120,11 @@ class Server:
         self.state["pid_next"] = pid + 1
         return pid
 
+    def new_terminal_id(self) -> str:
+        number = int(self.state.get("term_next", 1))
+        self.state["term_next"] = number + 1
+        return f"term_{(number * 2654435761) % (16 ** 14):014x}"
+
     def shell(self) -> dict[str, Any]:
         return {"shell_pid": self.new_pid(), "fg": [], "unreadable_fg": False}
 
@@ -154,7 +159,7 @@ class Server:
         ws["next_pane"] = number + 1
         pane = {
             "pane_id": f"{ws['workspace_id']}:p{enc(number)}",
-            "terminal_id": f"term_{os.urandom(7).hex()}",
+            "terminal_id": self.new_terminal_id(),
             "workspace_id": ws["workspace_id"],
             "tab_id": tab["tab_id"],
             "cwd": cwd,
@@ -455,7 +460,8 @@ def ok_only(fault: dict[str, Any] | None) -> Exit:
 def handle(state: dict[str, Any], argv: list[str]) -> Exit:
     session_opt, rest = strip_session(argv)
     session = session_opt or os.environ.get("HERDR_SESSION") or "default"
-    state.setdefault("calls", []).append(list(argv))
+    if state["config"].get("log_calls", True):
+        state.setdefault("calls", []).append(list(argv))
     if len(rest) < 2:
         raise usage("a subcommand is required")
     noun, verb, args = rest[0], rest[1], rest[2:]

@@ -1,0 +1,156 @@
+"""Fixtures for the Herdr fleet tests: a fake herdr first on PATH, a private store, a driver."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pure import model as m
+from pure import wire
+from pure.herdr import fleet
+from pure.program import ProgramFactory, decide
+from shell.executor import Executor
+from shell.herdr_store import HerdrStore
+from shell.loop import run_program
+from tests.herdr.fake_herdr.fake import FakeHerdr
+
+FAKE_DIR = Path(__file__).parent / "fake_herdr"
+FOLLOWER = ("panefleet",)
+
+
+def make_bin(bin_dir: Path) -> None:
+    """``herdr`` (the fake) plus a ``python3`` that starts without site-packages, so the fake's
+    ``#!/usr/bin/env python3`` costs tens of milliseconds, not hundreds."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    (bin_dir / "herdr").symlink_to(FAKE_DIR / "herdr")
+    real = getattr(sys, "_base_executable", sys.executable)
+    py = bin_dir / "python3"
+    py.write_text(f'#!/bin/sh\nexec "{real}" -S -E "$@"\n')
+    py.chmod(0o755)
+
+
+class World:
+    """One fake herdr server, one store, and the real shell loop between them."""
+
+    def __init__(self, root: Path, session: str = "fleet") -> None:
+        self.root = root
+        bin_dir = root / "bin"
+        make_bin(bin_dir)
+        self.state_path = root / "herdr-state.json"
+        self.state_dir = root / "state"
+        self.env = {
+            **os.environ,
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "FAKE_HERDR_STATE": str(self.state_path),
+            "PANEFLEET_STATE_DIR": str(self.state_dir),
+            "HERDR_SESSION": session,
+        }
+        self.session = session
+        self.fake = FakeHerdr(str(self.state_path), session)
+        self.store = HerdrStore(self.state_dir / "herdr.sqlite3")
+        self.executor = Executor(env=self.env, store=self.store.handle)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # runs
+    def start(self, run_id: str, project: str = "alpha", issue: int = 1, attempt: int = 1,
+              pid: int | None = 1000) -> None:
+        self.store.start_run(run_id=run_id, project=project, issue=issue, attempt=attempt, pid=pid,
+                             session_file=None)
+
+    def settle(self, run_id: str) -> None:
+        assert self.store.settle(run_id)
+
+    # programs
+    def run(self, factory: ProgramFactory) -> tuple[m.Done, list[m.Entry]]:
+        done, journal = run_program(factory, self.executor)
+        # Every run is replayable: the pure planner re-derives the same decision from the journal.
+        assert decide(factory, journal) == done
+        return done, journal
+
+    def op(self, name: str, request: Any, goldens: Any = None, golden: str | None = None) -> tuple[m.Done, list[m.Entry]]:
+        from pure import ops
+
+        operation = ops.get(name)
+        assert operation is not None
+        done, journal = self.run(lambda: operation.program(request))
+        if goldens is not None and golden is not None:
+            goldens.check(f"herdr/{golden}", {
+                "operation": name,
+                "request": wire.unstructure(request),
+                "journal": [wire.unstructure(e) for e in journal],
+                "decision": wire.unstructure(done),
+            })
+        return done, journal
+
+    def reconcile(self, managed: Sequence[str] = (), max_attempts: int = 3, goldens: Any = None,
+                  golden: str | None = None) -> list[dict[str, Any]]:
+        request = fleet.ReconcileRequest(session=self.session, managed=tuple(managed), max_attempts=max_attempts,
+                                         follower=FOLLOWER)
+        done, _ = self.op("herdr.reconcile", request, goldens, golden)
+        result = done.outcome.result
+        assert isinstance(result, dict) and result.get("ok") is True, result
+        outcomes = result["outcomes"]
+        assert isinstance(outcomes, list)
+        return outcomes
+
+    def reconcile_raw(self, managed: Sequence[str] = (), max_attempts: int = 3) -> m.Done:
+        request = fleet.ReconcileRequest(session=self.session, managed=tuple(managed), max_attempts=max_attempts,
+                                         follower=FOLLOWER)
+        done, _ = self.op("herdr.reconcile", request)
+        return done
+
+    def open(self, run_id: str, goldens: Any = None, golden: str | None = None) -> dict[str, Any]:
+        request = fleet.OpenRequest(session=self.session, run_id=run_id, follower=FOLLOWER)
+        done, _ = self.op("herdr.open", request, goldens, golden)
+        result = done.outcome.result
+        assert isinstance(result, dict)
+        return result
+
+    def ensure(self, project: str = "alpha", goldens: Any = None, golden: str | None = None) -> dict[str, Any]:
+        done, _ = self.op("herdr.ensure", fleet.EnsureRequest(session=self.session, project=project), goldens, golden)
+        result = done.outcome.result
+        assert isinstance(result, dict)
+        return result
+
+    def release(self, goldens: Any = None, golden: str | None = None, **identity: Any) -> dict[str, Any]:
+        done, _ = self.op("herdr.release", fleet.ReleaseRequest(session=self.session, **identity), goldens, golden)
+        result = done.outcome.result
+        assert isinstance(result, dict)
+        return result
+
+    # observation
+    def calls(self) -> list[list[str]]:
+        return self.fake.calls()
+
+    def mutations(self) -> list[list[str]]:
+        read_only = {("workspace", "list"), ("pane", "list"), ("pane", "process-info")}
+        return [c for c in self.calls() if tuple(c[2:4]) not in read_only]
+
+    def recorded(self, project: str = "alpha") -> list[str]:
+        return self.store.recorded([project])[project]
+
+    def pane_ids(self) -> list[str]:
+        return [p["pane_id"] for p in self.fake.panes()]
+
+    def ws_ids(self) -> list[str]:
+        return [w["workspace_id"] for w in self.fake.workspaces()]
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    w = World(tmp_path)
+    try:
+        yield w
+    finally:
+        w.close()
+
+
+def kinds(outcomes: list[dict[str, Any]]) -> list[str]:
+    return [o["kind"] for o in outcomes]
