@@ -108,7 +108,7 @@ def _agent(name: str, effort: str, tools: str, model_class: str, exact: str | No
 
 
 #: oh-my-codex 0.20.3 ``agents/definitions.js`` (role -> reasoning effort, tools class, model class,
-#: exact model), checked against the package by tests/goldens/omx/launch/agents.json.
+#: exact model), checked against the package by tests/goldens/omx/agents.json.
 AGENTS: Final[Mapping[str, AgentDefinition]] = {
     a.name: a
     for a in (
