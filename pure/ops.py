@@ -29,6 +29,7 @@ _REGISTRY: dict[str, Operation] = {}
 OPERATION_MODULES: tuple[str, ...] = (
     "pure.herdr.ops",
     "pure.team_ops",
+    "pure.omx.scale_up",
 )
 
 

@@ -1,0 +1,218 @@
+"""Worker git worktrees for scale-up (spec §8.4), as pure sub-programs over real ``git`` calls.
+
+* mode: ``config.worktree_mode`` when set, else derived from existing workers (any detached ⇒
+  detached; one common branch prefix ``X`` of ``X/worker-N`` ⇒ named ``X``; else detached);
+* path ``<repoRoot>/.omx/team/<team>/worktrees/<worker>``; named mode branch ``<name>/<worker>``
+  created from ``HEAD``; detached mode ``git worktree add --detach … HEAD``;
+* a path that already holds a worktree of the same repository is reused (and never removed by a
+  rollback); a half-created worktree is proven before it is registered for removal.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from typing import Any
+
+from attrs import frozen
+
+from pure import model as m
+from pure.omx.state import Json
+from pure.program import Gen, expect
+
+
+@frozen(kw_only=True)
+class WorktreeMode:
+    enabled: bool
+    detached: bool
+    name: str | None
+
+    def as_json(self) -> Json:
+        return {"enabled": self.enabled, "detached": self.detached, "name": self.name}
+
+
+@frozen(kw_only=True)
+class Worktree:
+    repo_root: str
+    path: str
+    branch: str | None
+    detached: bool
+    created: bool
+    branch_created: bool
+
+
+class WorktreeError(Exception):
+    """A git step failed; the message is what scale-up reports after ``<worker>:``."""
+
+
+_WORKER_BRANCH = re.compile(r"(.+)/worker-[0-9]+")
+
+
+def resolve_mode(config: Json) -> tuple[WorktreeMode | None, bool]:
+    """The worktree mode of a team and whether it was derived (to be persisted in memory)."""
+    if config.get("workspace_mode") != "worktree":
+        return None, False
+    raw = config.get("worktree_mode")
+    if isinstance(raw, dict) and raw.get("enabled") is True:
+        name = raw.get("name") if isinstance(raw.get("name"), str) and raw.get("name") else None
+        detached = raw.get("detached") is not False or name is None
+        return WorktreeMode(enabled=True, detached=detached, name=None if detached else name), False
+    workers = [w for w in config.get("workers") or [] if isinstance(w, dict)]
+    if any(w.get("worktree_detached") is True for w in workers):
+        return WorktreeMode(enabled=True, detached=True, name=None), True
+    prefixes = set()
+    for worker in workers:
+        branch = worker.get("worktree_branch")
+        match = _WORKER_BRANCH.fullmatch(branch) if isinstance(branch, str) else None
+        if match is not None:
+            prefixes.add(match.group(1))
+    if len(prefixes) == 1:
+        return WorktreeMode(enabled=True, detached=False, name=prefixes.pop()), True
+    return WorktreeMode(enabled=True, detached=True, name=None), True
+
+
+def worktree_path(repo_root: str, team: str, worker: str) -> str:
+    return posixpath.join(repo_root, ".omx", "team", team, "worktrees", worker)
+
+
+def git(cwd: str, *args: str, mutates: bool = False) -> Gen[m.Proc]:
+    return (yield from expect(m.Run(tool="git", args=tuple(args), cwd=cwd, mutates=mutates), m.Proc))
+
+
+def _out(proc: m.Proc) -> str:
+    return proc.stdout.strip()
+
+
+def _failure(args: tuple[str, ...], proc: m.Proc) -> str:
+    detail = proc.stderr.strip() or f"exit {proc.exit_code}"
+    return f"git {' '.join(args)} failed: {detail}"
+
+
+def repo_root(cwd: str) -> Gen[str]:
+    proc = yield from git(cwd, "rev-parse", "--show-toplevel")
+    if proc.exit_code != 0 or not _out(proc):
+        raise WorktreeError(f"worktree mode requires a git repository at {cwd}")
+    real = yield from expect(m.RealPath(path=_out(proc)), m.Value)
+    return real.value
+
+
+def _common_dir(cwd: str) -> Gen[str | None]:
+    proc = yield from git(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    if proc.exit_code != 0 or not _out(proc):
+        return None
+    real = yield from expect(m.RealPath(path=_out(proc)), m.Value)
+    return real.value
+
+
+def _branch_exists(root: str, branch: str) -> Gen[bool]:
+    proc = yield from git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+    return proc.exit_code == 0
+
+
+def _head_matches(path: str, branch: str | None) -> Gen[bool]:
+    proc = yield from git(path, "symbolic-ref", "--quiet", "--short", "HEAD")
+    if branch is None:
+        return proc.exit_code != 0
+    return proc.exit_code == 0 and _out(proc) == branch
+
+
+def prove_worktree(root: str, path: str, branch: str | None) -> Gen[bool]:
+    """The path is a worktree of ``root``'s repository with the expected HEAD."""
+    kind = yield from expect(m.Stat(path=path), m.Value)
+    if kind.value != "dir":
+        return False
+    mine = yield from _common_dir(root)
+    theirs = yield from _common_dir(path)
+    if mine is None or theirs != mine:
+        return False
+    return (yield from _head_matches(path, branch))
+
+
+def ensure(root: str, team: str, worker: str, mode: WorktreeMode) -> Gen[Worktree]:
+    path = worktree_path(root, team, worker)
+    branch = None if mode.detached else f"{mode.name}/{worker}"
+    kind = yield from expect(m.Stat(path=path), m.Value)
+    if kind.value != "absent":
+        if (yield from prove_worktree(root, path, branch)):
+            return Worktree(repo_root=root, path=path, branch=branch, detached=mode.detached, created=False,
+                            branch_created=False)
+        raise WorktreeError(f"worktree_path_occupied:{path}")
+    existed = False
+    args: tuple[str, ...]
+    if branch is None:
+        args = ("worktree", "add", "--detach", path, "HEAD")
+    else:
+        existed = yield from _branch_exists(root, branch)
+        args = ("worktree", "add", path, branch) if existed else ("worktree", "add", "-b", branch, path, "HEAD")
+    proc = yield from git(root, *args, mutates=True)
+    if proc.exit_code != 0:
+        raise WorktreeError(_failure(args, proc))
+    return Worktree(repo_root=root, path=path, branch=branch, detached=mode.detached, created=True,
+                    branch_created=branch is not None and not existed)
+
+
+def remove(tree: Worktree) -> Gen[list[str]]:
+    """Remove a worktree this run created (and the branch it created). Returns problems."""
+    problems: list[str] = []
+    args: tuple[str, ...]
+    kind = yield from expect(m.Stat(path=tree.path), m.Value)
+    if kind.value != "absent":
+        args = ("worktree", "remove", "--force", tree.path)
+        proc = yield from git(tree.repo_root, *args, mutates=True)
+        if proc.exit_code != 0:
+            problems.append(_failure(args, proc))
+    if tree.branch is not None and tree.branch_created and not problems:
+        args = ("branch", "-D", tree.branch)
+        proc = yield from git(tree.repo_root, *args, mutates=True)
+        if proc.exit_code != 0:
+            problems.append(_failure(args, proc))
+    return problems
+
+
+# ------------------------------------------------------------------------- worktree-root AGENTS.md
+
+
+def backup_path(tree_path: str) -> Gen[str]:
+    proc = yield from git(tree_path, "rev-parse", "--path-format=absolute", "--git-path",
+                          "omx/root-agents-backup.json")
+    if proc.exit_code != 0 or not _out(proc):
+        raise WorktreeError(_failure(("rev-parse", "--git-path", "omx/root-agents-backup.json"), proc))
+    return _out(proc)
+
+
+def install_root_agents(tree_path: str, content: str) -> Gen[str]:
+    """Write ``<worktree>/AGENTS.md`` after saving what was there; returns the backup path."""
+    target = posixpath.join(tree_path, "AGENTS.md")
+    kind = yield from expect(m.Stat(path=target), m.Value)
+    if kind.value == "dir":
+        raise WorktreeError("EISDIR: illegal operation on a directory, read")
+    before = yield from expect(m.ReadFile(path=target), m.FileData)
+    if before.error:
+        raise WorktreeError(before.error)
+    backup = yield from backup_path(tree_path)
+    record: dict[str, Any] = {"existed": before.content is not None}
+    if before.content is not None:
+        record["previousContent"] = before.content
+    ack = yield from expect(m.WriteFile(path=backup, content=json.dumps(record, indent=2)), m.Ack)
+    if not ack.ok:
+        raise WorktreeError(ack.error)
+    ack = yield from expect(m.WriteFile(path=target, content=content), m.Ack)
+    if not ack.ok:
+        raise WorktreeError(ack.error)
+    return backup
+
+
+def restore_root_agents(tree_path: str, backup: str) -> Gen[None]:
+    data = yield from expect(m.ReadFile(path=backup), m.FileData)
+    if data.content is None:
+        return
+    record = json.loads(data.content)
+    target = posixpath.join(tree_path, "AGENTS.md")
+    if isinstance(record, dict) and record.get("existed") and isinstance(record.get("previousContent"), str):
+        ack = yield from expect(m.WriteFile(path=target, content=record["previousContent"]), m.Ack)
+    else:
+        ack = yield from expect(m.RemovePath(path=target), m.Ack)
+    if not ack.ok:
+        raise WorktreeError(ack.error)
+    yield from expect(m.RemovePath(path=backup), m.Ack)
