@@ -23,7 +23,7 @@ EXIT_CODES = """exit codes:
 
 
 def _common(parser: argparse.ArgumentParser, *, tmux: bool = True, dry_run: bool = False) -> None:
-    from shell.cli_common import add_dry_run, add_output, add_tmux
+    from shell.cli_args import add_dry_run, add_output, add_tmux
 
     add_output(parser)
     if tmux:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from attrs import frozen
 from returns.result import Failure, Result, Success
@@ -22,7 +22,6 @@ from pure import model as m
 from pure.program import Gen, expect
 
 PANE_ID_RE = re.compile(r"%[0-9]+")
-DIGITS_RE = re.compile(r"[0-9]+")
 MAX_SAFE_INTEGER = 2**53 - 1
 OWNER_OPTION = "@omx_team_pane_owner_id"
 PANE_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_pid}"
@@ -41,15 +40,18 @@ def is_positive_pid(value: object) -> bool:
 # ------------------------------------------------------------------------------------------ parsing
 
 
-@frozen
-class PaneRow:
+class PaneRow(NamedTuple):
     pane_id: str
     dead: bool
     pid: int | None  # None only for tmux's empty panes
 
 
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
 def parse_pid(field: str) -> int | None:
-    if DIGITS_RE.fullmatch(field) is None:
+    if not _digits(field):
         return None
     value = int(field)
     return value if 0 < value <= MAX_SAFE_INTEGER else None
@@ -57,8 +59,7 @@ def parse_pid(field: str) -> int | None:
 
 def parse_pane_table(stdout: str) -> Result[dict[str, PaneRow], str]:
     """Parse ``list-panes -a -F PANE_FORMAT`` output strictly. Failure carries the first problem."""
-    text = stdout.replace("\r\n", "\n")
-    lines = text.split("\n")
+    lines = stdout.replace("\r\n", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     rows: dict[str, PaneRow] = {}
@@ -67,17 +68,41 @@ def parse_pane_table(stdout: str) -> Result[dict[str, PaneRow], str]:
         if len(fields) != 3:
             return Failure(f"row {number}: expected 3 tab-separated fields, got {len(fields)}")
         pane_id, dead, pid_field = fields
-        if not is_pane_id(pane_id):
+        if len(pane_id) < 2 or pane_id[0] != "%" or not _digits(pane_id[1:]):
             return Failure(f"row {number}: bad pane id {pane_id!r}")
         if pane_id in rows:
             return Failure(f"row {number}: duplicate pane id {pane_id}")
-        if dead not in ("0", "1"):
+        if dead != "0" and dead != "1":
             return Failure(f"row {number}: pane_dead must be 0 or 1, got {dead!r}")
-        pid = parse_pid(pid_field)
-        if pid is None and pid_field != "":
-            return Failure(f"row {number}: bad pid {pid_field!r}")
+        pid: int | None = None
+        if pid_field:
+            pid = parse_pid(pid_field)
+            if pid is None:
+                return Failure(f"row {number}: bad pid {pid_field!r}")
         rows[pane_id] = PaneRow(pane_id, dead == "1", pid)
     return Success(rows)
+
+
+# Fast path: the whole snapshot validated by C-level regular expressions. Anything it rejects is
+# re-parsed by parse_pane_table, which names the first bad row.
+_TABLE_RE = re.compile(r"(?:%[0-9]+\t[01]\t(?:0*[1-9][0-9]*)?\n)*")
+_LONG_PID_RE = re.compile(r"\t0*([1-9][0-9]{15,})\n")
+_ROW_ID_RE = re.compile(r"^%[0-9]+(?=\t)", re.MULTILINE)
+
+
+def _fast_rows(stdout: str) -> str | None:
+    """The normalised snapshot text when every row is valid, else None (use the slow parser)."""
+    text = stdout.replace("\r\n", "\n")
+    if text and not text.endswith("\n"):
+        text += "\n"
+    if _TABLE_RE.fullmatch(text) is None:
+        return None
+    if any(int(big) > MAX_SAFE_INTEGER for big in _LONG_PID_RE.findall(text)):
+        return None
+    ids = _ROW_ID_RE.findall(text)
+    if len(ids) != len(set(ids)):
+        return None
+    return text
 
 
 VerdictStatus = Literal["live", "gone", "unavailable"]
@@ -122,10 +147,16 @@ def verdict_from_answer(target: str, proc: m.Proc) -> Verdict:
             "tmux could not be started" if proc.exit_code is None else f"tmux exited {proc.exit_code}"
         )
         return Verdict(status="unavailable", reason="query_failed", detail=detail)
-    parsed = parse_pane_table(proc.stdout)
-    if isinstance(parsed, Failure):
-        return Verdict(status="unavailable", reason="malformed_snapshot", detail=parsed.failure())
-    row = parsed.unwrap().get(target)
+    text = _fast_rows(proc.stdout)
+    row: PaneRow | None
+    if text is not None:
+        found = re.search(rf"^{target}\t([01])\t([0-9]*)$", text, re.MULTILINE)
+        row = None if found is None else PaneRow(target, found.group(1) == "1", parse_pid(found.group(2)))
+    else:
+        parsed = parse_pane_table(proc.stdout)
+        if isinstance(parsed, Failure):
+            return Verdict(status="unavailable", reason="malformed_snapshot", detail=parsed.failure())
+        row = parsed.unwrap().get(target)
     if row is None:
         return Verdict(status="gone", reason="absent")
     if row.pid is None:
@@ -236,7 +267,9 @@ class TeardownReport:
         return tuple(r.pane_id for r in self.results if r.fate == "kill_failed")
 
     def proof_failures(self) -> tuple[PaneResult, ...]:
-        return tuple(r for r in self.results if r.fate == "proof_unavailable")
+        """oh-my-codex's ``proofUnavailable``: unavailable proofs *and* pid/owner refusals
+        (reason ``pane_pid_changed``), which it files under the same list (spec §4.5, §16)."""
+        return tuple(r for r in self.results if r.fate in ("proof_unavailable", "pid_changed"))
 
 
 def kill_settle_ms(killable: int) -> int:

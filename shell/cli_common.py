@@ -15,26 +15,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pure import model as m
+from shell.cli_args import add_dry_run, add_output, add_tmux
 from shell.executor import Executor, StoreHandler
+
+__all__ = ["add_dry_run", "add_output", "add_tmux", "run_cli_operation"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_DEBT, EXIT_REFUSED = 0, 1, 2, 3, 4
 EXIT_BY_STATUS = {"ok": EXIT_OK, "error": EXIT_ERROR, "debt": EXIT_DEBT, "refused": EXIT_REFUSED}
 TextRenderer = Callable[[dict[str, Any]], str]
-
-
-def add_output(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-o", "--output", choices=("text", "json"), default="text",
-                        help="text for people, json (one object on stdout) for programs")
-
-
-def add_tmux(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tmux-socket", metavar="NAME", default=None,
-                        help="use the private tmux server `tmux -L NAME` (default: $PANEFLEET_TMUX_SOCKET)")
-
-
-def add_dry_run(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the predicted plan (real reads, predicted changes) and change nothing")
 
 
 def tmux_socket(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from returns.result import Failure
 
 from pure import model as m
 from pure import tmux as t
@@ -112,3 +113,32 @@ def test_parse_goldens(goldens: Goldens) -> None:
         "description": "show-option -qv -p -t PANE @omx_team_pane_owner_id answer -> value|missing|error",
         "cases": owners,
     })
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_fields = st.tuples(
+    st.sampled_from(["%1", "%2", "%21", "%210", "%021", "21", "%", "%2a", "%٤"]),
+    st.sampled_from(["0", "1", "2", "", " 0"]),
+    st.sampled_from(["1", "42421", "0", "00", "007", "", "-1", "9007199254740991", "9007199254740992",
+                     "0009007199254740991", "12345678901234567890", " 5", "5\r"]),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_fields, max_size=5), st.sampled_from(["\n", "\r\n"]), st.booleans(), st.sampled_from(["%21", "%1", "%210"]))
+def test_fast_path_agrees_with_the_row_parser(rows: list[tuple[str, str, str]], eol: str, final: bool, target: str) -> None:
+    text = eol.join("\t".join(r) for r in rows) + (eol if final and rows else "")
+    fast = t.verdict_from_answer(target, m.Proc(exit_code=0, stdout=text))
+    parsed = t.parse_pane_table(text)
+    if isinstance(parsed, Failure):
+        assert (fast.status, fast.reason) == ("unavailable", "malformed_snapshot")
+        return
+    row = parsed.unwrap().get(target)
+    if row is None:
+        assert (fast.status, fast.reason) == ("gone", "absent")
+    elif row.pid is None:
+        assert fast.reason == "malformed_snapshot"
+    else:
+        assert (fast.status, fast.pid) == ("gone" if row.dead else "live", row.pid)
