@@ -95,7 +95,7 @@ class Executor:
             except FileNotFoundError:
                 return m.FileData(content=None)
             except OSError as exc:
-                return m.FileData(content=None, error=f"{type(exc).__name__}: {exc.strerror or exc}")
+                return m.FileData(content=None, error=os_error(exc))
             try:
                 return m.FileData(content=data.decode("utf-8"))
             except UnicodeDecodeError:
@@ -114,7 +114,7 @@ class Executor:
             except FileNotFoundError:
                 return m.Listing(names=None)
             except OSError as exc:
-                return m.Listing(names=None, error=f"{type(exc).__name__}: {exc.strerror or exc}")
+                return m.Listing(names=None, error=os_error(exc))
         if isinstance(step, m.Stat):
             return m.Value(value=_stat(Path(step.path)))
         if isinstance(step, m.RealPath):
@@ -179,9 +179,15 @@ def _stat(path: Path) -> str:
     return "other"
 
 
+def os_error(exc: OSError) -> str:
+    """``ErrorName: reason: path`` — stable, and names what was wrong."""
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{type(exc).__name__}: {exc.strerror or exc}{where}"
+
+
 def _ack(action: Callable[[], object]) -> m.Ack:
     try:
         action()
     except OSError as exc:
-        return m.Ack(ok=False, error=f"{type(exc).__name__}: {exc.strerror or exc}")
+        return m.Ack(ok=False, error=os_error(exc))
     return m.Ack(ok=True)
