@@ -1,0 +1,111 @@
+"""Worker startup script (spec §7.7): ``runtime/worker-<N>-startup.sh``, rendered as text.
+
+Layout, line by line (no trailing newline, exactly as oh-my-codex writes it)::
+
+    #!/bin/sh
+    set -eu
+    unset OMX_TMUX_HUD_OWNER OMX_TMUX_HUD_LEADER_PANE
+    cd '<worker cwd>'
+    export KEY='value'            # one per startup env entry, in order
+    exec '<shell>' -c '<inner>'
+
+``<inner>`` is ``[if [ -f <rc> ]; then . <rc>; fi⏎][export PATH='<node dir>':$PATH⏎]exec '<cli>' '<arg>'…``.
+Every word is single-quoted (``'`` becomes ``'\\''``), and the inner command is quoted once more
+as the ``-c`` operand, so no team name, task text, argument or path can change what executes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from typing import Final
+
+from returns.result import Failure, Result, Success
+
+from pure.omx.launch import HUD_OWNERSHIP_ENV, LaunchPlan, js_trim, posix_join
+
+_ENV_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ZSH_CANDIDATES: Final = ("/bin/zsh", "/usr/bin/zsh", "/usr/local/bin/zsh", "/opt/local/bin/zsh", "/opt/homebrew/bin/zsh")
+BASH_CANDIDATES: Final = ("/bin/bash", "/usr/bin/bash")
+
+
+def shell_quote(value: str) -> str:
+    """POSIX single quoting: ``'…'`` with each ``'`` spelled ``'\\''``."""
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def choose_worker_shell(
+    shell_env: str | None, existing_paths: Collection[str], *, msys: bool = False
+) -> tuple[str, str | None]:
+    """(shell, rc file) as oh-my-codex picks it: $SHELL if it is an existing zsh/bash, else the first
+    existing zsh then bash candidate, else ``/bin/sh``. ``existing_paths`` is what the shell found on disk."""
+    if msys:
+        return "/bin/sh", None
+    if shell_env and js_trim(shell_env) and shell_env in existing_paths:
+        if shell_env.lower().endswith("/zsh"):
+            return shell_env, "~/.zshrc"
+        if shell_env.lower().endswith("/bash"):
+            return shell_env, "~/.bashrc"
+    for candidate in ZSH_CANDIDATES:
+        if candidate in existing_paths:
+            return candidate, "~/.zshrc"
+    for candidate in BASH_CANDIDATES:
+        if candidate in existing_paths:
+            return candidate, "~/.bashrc"
+    return "/bin/sh", None
+
+
+def should_source_shell_rc(env: Mapping[str, str]) -> bool:
+    """``OMX_TMUX_SOURCE_SHELL_RC`` trimmed equals ``1`` (process env overlaid with the worker's extra env)."""
+    return js_trim(env.get("OMX_TMUX_SOURCE_SHELL_RC", "")) == "1"
+
+
+def leader_node_dir(node_path: str) -> str:
+    """The directory put first on PATH: ``node_path`` minus its last component, or '' for a bare name."""
+    if "/" not in node_path and "\\" not in node_path:
+        return ""
+    return re.sub(r"[\\/][^\\/]+\Z", "", node_path)
+
+
+def inner_command(plan: LaunchPlan, *, rc_file: str | None = None, source_rc: bool = False) -> str:
+    """The ``-c`` operand: optional rc sourcing, PATH bootstrap, then ``exec`` of the CLI."""
+    rc = f"if [ -f {rc_file} ]; then . {rc_file}; fi\n" if source_rc and rc_file else ""
+    node_dir = leader_node_dir(plan.leader_node_path)
+    path = f"export PATH={shell_quote(node_dir)}:$PATH\n" if node_dir else ""
+    words = [shell_quote(plan.command), *(shell_quote(arg) for arg in plan.argv)]
+    return f"{rc}{path}exec {' '.join(words)}"
+
+
+def render_startup_script(
+    plan: LaunchPlan,
+    *,
+    worker_cwd: str,
+    shell: str,
+    rc_file: str | None = None,
+    source_rc: bool = False,
+) -> Result[str, str]:
+    """The startup script text, or ``invalid worker startup env key: <key>``."""
+    exports: list[str] = []
+    for key, value in plan.startup_env:
+        if _ENV_KEY.fullmatch(key) is None:
+            return Failure(f"invalid worker startup env key: {key}")
+        exports.append(f"export {key}={shell_quote(value)}")
+    lines = [
+        "#!/bin/sh",
+        "set -eu",
+        "unset " + " ".join(HUD_OWNERSHIP_ENV),
+        f"cd {shell_quote(worker_cwd)}",
+        "\n".join(exports),
+        f"exec {shell_quote(shell)} -c {shell_quote(inner_command(plan, rc_file=rc_file, source_rc=source_rc))}",
+    ]
+    return Success("\n".join(line for line in lines if line != ""))
+
+
+def startup_script_path(state_root: str, team_name: str, worker_index: int) -> str:
+    """``<stateRoot>/team/<team>/runtime/worker-<N>-startup.sh`` (``path.join`` normalised)."""
+    return posix_join(state_root, "team", team_name, "runtime", f"worker-{worker_index}-startup.sh")
+
+
+def startup_command(script_path: str) -> str:
+    """What is typed into the new pane: ``exec /bin/sh '<script>'``."""
+    return f"exec /bin/sh {shell_quote(script_path)}"
