@@ -285,17 +285,16 @@ def config_from_manifest(manifest: Json, generation: int) -> Json:
         "workers": workers,
         "created_at": manifest.get("created_at"),
     }
-    for key in _FROM_MANIFEST:
-        if key in manifest and manifest[key] is not None or key in ("leader_pane_id", "hud_pane_id"):
-            out[key] = manifest.get(key)
+    for key in _FROM_MANIFEST:  # JSON.stringify drops undefined, keeps null: copy present keys only
+        if key in manifest:
+            out[key] = manifest[key]
     out["leader_pane_pid"] = manifest.get("leader_pane_pid")
     out["hud_pane_pid"] = manifest.get("hud_pane_pid")
     owner = _owner(manifest.get("tmux_pane_owner_id"))
     if owner is not None:
         out["tmux_pane_owner_id"] = owner
     out["config_generation"] = generation
-    return {k: v for k, v in out.items() if v is not None or k in (
-        "leader_pane_id", "hud_pane_id", "leader_pane_pid", "hud_pane_pid")}
+    return out
 
 
 @frozen
