@@ -30,6 +30,8 @@ OPERATION_MODULES: tuple[str, ...] = (
     "pure.herdr.ops",
     "pure.team_ops",
     "pure.omx.scale_up",
+    "pure.omx.scale_down",
+    "pure.omx.tasks",
 )
 
 

@@ -1,0 +1,533 @@
+"""Scale-down cleanup debt: the ``.scale-down-cleanup-debt.json`` record and its reconciliation.
+
+Record (spec §10.5; key order as oh-my-codex writes it)::
+
+    {schema_version: 1, operation: "scale_down",
+     status: "pending_teardown" | "resource_cleanup_pending" | "unresolved",
+     created_at, removed_worker_names: [...],
+     workers: [{name, index, pane_id, pid|null}],          removed workers with a %N pane
+     resource_workers: [{name, worktree_*?, team_state_root?}],
+     updated_at?, unresolved_panes?: [{name, index, pane_id, pid|null}], reasons?: [...]}
+
+``reconcile(ctx, held)`` is oh-my-codex's ``reconcileScaleDownCleanupDebt`` (spec §11): under the
+membership barrier and from canonical state only, it validates the whole record before any tmux
+call (``scale_down_cleanup_debt_malformed``), discards pre-commit debt while the removed workers
+are still canonical, refuses survivor collisions, re-proves every debt pane (``L``, identity,
+``S``, then the §4.5 teardown), and finally cleans worker resources (root ``AGENTS.md`` restore,
+``git worktree remove --force``, ``rm -rf workers/<w>``) before deleting the record. Its answer is
+the JSON object oh-my-codex returns: ``{"ok": true}`` or ``{"ok": false, "error": ...}``.
+
+``explain(record, ...)`` turns a record into the human report of ``panefleet team debt show``.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import frozen
+
+from pure import model as m
+from pure import tmux as t
+from pure.omx import locks, txn
+from pure.omx.paths import is_same_or_inside_path
+from pure.omx.state import Json, TeamPaths, TeamState, is_positive_int, render_json
+from pure.program import Gen, PlanError, expect, fail
+
+REMOVED_NAME_RE = re.compile(r"worker-[0-9]+")
+MALFORMED = "scale_down_cleanup_debt_malformed"
+RESOURCE_KEYS = ("worktree_path", "worktree_repo_root", "worktree_branch", "worktree_detached",
+                 "worktree_created", "team_state_root")
+BOOL_KEYS = ("worktree_detached", "worktree_created")
+
+
+@frozen(kw_only=True)
+class DebtPane:
+    name: str
+    index: int
+    pane_id: str
+    pid: int | None
+
+    def to_json(self) -> Json:
+        return {"name": self.name, "index": self.index, "pane_id": self.pane_id, "pid": self.pid}
+
+
+@frozen(kw_only=True)
+class Ctx:
+    """Where a team lives: the state root derived from cwd, and the leader's cwd."""
+
+    paths: TeamPaths
+    cwd: str
+
+
+def team_state_root(ctx: Ctx, state: TeamState) -> str:
+    value = state.config.get("team_state_root")
+    return value if isinstance(value, str) and value else ctx.paths.state_root
+
+
+def record_paths(ctx: Ctx, state: TeamState) -> TeamPaths:
+    """Paths under the team's own ``team_state_root`` (debt file, worker dirs)."""
+    return TeamPaths(team_state_root(ctx, state), ctx.paths.team)
+
+
+# ------------------------------------------------------------------------------------------ record
+
+
+def pane_of(worker: Mapping[str, Any]) -> DebtPane | None:
+    pane = worker.get("pane_id")
+    if not t.is_pane_id(pane):
+        return None
+    pid = worker.get("pid")
+    return DebtPane(name=str(worker.get("name")), index=int(worker.get("index") or 0), pane_id=str(pane),
+                    pid=pid if t.is_positive_pid(pid) else (pid if pid is not None else None))
+
+
+def base_record(workers: list[Json], created_at: str) -> Json:
+    """The ``pending_teardown`` record written before the membership commit."""
+    panes = []
+    for w in workers:
+        if t.is_pane_id(w.get("pane_id")):
+            panes.append({"name": w.get("name"), "index": w.get("index"), "pane_id": w.get("pane_id"),
+                          "pid": w.get("pid")})
+    resources = []
+    for w in workers:
+        entry: Json = {"name": w.get("name")}
+        for key in RESOURCE_KEYS:
+            if key in w and w[key] is not None:
+                entry[key] = w[key]
+        resources.append(entry)
+    return {
+        "schema_version": 1,
+        "operation": "scale_down",
+        "status": "pending_teardown",
+        "created_at": created_at,
+        "removed_worker_names": [w.get("name") for w in workers],
+        "workers": panes,
+        "resource_workers": resources,
+    }
+
+
+def rewrite(record: Json, status: str, updated_at: str, unresolved: list[Json] | None,
+            reasons: list[str] | None) -> Json:
+    """Keep every previous key; overwrite status, updated_at, unresolved_panes and reasons."""
+    out = dict(record)
+    out["status"] = status
+    out["updated_at"] = updated_at
+    if unresolved is not None:
+        out["unresolved_panes"] = unresolved
+    if reasons is not None:
+        out["reasons"] = reasons
+    return out
+
+
+# ---------------------------------------------------------------------------------------- validate
+
+
+def _removed_names(debt: Json) -> list[str] | None:
+    names = debt.get("removed_worker_names")
+    if isinstance(names, list):
+        out = names
+    elif isinstance(debt.get("workers"), list):
+        out = [w.get("name") for w in debt["workers"] if isinstance(w, dict) and isinstance(w.get("name"), str)]
+    else:
+        out = []
+    if not out or any(not isinstance(n, str) or REMOVED_NAME_RE.fullmatch(n) is None for n in out):
+        return None
+    if len(set(out)) != len(out):
+        return None
+    return [str(n) for n in out]
+
+
+def _resources(debt: Json, names: list[str]) -> list[Json] | None:
+    resources = debt.get("resource_workers")
+    if not isinstance(resources, list) or len(resources) != len(names):
+        return None
+    seen: set[str] = set()
+    for r in resources:
+        if not isinstance(r, dict) or not isinstance(r.get("name"), str) or r["name"] not in names \
+                or r["name"] in seen:
+            return None
+        for key in RESOURCE_KEYS:
+            if key in r and r[key] is not None:
+                kind = bool if key in BOOL_KEYS else str
+                if type(r[key]) is not kind:
+                    return None
+            elif key in r:  # an explicit null is not "undefined"
+                return None
+        seen.add(r["name"])
+    return resources
+
+
+def _pane_ok(pane: object, names: list[str], leader: str, hud: str) -> DebtPane | None:
+    if not isinstance(pane, dict):
+        return None
+    name, index, pane_id = pane.get("name"), pane.get("index"), pane.get("pane_id")
+    if not isinstance(name, str) or name not in names:
+        return None
+    if not is_positive_int(index) or index != int(name[len("worker-"):]):
+        return None
+    if not t.is_pane_id(pane_id) or pane_id in (leader, hud):
+        return None
+    if "pid" not in pane:
+        return None
+    pid = pane["pid"]
+    if pid is not None and not t.is_positive_pid(pid):
+        return None
+    return DebtPane(name=name, index=index, pane_id=str(pane_id), pid=pid)
+
+
+def debt_panes(debt: Json, names: list[str], leader: object, hud: object) -> list[DebtPane] | None:
+    """Validate ``workers`` and ``unresolved_panes``; the panes to act on (unresolved if any)."""
+    workers, unresolved = debt.get("workers"), debt.get("unresolved_panes")
+    if not isinstance(workers, list) or (unresolved is not None and not isinstance(unresolved, list)):
+        return None
+    lead = leader.strip() if isinstance(leader, str) else ""
+    head = hud.strip() if isinstance(hud, str) else ""
+    by_name: dict[str, DebtPane] = {}
+    pane_ids: set[str] = set()
+    for w in workers:
+        pane = _pane_ok(w, names, lead, head)
+        if pane is None or pane.name in by_name or pane.pane_id in pane_ids:
+            return None
+        by_name[pane.name] = pane
+        pane_ids.add(pane.pane_id)
+    chosen: list[DebtPane] = []
+    seen_names: set[str] = set()
+    seen_ids: set[str] = set()
+    for u in unresolved or []:
+        pane = _pane_ok(u, names, lead, head)
+        if pane is None or pane.name in seen_names or pane.pane_id in seen_ids or by_name.get(pane.name) != pane:
+            return None
+        seen_names.add(pane.name)
+        seen_ids.add(pane.pane_id)
+        chosen.append(pane)
+    return chosen if chosen else list(by_name.values())
+
+
+def _exists(path: str) -> Gen[bool]:
+    kind = yield from expect(m.Stat(path=path), m.Value)
+    return kind.value != "absent"
+
+
+def _realpath(path: str) -> Gen[str]:
+    value = yield from expect(m.RealPath(path=path), m.Value)
+    return value.value
+
+
+def _nearest_existing(path: str) -> Gen[str | None]:
+    candidate = posixpath.normpath(path)
+    while True:
+        if (yield from _exists(candidate)):
+            return candidate
+        parent = posixpath.dirname(candidate)
+        if parent == candidate:
+            return None
+        candidate = parent
+
+
+def _contained(path: str, root: str) -> Gen[bool]:
+    existing = yield from _nearest_existing(path)
+    if existing is None:
+        return False
+    real = yield from _realpath(existing)
+    return is_same_or_inside_path(real, root, "posix")
+
+
+def repo_root(cwd: str) -> Gen[str]:
+    """realpath of ``git rev-parse --show-toplevel`` from the leader cwd, else realpath(cwd)."""
+    root = yield from _realpath(cwd)
+    proc = yield from expect(m.Run(tool="git", args=("rev-parse", "--show-toplevel"), cwd=cwd), m.Proc)
+    reported = proc.stdout.strip()
+    if proc.exit_code == 0 and reported:
+        root = yield from _realpath(posixpath.normpath(posixpath.join(cwd, reported)))
+    return root
+
+
+def _is_normal_abs(value: str) -> bool:
+    return value.startswith("/") and posixpath.normpath(value) == value and not value.startswith("//")
+
+
+def resources_valid(ctx: Ctx, team_root: str, resources: list[Json]) -> Gen[bool]:
+    """Every resource path is exactly where this team's workers live (no traversal, no symlinks)."""
+    if not (yield from _exists(ctx.cwd)) or not (yield from _exists(team_root)):
+        return False
+    repo = yield from repo_root(ctx.cwd)
+    state_root = yield from _realpath(team_root)
+    workers_root = posixpath.join(state_root, "team", ctx.paths.team, "workers")
+    for r in resources:
+        name = r["name"]
+        if not (yield from _contained(posixpath.join(workers_root, name), state_root)):
+            return False
+        tsr = r.get("team_state_root")
+        if tsr is not None and (not _is_normal_abs(tsr) or tsr != state_root):
+            return False
+        path = r.get("worktree_path")
+        if path is None:
+            if any(k in r for k in RESOURCE_KEYS if k not in ("worktree_path", "team_state_root")):
+                return False
+            continue
+        expected = posixpath.join(repo, ".omx", "team", ctx.paths.team, "worktrees", name)
+        root_field = r.get("worktree_repo_root")
+        if not _is_normal_abs(path) or path != expected:
+            return False
+        if root_field is not None and (not _is_normal_abs(root_field) or root_field != repo):
+            return False
+        if r.get("worktree_created") is True and (not isinstance(root_field, str)
+                                                  or not isinstance(r.get("worktree_detached"), bool)):
+            return False
+        if not (yield from _contained(expected, repo)):
+            return False
+        if (yield from _exists(expected)) and (yield from _realpath(expected)) != expected:
+            return False
+    return True
+
+
+# -------------------------------------------------------------------------------------- reconcile
+
+
+def _err(message: str) -> Json:
+    return {"ok": False, "error": message}
+
+
+def _identity_matches(paths: TeamPaths, pane: DebtPane) -> Gen[bool]:
+    text = yield from expect(m.ReadFile(path=paths.worker_file(pane.name, "identity.json")), m.FileData)
+    if text.content is None:
+        return False
+    try:
+        identity = json.loads(text.content)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    if not isinstance(identity, dict):
+        return False
+    return (identity.get("name") == pane.name and _same_number(identity.get("index"), pane.index)
+            and identity.get("pane_id") == pane.pane_id and _same_number(identity.get("pid"), pane.pid))
+
+
+def _same_number(a: object, b: object) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return type(a) in (int, float) and type(b) in (int, float) and a == b and not isinstance(a, bool)
+
+
+def _settle_pane(pane: DebtPane, owner_id: str, state: TeamState, paths: TeamPaths) -> Gen[list[str]]:
+    """Re-prove one debt pane and tear it down when every authority agrees. [] = resolved."""
+    proof = yield from t.prove(pane.pane_id)
+    if proof.gone:
+        return []
+    if proof.unavailable:
+        return [f"{pane.pane_id}:{proof.code()}"]
+    if pane.pid is None:
+        return [f"{pane.pane_id}:legacy_pid_missing_live"]
+    if proof.pid != pane.pid:
+        return [f"{pane.pane_id}:pane_pid_changed"]
+    if not (yield from _identity_matches(paths, pane)):
+        return [f"{pane.pane_id}:worker_identity_unavailable"]
+    if not owner_id:
+        return [f"{pane.pane_id}:team_owner_unavailable"]
+    owner = yield from t.read_owner(pane.pane_id)
+    if owner.kind == "error":
+        return [f"{pane.pane_id}:team_owner_unavailable"]
+    if owner.kind != "value" or owner.value != owner_id:
+        return [f"{pane.pane_id}:team_owner_mismatch"]
+    report = yield from t.teardown(
+        [t.TeardownTarget(pane_id=pane.pane_id, pid=pane.pid)], owner_id=owner_id, authorize=True,
+        leader_pane_id=_str_or_none(state.config.get("leader_pane_id")),
+        hud_pane_id=_str_or_none(state.config.get("hud_pane_id")))
+    if pane.pane_id in report.resolved_ids():
+        return []
+    reasons = [f"{r.pane_id}:{r.reason}" for r in report.proof_failures()]
+    reasons += [f"{p}:kill_failed" for p in report.failed_kills()]
+    if not reasons:
+        reasons.append(f"{pane.pane_id}:teardown_unresolved")
+    return reasons
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def owner_id_of(state: TeamState) -> str:
+    value = state.config.get("tmux_pane_owner_id")
+    return value.strip() if isinstance(value, str) else ""
+
+
+def reconcile(ctx: Ctx, held: locks.Barrier | None = None) -> Gen[Json]:
+    """oh-my-codex ``reconcileScaleDownCleanupDebt``; answers its JSON result."""
+    return (yield from locks.with_barrier(ctx.paths, lambda b: _reconcile(ctx, b), held=held))
+
+
+def _reconcile(ctx: Ctx, barrier: locks.Barrier) -> Gen[Json]:
+    state = yield from txn.load_team(ctx.paths, barrier)
+    if state is None:
+        return _err(f"Team {ctx.paths.team} not found")
+    rpaths = record_paths(ctx, state)
+    text = yield from txn.read_text(rpaths.debt)
+    if text is None:
+        return {"ok": True}
+    try:
+        debt = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return _err(f"scale_down_cleanup_debt_unreadable:SyntaxError: {exc.msg}")
+    if not isinstance(debt, dict) or debt.get("schema_version") != 1 or type(debt.get("schema_version")) is bool \
+            or debt.get("operation") != "scale_down":
+        return _err(MALFORMED)
+    names = _removed_names(debt)
+    if names is None:
+        return _err(MALFORMED)
+    resources = _resources(debt, names)
+    if resources is None:
+        return _err(MALFORMED)
+    if not (yield from resources_valid(ctx, rpaths.state_root, resources)):
+        return _err(MALFORMED)
+    panes = debt_panes(debt, names, state.config.get("leader_pane_id"), state.config.get("hud_pane_id"))
+    if panes is None:
+        return _err(MALFORMED)
+    workers = [w for w in state.config.get("workers", []) if isinstance(w, dict)]
+    canonical = [n for n in names if any(w.get("name") == n for w in workers)]
+    if len(canonical) == len(names):
+        yield from txn.remove_file(rpaths.debt, note="debt")
+        return {"ok": True}
+    if canonical:
+        return _err("scale_down_cleanup_debt_membership_inconsistent")
+    survivors = [w for w in workers if w.get("name") not in names]
+    for pane in panes:
+        for w in survivors:
+            if w.get("pane_id") == pane.pane_id or (pane.pid is not None and w.get("pid") == pane.pid):
+                return _err(MALFORMED)
+    owner_id = owner_id_of(state)
+    reasons: list[str] = []
+    unresolved: list[DebtPane] = []
+    for pane in panes:
+        found = yield from _settle_pane(pane, owner_id, state, rpaths)
+        if found:
+            unresolved.append(pane)
+            reasons.extend(found)
+    now = (yield from expect(m.Clock(), m.Value)).value if unresolved else ""
+    if unresolved:
+        record = rewrite(debt, "unresolved", now, [p.to_json() for p in unresolved], reasons)
+        yield from txn.write_text(rpaths.debt, render_json(record), note="debt")
+        return _err("scale_down_cleanup_debt_unresolved:" + ",".join(p.pane_id for p in unresolved))
+    try:
+        yield from cleanup_resources(ctx, rpaths, resources)
+    except PlanError as error:
+        detail = f"Error: {error.outcome.message}"
+        now = (yield from expect(m.Clock(), m.Value)).value
+        record = rewrite(debt, "resource_cleanup_pending", now, [], [f"resource_cleanup_failed:{detail}"])
+        yield from txn.write_text(rpaths.debt, render_json(record), note="debt")
+        return _err(f"scale_down_cleanup_debt_resource_cleanup_failed:{detail}")
+    yield from txn.remove_file(rpaths.debt, note="debt")
+    return {"ok": True}
+
+
+# -------------------------------------------------------------------------------- resource cleanup
+
+
+def _git(cwd: str, *args: str, mutates: bool = False) -> Gen[m.Proc]:
+    return (yield from expect(m.Run(tool="git", args=args, cwd=cwd, mutates=mutates), m.Proc))
+
+
+def restore_root_agents(rpaths: TeamPaths, name: str, worktree: str) -> Gen[None]:
+    """Put back the worktree root ``AGENTS.md`` the worker overlay replaced (from its backup)."""
+    proc = yield from _git(worktree, "rev-parse", "--git-path", "omx/root-agents-backup.json")
+    reported = proc.stdout.strip() if proc.exit_code == 0 else ""
+    backup_path = posixpath.normpath(posixpath.join(worktree, reported)) if reported \
+        else rpaths.worker_file(name, "root-agents-backup.json")
+    data = yield from expect(m.ReadFile(path=backup_path), m.FileData)
+    try:
+        backup = json.loads(data.content) if data.content is not None else None
+    except (json.JSONDecodeError, RecursionError):
+        backup = None
+    if not isinstance(backup, dict):
+        return
+    if backup.get("tracked") and backup.get("skipWorktreeApplied"):
+        yield from _git(worktree, "update-index", "--no-skip-worktree", "AGENTS.md", mutates=True)
+    agents = posixpath.join(worktree, "AGENTS.md")
+    if backup.get("existed"):
+        previous = backup.get("previousContent")
+        yield from txn.write_text(agents, previous if isinstance(previous, str) else "", note="restore AGENTS.md")
+    else:
+        yield from expect(m.RemovePath(path=agents), m.Ack)
+    yield from expect(m.RemovePath(path=backup_path), m.Ack)
+
+
+def cleanup_resources(ctx: Ctx, rpaths: TeamPaths, resources: list[Json]) -> Gen[None]:
+    present: dict[str, bool] = {}
+    for r in resources:
+        path = r.get("worktree_path")
+        if isinstance(path, str) and path:
+            present[r["name"]] = yield from _exists(path)
+            if present[r["name"]]:
+                yield from restore_root_agents(rpaths, r["name"], path)
+    errors: list[str] = []
+    created = [r for r in resources if r.get("worktree_created") is True and present.get(r["name"])
+               and isinstance(r.get("worktree_repo_root"), str) and isinstance(r.get("worktree_detached"), bool)]
+    for r in reversed(created):
+        proc = yield from _git(r["worktree_repo_root"], "worktree", "remove", "--force", r["worktree_path"],
+                               mutates=True)
+        if proc.exit_code != 0:
+            errors.append(f"remove:{r['worktree_path']}:{proc.stderr.strip() or f'exit_{proc.exit_code}'}")
+    if errors:
+        raise fail("worktree_rollback_failed:" + " | ".join(errors))
+    for r in resources:
+        ack = yield from expect(m.RemovePath(path=rpaths.worker_dir(r["name"]), recursive=True, note="worker dir"),
+                                m.Ack)
+        if not ack.ok:
+            raise fail(ack.error)
+
+
+# ------------------------------------------------------------------------------------------ explain
+
+
+REASON_TEXT = {
+    "legacy_pid_missing_live": "the record has no pinned pid and a live pane holds that id; "
+                               "it can only converge once a fresh proof shows the pane gone",
+    "query_failed": "the tmux pane table could not be read",
+    "malformed_snapshot": "tmux answered with a pane table that does not parse",
+    "invalid_pane_id": "the recorded pane id is not a %N id",
+    "pane_pid_changed": "the pane now runs another process (or its owner tag changed): not ours to kill",
+    "kill_failed": "kill-pane failed or the pane was still live afterwards",
+    "worker_identity_unavailable": "the worker's identity.json no longer matches the recorded pane",
+    "team_owner_unavailable": "the pane's owner tag could not be read",
+    "team_owner_mismatch": "the pane is tagged for another team (or untagged)",
+    "teardown_unresolved": "teardown did not resolve the pane",
+}
+
+
+def explain(debt: Json | None, text: str | None, team: str) -> Json:
+    """The debt record as a report: panes, why each is unresolved, what a retry would do."""
+    if text is None:
+        return {"ok": True, "team": team, "debt": None, "summary": "no cleanup debt recorded"}
+    if debt is None:
+        return {"ok": True, "team": team, "debt": None, "summary": "the debt file is not valid JSON; reconcile "
+                "will answer scale_down_cleanup_debt_unreadable until it is repaired by hand"}
+    raw_reasons = debt.get("reasons")
+    reasons = [r for r in raw_reasons if isinstance(r, str)] if isinstance(raw_reasons, list) else []
+    raw_unresolved, raw_workers = debt.get("unresolved_panes"), debt.get("workers")
+    unresolved: list[Any] = raw_unresolved if isinstance(raw_unresolved, list) else []
+    workers: list[Any] = raw_workers if isinstance(raw_workers, list) else []
+    panes = unresolved or workers
+    rows = []
+    for pane in panes:
+        if not isinstance(pane, dict):
+            continue
+        pid = pane.get("pane_id")
+        why = [r.split(":", 1)[1] for r in reasons if r.split(":", 1)[0] == pid]
+        rows.append({"worker": pane.get("name"), "pane_id": pid, "pid": pane.get("pid"),
+                     "reasons": why, "explained": [REASON_TEXT.get(w, w) for w in why]})
+    status = debt.get("status")
+    retry = {
+        "pending_teardown": "if the removed workers are still members the commit never happened and the record "
+                            "is discarded; otherwise every pane is re-proved and torn down, then resources cleaned",
+        "unresolved": "every listed pane is re-proved (L), its identity and owner tag checked, and only then "
+                      "killed (L S L kill-pane L); panes that cannot be proved stay as debt",
+        "resource_cleanup_pending": "panes are resolved; worktrees and worker directories are removed",
+    }.get(str(status), "reconcile validates the record first and refuses it if malformed")
+    return {
+        "ok": True, "team": team, "status": status, "created_at": debt.get("created_at"),
+        "updated_at": debt.get("updated_at"), "removed_workers": debt.get("removed_worker_names"),
+        "panes": rows, "other_reasons": [r for r in reasons if not r.startswith("%")],
+        "retry": retry, "debt": debt,
+    }

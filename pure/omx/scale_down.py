@@ -1,0 +1,447 @@
+"""oh-my-codex 0.20.3 ``scaleDown`` as a pure program (spec §10), plus ``team.debt_*`` operations.
+
+Order: gate → scaling lock → canonical read under the barrier → reconcile prior debt → select
+targets → snapshot and mark ``draining`` → (drain wait) → under the barrier and every non-terminal
+task's claim lock: canonical re-read, snapshot, ``pending_teardown`` debt, membership/task commit
+(roll-forward journal), verification, pane teardown (§4.5) → unresolved panes end as debt with the
+status artefacts restored byte for byte; otherwise reconcile (resource cleanup) → event → result.
+
+Results are oh-my-codex's JSON: ``{"ok": true, "removedWorkers": [...], "newWorkerCount": N}`` or
+``{"ok": false, "error": ...}``. Outcome status: ``ok``; ``debt`` when panes or resources are left
+as recorded debt; ``refused`` for argument/selection errors (nothing changed); ``error`` otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from typing import Any
+
+from attrs import field, frozen
+
+from pure import model as m
+from pure import ops
+from pure import tmux as t
+from pure.omx import debt as d
+from pure.omx import locks, txn
+from pure.omx.names import sanitize_team_name
+from pure.omx.state import Json, TeamPaths, TeamState, render_json, resolve_state_root, worker_status
+from pure.omx.tasks import TERMINAL, list_tasks, parse_iso_ms, read_task
+from pure.program import Gen, PlanError, Program, expect, fail
+
+DISABLED = "Dynamic scaling is disabled. Set OMX_TEAM_SCALING_ENABLED=1 to enable."
+ALL_WORKERS = "Cannot remove all workers \u2014 at least 1 must remain"
+DRAIN_POLL_MS = 2000
+
+
+def scaling_enabled(env: dict[str, str]) -> bool:
+    raw = env.get("OMX_TEAM_SCALING_ENABLED")
+    return bool(raw) and raw.strip().lower() in ("1", "true", "yes", "on", "enabled")  # type: ignore[union-attr]
+
+
+@frozen(kw_only=True)
+class ScaleDownRequest:
+    team: str
+    cwd: str
+    env: dict[str, str] = field(factory=dict)
+    worker_names: tuple[str, ...] = ()
+    count: int | None = None
+    force: bool = False
+    drain_timeout_ms: int = 30_000
+
+
+@frozen(kw_only=True)
+class DebtRequest:
+    team: str
+    cwd: str
+    env: dict[str, str] = field(factory=dict)
+
+
+def _team(name: str) -> str:
+    sanitized = sanitize_team_name(name)
+    if not sanitized.map(lambda _: True).value_or(False):
+        raise fail(sanitized.failure())
+    return sanitized.unwrap()
+
+
+def context(team: str, cwd: str, env: dict[str, str]) -> d.Ctx:
+    return d.Ctx(paths=TeamPaths(resolve_state_root(cwd, env), team), cwd=cwd)
+
+
+def _err(message: str) -> Json:
+    return {"ok": False, "error": message}
+
+
+def _now() -> Gen[str]:
+    return (yield from expect(m.Clock(), m.Value)).value
+
+
+# ------------------------------------------------------------------------------------ status files
+
+
+@frozen
+class StatusSnapshot:
+    worker: str
+    path: str
+    text: str | None  # None: the file did not exist
+
+
+def _snapshot_status(rpaths: TeamPaths, worker: str) -> Gen[StatusSnapshot]:
+    path = rpaths.worker_file(worker, "status.json")
+    data = yield from expect(m.ReadFile(path=path), m.FileData)
+    if data.error:
+        raise fail(data.error)
+    return StatusSnapshot(worker, path, data.content)
+
+
+def _restore_statuses(snapshots: list[StatusSnapshot], workers: list[str]) -> Gen[None]:
+    for snap in snapshots:
+        if snap.worker not in workers:
+            continue
+        if snap.text is None:
+            yield from expect(m.RemovePath(path=snap.path, note="restore status"), m.Ack)
+        else:
+            yield from txn.write_text(snap.path, snap.text, note="restore status")
+
+
+def _status_state(paths: TeamPaths, worker: str) -> Gen[str]:
+    data = yield from expect(m.ReadFile(path=paths.worker_file(worker, "status.json")), m.FileData)
+    return str(worker_status(data.content).get("state"))
+
+
+# ----------------------------------------------------------------------------------------- program
+
+
+def _load(ctx: d.Ctx, held: locks.Barrier | None = None) -> Gen[TeamState | None]:
+    return (yield from locks.with_barrier(ctx.paths, lambda b: txn.load_team(ctx.paths, b), held=held))
+
+
+def _workers(state: TeamState) -> list[Json]:
+    return [w for w in state.config.get("workers", []) if isinstance(w, dict)]
+
+
+def _select(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[list[Json] | Json]:
+    workers = _workers(state)
+    team = ctx.paths.team
+    if req.worker_names:
+        targets = []
+        for name in req.worker_names:
+            found = next((w for w in workers if w.get("name") == name), None)
+            if found is None:
+                return _err(f"Worker {name} not found in team {team}")
+            targets.append(found)
+    else:
+        count = 1 if req.count is None else req.count
+        if count < 1:
+            return _err(f"count must be a positive integer (got {count})")
+        idle = []
+        for w in workers:
+            if (yield from _status_state(ctx.paths, str(w.get("name")))) in ("idle", "done", "unknown"):
+                idle.append(w)
+        if len(idle) < count and not req.force:
+            return _err(f"Not enough idle workers to remove: found {len(idle)}, requested {count}. "
+                        "Use force=true to remove busy workers.")
+        targets = idle[:count]
+        if req.force and len(targets) < count:
+            chosen = {w.get("name") for w in targets}
+            targets += [w for w in workers if w.get("name") not in chosen][: count - len(targets)]
+    if not targets:
+        return _err("No workers selected for removal")
+    if len(workers) - len(targets) < 1:
+        return _err(ALL_WORKERS)
+    return targets
+
+
+def _drain(ctx: d.Ctx, req: ScaleDownRequest, names: list[str]) -> Gen[None]:
+    """Wait until every target is idle/done/draining (it is: draining was just written)."""
+    start = parse_iso_ms((yield from _now())) or 0
+    deadline = start + req.drain_timeout_ms
+    now = start
+    while now < deadline:
+        states = []
+        for name in names:
+            states.append((yield from _status_state(ctx.paths, name)))
+        if all(s in ("idle", "done", "draining") for s in states):
+            return
+        yield from expect(m.Sleep(ms=DRAIN_POLL_MS), m.Ack)
+        now = parse_iso_ms((yield from _now())) or deadline
+
+
+def _next_task_bytes(task: Json) -> str:
+    out = dict(task)
+    out.pop("owner", None)
+    out.pop("claim", None)
+    if out.get("status") == "in_progress":
+        out["status"] = "pending"
+    version = task.get("version")
+    out["version"] = (max(1, int(version)) if isinstance(version, (int, float)) else 1) + 1
+    return render_json(out)
+
+
+def _references(task: Json, names: set[str]) -> bool:
+    claim = task.get("claim")
+    claim_owner = claim.get("owner") if isinstance(claim, dict) else None
+    return (task.get("owner") or "") in names or (claim_owner or "") in names
+
+
+@frozen
+class CommitOutcome:
+    removable: list[Json]
+    failure: Json | None
+    new_count: int
+    unresolved: list[d.DebtPane] = field(factory=list)
+    reasons: list[str] = field(factory=list)
+
+
+def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Json],
+                  snapshots: list[StatusSnapshot], barrier: locks.Barrier) -> Gen[CommitOutcome]:
+    paths = ctx.paths
+    state = yield from txn.load_team(paths, barrier)
+    if state is None:
+        raise fail("canonical_scale_down_config_missing")
+    canonical = _workers(state)
+    removable: list[Json] = []
+    for target in targets:
+        found = next((w for w in canonical if w.get("name") == target.get("name")), None)
+        if found is None:
+            raise fail("canonical_scale_down_membership_changed")
+        removable.append(found)
+    names = {str(w.get("name")) for w in removable}
+    rpaths = d.record_paths(ctx, state)
+    candidates = [tf.task_id for tf in (yield from list_tasks(paths)) if tf.task.get("status") not in TERMINAL]
+
+    def locked() -> Gen[CommitOutcome]:
+        tasks = yield from list_tasks(paths)
+        config_text = yield from txn.read_text(paths.config)
+        if config_text is None:
+            raise fail(f"ENOENT: no such file or directory, open '{paths.config}'")
+        manifest_text = yield from txn.read_text(paths.manifest)
+        reconciled = [tf for tf in tasks if tf.task.get("status") not in TERMINAL and _references(tf.task, names)]
+        task_old: dict[str, str | None] = {}
+        for tf in reconciled:
+            task_old[tf.task_id] = yield from txn.read_text(paths.task(tf.task_id))
+        marker = req.env.get("OMX_TEAM_SCALE_DOWN_POST_SNAPSHOT_MARKER")
+        if marker:
+            yield from txn.write_text(posixpath.join(ctx.cwd, marker), "snapshot-held\n", note="marker")
+        hold = _parse_int(req.env.get("OMX_TEAM_SCALE_DOWN_BOUNDARY_HOLD_MS", ""))
+        if hold is not None and hold > 0:
+            yield from expect(m.Sleep(ms=hold), m.Ack)
+        current = json.loads(config_text)
+        next_config = dict(current)
+        next_config["workers"] = [w for w in current.get("workers", []) if w.get("name") not in names]
+        next_config["worker_count"] = len(next_config["workers"])
+        next_manifest: str | None = None
+        if manifest_text is not None:
+            manifest = dict(json.loads(manifest_text))
+            manifest["workers"] = next_config["workers"]
+            manifest["worker_count"] = next_config["worker_count"]
+            next_manifest = render_json(manifest)
+        inject = req.env.get("OMX_TEAM_SCALE_DOWN_INJECT_FAILURE")
+        base = current.get("config_generation")
+        transaction = txn.Transaction(
+            base_generation=base if isinstance(base, int) and not isinstance(base, bool) else 0,
+            tasks=tuple(txn.TaskChange(tf.task_id, task_old[tf.task_id], _next_task_bytes(tf.task))
+                        for tf in reconciled),
+            config=txn.Change(config_text, render_json(next_config)),
+            manifest=txn.Change(manifest_text, next_manifest),
+            interrupt_after_first_task_write=inject == "after-first-task-write",
+            fail_rollback_persistence=inject == "rollback-persistence-failure",
+            recover_to_new_on_failure=True,
+        )
+        record = d.base_record(removable, (yield from _now()))
+        yield from txn.write_text(rpaths.debt, render_json(record), note="debt")
+        yield from txn.commit(paths, barrier, transaction)
+        committed = yield from txn.load_team(paths, barrier)
+        if committed is None or any(w.get("name") in names for w in _workers(committed)):
+            raise fail("canonical_scale_down_config_verification_failed")
+        for tf in reconciled:
+            again = yield from read_task(paths, tf.task_id)
+            if again is not None and _references(again, names):
+                raise fail(f"canonical_scale_down_task_verification_failed:{tf.task_id}")
+        new_count = committed.config.get("worker_count")
+        count = new_count if isinstance(new_count, int) else len(_workers(committed))
+        return (yield from _teardown(state, removable, snapshots, rpaths, record, count))
+
+    return (yield from locks.with_claim_locks(paths, candidates, locked))
+
+
+def _parse_int(text: str) -> int | None:
+    """``Number.parseInt(text, 10)``: leading whitespace, sign, digits; NaN ⇒ None."""
+    body = text.lstrip()
+    sign = 1
+    if body[:1] in "+-" and body[:1]:
+        sign = -1 if body[0] == "-" else 1
+        body = body[1:]
+    digits = ""
+    for ch in body:
+        if not ch.isdigit() or not ch.isascii():
+            break
+        digits += ch
+    return sign * int(digits) if digits else None
+
+
+def _teardown(state: TeamState, removable: list[Json], snapshots: list[StatusSnapshot], rpaths: TeamPaths,
+              record: Json, count: int) -> Gen[CommitOutcome]:
+    with_pane = [w for w in removable if t.is_pane_id(w.get("pane_id"))]
+    pinned = [w for w in with_pane if t.is_positive_pid(w.get("pid"))]
+    unpinned = [w for w in with_pane if w not in pinned]
+    resolved: set[str] = set()
+    unpinned_reasons: list[str] = []
+    for w in unpinned:
+        pane = str(w["pane_id"])
+        proof = yield from t.prove(pane)
+        if proof.gone:
+            resolved.add(pane)
+        elif proof.unavailable:
+            unpinned_reasons.append(f"{pane}:{proof.code()}")
+        else:
+            unpinned_reasons.append(f"{pane}:legacy_pid_missing_live")
+    owner_id = d.owner_id_of(state)
+    report = yield from t.teardown(
+        [t.TeardownTarget(pane_id=str(w["pane_id"]), pid=w["pid"]) for w in pinned],
+        owner_id=owner_id or None, authorize=True,
+        leader_pane_id=_str(state.config.get("leader_pane_id")), hud_pane_id=_str(state.config.get("hud_pane_id")))
+    resolved.update(report.resolved_ids())
+    unresolved = [w for w in removable if isinstance(w.get("pane_id"), str) and w["pane_id"] not in resolved]
+    if not unresolved:
+        done_record = d.rewrite(record, "resource_cleanup_pending", (yield from _now()), [], None)
+        yield from txn.write_text(rpaths.debt, render_json(done_record), note="debt")
+        return CommitOutcome(removable, None, count)
+    yield from _restore_statuses(snapshots, [str(w.get("name")) for w in unresolved])
+    proof_debt = unpinned_reasons + [f"{r.pane_id}:{r.reason}" for r in report.proof_failures()]
+    kill_debt = [f"{p}:kill_failed" for p in report.failed_kills()]
+    panes = [d.DebtPane(name=str(w.get("name")), index=w.get("index"), pane_id=w["pane_id"],  # type: ignore[arg-type]
+                        pid=w.get("pid")) for w in unresolved]
+    debt_record = d.rewrite(record, "unresolved", (yield from _now()), [p.to_json() for p in panes],
+                            proof_debt + kill_debt)
+    yield from txn.write_text(rpaths.debt, render_json(debt_record), note="debt")
+    if report.proof_failures():
+        error = "scale_down_pane_proof_unavailable:" + ",".join(proof_debt)
+    else:
+        failed = report.failed_kills()
+        prefix = f"pane_teardown_failed:{','.join(failed)};" if failed else ""
+        error = "scale_down_cleanup_debt:" + prefix + ";".join(f"pane_teardown_unresolved:{w['pane_id']}"
+                                                               for w in unresolved)
+    return CommitOutcome(removable, _err(error), count, panes, proof_debt + kill_debt)
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[tuple[Json, list[m.Debt]]]:
+    """The body under the scaling lock; answers oh-my-codex's result and the debt it leaves."""
+    state = yield from _load(ctx)
+    if state is None:
+        return _err(f"Team {ctx.paths.team} not found"), []
+    prior = yield from d.reconcile(ctx)
+    if not prior.get("ok"):
+        return prior, []
+    selected = yield from _select(ctx, req, state)
+    if isinstance(selected, dict):
+        return selected, []
+    rpaths = d.record_paths(ctx, state)
+    snapshots = []
+    for w in selected:
+        snapshots.append((yield from _snapshot_status(rpaths, str(w.get("name")))))
+    for w in selected:
+        status = {"state": "draining", "reason": "scale_down requested by leader", "updated_at": (yield from _now())}
+        yield from txn.write_text(ctx.paths.worker_file(str(w.get("name")), "status.json"), render_json(status),
+                                  note="status")
+    names = [str(w.get("name")) for w in selected]
+    if not req.force:
+        yield from _drain(ctx, req, names)
+    try:
+        outcome = yield from locks.with_barrier(
+            ctx.paths, lambda b: _commit_block(ctx, req, selected, snapshots, b))
+    except PlanError as error:
+        yield from _restore_statuses(snapshots, names)
+        return _err(f"scale_down_task_reconciliation_failed:Error: {error.outcome.message}"), []
+    if outcome.failure is not None:
+        debts = [m.Debt(kind="tmux_pane", subject=p.pane_id, reason=_reason_for(p.pane_id, outcome.reasons),
+                        detail=f"worker {p.name}") for p in outcome.unresolved]
+        return outcome.failure, debts
+    removed = [str(w.get("name")) for w in outcome.removable]
+    cleanup = yield from d.reconcile(ctx)
+    if not cleanup.get("ok"):
+        return cleanup, [m.Debt(kind="cleanup", subject=ctx.paths.team, reason=str(cleanup.get("error")))]
+    reason = f"scale_down: removed {len(removed)} worker(s) [{', '.join(removed)}], new count={outcome.new_count}"
+    event = {"type": "team_leader_nudge", "worker": "leader-fixed", "reason": reason,
+             "event_id": _uuid((yield from expect(m.FreshId(), m.Value)).value), "team": ctx.paths.team,
+             "created_at": (yield from _now())}
+    yield from expect(m.AppendFile(path=ctx.paths.events, content=json.dumps(event, ensure_ascii=False,
+                                                                              separators=(",", ":")) + "\n"), m.Ack)
+    return {"ok": True, "removedWorkers": removed, "newWorkerCount": outcome.new_count}, []
+
+
+def _reason_for(pane: str, reasons: list[str]) -> str:
+    mine = [r.split(":", 1)[1] for r in reasons if r.split(":", 1)[0] == pane]
+    return ",".join(mine) or "teardown_unresolved"
+
+
+def _uuid(hex_id: str) -> str:
+    h = (hex_id + "0" * 32)[:32]
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+DEBT_ERRORS = ("scale_down_cleanup_debt:", "scale_down_pane_proof_unavailable:",
+               "scale_down_cleanup_debt_unresolved:", "scale_down_cleanup_debt_resource_cleanup_failed:")
+REFUSALS = ("Team ", "Worker ", "count must be", "Not enough idle", "No workers selected", "Cannot remove all",
+            "scale_down_cleanup_debt_malformed", "scale_down_cleanup_debt_membership_inconsistent",
+            "scale_down_cleanup_debt_unreadable")
+
+
+def classify(result: Json) -> m.Status:
+    if result.get("ok"):
+        return "ok"
+    error = str(result.get("error", ""))
+    if error.startswith(DEBT_ERRORS):
+        return "debt"
+    if error.startswith(REFUSALS):
+        return "refused"
+    return "error"
+
+
+def _done(result: Json, debts: list[m.Debt] | None = None) -> m.Done:
+    message = "" if result.get("ok") else str(result.get("error", ""))
+    return m.Done(outcome=m.Outcome(status=classify(result), result=m.JsonValue(result), message=message),
+                  debt=tuple(debts or ()))
+
+
+def scale_down_program(req: ScaleDownRequest) -> Program:
+    if not scaling_enabled(req.env):
+        raise fail(DISABLED, status="refused")
+    team = _team(req.team)
+    ctx = context(team, req.cwd, req.env)
+    result, debts = yield from locks.with_scaling_lock(ctx.paths, lambda: scale_down(ctx, req))
+    return _done(result, debts)
+
+
+def debt_reconcile_program(req: DebtRequest) -> Program:
+    ctx = context(_team(req.team), req.cwd, req.env)
+    result = yield from d.reconcile(ctx)
+    return _done(result)
+
+
+def debt_show_program(req: DebtRequest) -> Program:
+    """Read-only: the recorded debt explained (no lock, no recovery, no tmux)."""
+    ctx = context(_team(req.team), req.cwd, req.env)
+    config = yield from txn.read_text(ctx.paths.config)
+    if config is None:
+        raise fail(f"Team {ctx.paths.team} not found", status="refused")
+    state = yield from txn.read_state(ctx.paths)
+    rpaths = d.record_paths(ctx, state) if state is not None else ctx.paths
+    text = yield from txn.read_text(rpaths.debt)
+    parsed: Any = None
+    if text is not None:
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError:
+            parsed = None
+    report = d.explain(parsed if isinstance(parsed, dict) else None, text, ctx.paths.team)
+    return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(report)))
+
+
+ops.register("team.scale_down", ScaleDownRequest, scale_down_program)
+ops.register("team.debt_reconcile", DebtRequest, debt_reconcile_program)
+ops.register("team.debt_show", DebtRequest, debt_show_program)
