@@ -1155,8 +1155,11 @@ def plan_worker_launch(
     host: LaunchHost,
 ) -> Result[LaunchPlan, str]:
     """Convenience: stage 1 for the whole call, then stage 2 for the worker at 0-based ``position``."""
-    return plan_scale_up_launches(request).bind(
-        lambda plans: build_worker_launch(
+    def build(plans: tuple[WorkerLaunchPolicy, ...]) -> Result[LaunchPlan, str]:
+        if not 0 <= position < len(plans):
+            return Failure(f"worker position {position} outside 0..{len(plans) - 1}")
+        return build_worker_launch(
             plans[position], team_name=team_name, worker_cwd=worker_cwd, extra_env=extra_env, host=host
         )
-    )
+
+    return plan_scale_up_launches(request).bind(build)

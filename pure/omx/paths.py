@@ -202,7 +202,7 @@ def node_is_absolute(path: str, semantics: PathSemantics) -> bool:
     """``path.<semantics>.isAbsolute(path)``."""
     if semantics == "posix":
         return path.startswith("/")
-    if path[:1] in _WIN_SEPS and path:
+    if path and path[0] in _WIN_SEPS:
         return True
     return _is_drive(path) and len(path) > 2 and path[2] in _WIN_SEPS
 

@@ -260,8 +260,59 @@ def cases() -> list[dict[str, Any]]:
     return out
 
 
+FUZZ_TOKENS = [
+    "--madmax", "--dangerously-bypass-approvals-and-sandbox", "-a", "never", "on-request", "-a=untrusted",
+    "--ask-for-approval", "--sandbox", "-s", "read-only", "--sandbox=workspace-write", "-s=", "-c", "--config",
+    "model_reasoning_effort=high", "'model_reasoning_effort=\"low\"'", "model_reasoning_effort=\"xhigh\"",
+    "model_provider=azure", "'model_provider = \"o p\"'", "approval_policy=never", "sandbox_mode='read-only'",
+    "--config=sandbox_mode=read-only", "-c=approval_policy=never", "k=v", "--model", "gpt-x", "--model=claude-3",
+    "--model=", "gemini-pro", "--", "--", "--foo", "bar", "'a b'", "\"c\\\"d\"", "x\\y", "-c",
+    "model_instructions_file=/i.md", "mcp_servers.omx_state.enabled=true",
+]
+FUZZ_ROLES = [None, "executor", "explore", "writer", "architect", "researcher", "critic", "qa-tester", "Writer",
+              "planner", "bogus-role", "test-engineer", "vision", "executor-low", "constructor"]
+
+
+def fuzz_cases(seed: int, count: int) -> list[dict[str, Any]]:
+    import random
+
+    rnd = random.Random(seed)
+    out = []
+    for n in range(count):
+        raw = " ".join(rnd.choice(FUZZ_TOKENS) for _ in range(rnd.randint(0, 6)))
+        env: dict[str, str] = {"OMX_TEAM_WORKER_LAUNCH_ARGS": raw}
+        if rnd.random() < 0.4:
+            env["OMX_TEAM_WORKER_INHERITED_MODEL"] = rnd.choice(["leader-m", " gpt-x ", "claude-leader", ""])
+        if rnd.random() < 0.2:
+            env["OMX_TEAM_WORKER_CLI"] = rnd.choice(["auto", "codex", "claude", "gemini", "CODEX"])
+        count_workers = rnd.choice([1, 1, 2, 3])
+        if rnd.random() < 0.2:
+            env["OMX_TEAM_WORKER_CLI_MAP"] = ",".join(
+                rnd.choice(["auto", "codex", "claude", "gemini"]) for _ in range(rnd.choice([1, count_workers]))
+            )
+        argv = ["node", "omx"] + rnd.sample(["--madmax", "--dangerously-bypass-approvals-and-sandbox", "-s", "x"],
+                                            rnd.randint(0, 2))
+        tasks = [role_task(f"worker-{2 + rnd.randrange(count_workers)}", rnd.choice(FUZZ_ROLES))
+                 for _ in range(rnd.randint(0, 3))]
+        process_env: dict[str, str | None] = {}
+        if rnd.random() < 0.5:
+            process_env["OMX_BYPASS_DEFAULT_SYSTEM_PROMPT"] = None
+        config_toml = rnd.choice([None, MCP_TOML, PROVIDER_TOML])
+        if config_toml == PROVIDER_TOML:
+            process_env["AZURE_OPENAI_API_KEY"] = "k"
+        omx_config = rnd.choice([None, json.dumps({"agentReasoning": {"executor": "low", "writer": "max"}}),
+                                 json.dumps({"agentModels": {"explore": "cfg-explore"}, "env": {
+                                     "OMX_DEFAULT_STANDARD_MODEL": "cfg-std"}})])
+        out.append(case(
+            f"f{n}", f"seeded fuzz {seed}#{n}", env=env, process_argv=argv, incoming_tasks=tasks,
+            count=count_workers, position=rnd.randrange(count_workers), agent_type=rnd.choice(FUZZ_ROLES),
+            process_env=process_env, config_toml=config_toml, omx_config_json=omx_config,
+        ))
+    return out
+
+
 def main() -> None:
-    cs = cases()
+    cs = cases() + fuzz_cases(20261130, 200)
     oracle = subprocess.run(
         ["node", str(HERE / "launch_oracle.mjs")], input=json.dumps(cs),
         capture_output=True, text=True, check=True, env={**os.environ},
