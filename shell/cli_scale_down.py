@@ -1,0 +1,175 @@
+"""``panefleet team scale-down | debt show | debt reconcile | task create | task claim``.
+
+Each command builds a request and runs the registered pure operation through the shared CLI
+helper (``-o text|json``, ``--dry-run`` where it changes things, exit codes, audit log). With
+``-o json`` the printed object is exactly oh-my-codex's result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from shell.cli_args import add_dry_run, add_output, add_tmux
+
+ENV_PREFIXES = ("OMX_", "CODEX_HOME")
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
+
+
+def _common(p: argparse.ArgumentParser, *, dry_run: bool, tmux: bool = True) -> None:
+    p.add_argument("--cwd", default=".", help="the leader's working directory (default: .)")
+    add_output(p)
+    if tmux:
+        add_tmux(p)
+    if dry_run:
+        add_dry_run(p)
+
+
+def _version(text: str) -> int | None:
+    if text == "null":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or null, got {text!r}") from None
+
+
+def register(team_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = team_sub.add_parser("scale-down", help="remove workers: commit membership, then prove and kill their panes")
+    p.add_argument("team")
+    p.add_argument("--worker", action="append", default=[], metavar="NAME", help="a worker to remove (repeatable)")
+    p.add_argument("--count", type=int, default=None, help="remove N idle workers (default 1)")
+    p.add_argument("--force", action="store_true", help="also remove busy workers; skip the drain wait")
+    p.add_argument("--drain-timeout-ms", type=int, default=30_000, metavar="MS")
+    _common(p, dry_run=True)
+    p.set_defaults(handler=cmd_scale_down)
+
+    debt = team_sub.add_parser("debt", help="scale-down cleanup debt: show it, or retry it")
+    debt_sub = debt.add_subparsers(dest="debt_command", metavar="DEBT_COMMAND", required=True)
+    p = debt_sub.add_parser("show", help="the debt record explained: panes, reasons, what a retry would do")
+    p.add_argument("team")
+    _common(p, dry_run=False, tmux=False)
+    p.set_defaults(handler=cmd_debt_show)
+    p = debt_sub.add_parser("reconcile", help="re-prove debt panes, kill only proven ones, clean resources")
+    p.add_argument("team")
+    _common(p, dry_run=True)
+    p.set_defaults(handler=cmd_debt_reconcile)
+
+    task = team_sub.add_parser("task", help="team tasks (oh-my-codex compatible, shares its locks)")
+    task_sub = task.add_subparsers(dest="task_command", metavar="TASK_COMMAND", required=True)
+    p = task_sub.add_parser("create", help="create a task (next id, version 1)")
+    p.add_argument("team")
+    p.add_argument("--subject", required=True)
+    p.add_argument("--description", required=True)
+    p.add_argument("--owner", default=None)
+    p.add_argument("--status", default=None, choices=("pending", "blocked", "in_progress", "completed", "failed"))
+    p.add_argument("--blocked-by", action="append", default=None, metavar="TASK_ID")
+    _common(p, dry_run=True, tmux=False)
+    p.set_defaults(handler=cmd_task_create)
+    p = task_sub.add_parser("claim", help="claim a task for a worker (version-checked)")
+    p.add_argument("team")
+    p.add_argument("task_id")
+    p.add_argument("--worker", required=True)
+    p.add_argument("--expected-version", type=_version, default=None, metavar="V|null",
+                   help="the version you read (null: no version check)")
+    _common(p, dry_run=True, tmux=False)
+    p.set_defaults(handler=cmd_task_claim)
+
+
+def _cwd(args: argparse.Namespace) -> str:
+    return os.path.abspath(str(args.cwd))
+
+
+def cmd_scale_down(args: argparse.Namespace) -> int:
+    from pure.omx.scale_down import ScaleDownRequest
+    from shell.cli_common import run_cli_operation
+
+    request = ScaleDownRequest(team=args.team, cwd=_cwd(args), env=_env(), worker_names=tuple(args.worker),
+                               count=args.count, force=args.force, drain_timeout_ms=args.drain_timeout_ms)
+    return run_cli_operation("team.scale_down", request, args, render=render_scale_down)
+
+
+def cmd_debt_show(args: argparse.Namespace) -> int:
+    from pure.omx.scale_down import DebtRequest
+    from shell.cli_common import run_cli_operation
+
+    request = DebtRequest(team=args.team, cwd=_cwd(args), env=_env())
+    return run_cli_operation("team.debt_show", request, args, render=render_debt)
+
+
+def cmd_debt_reconcile(args: argparse.Namespace) -> int:
+    from pure.omx.scale_down import DebtRequest
+    from shell.cli_common import run_cli_operation
+
+    request = DebtRequest(team=args.team, cwd=_cwd(args), env=_env())
+    return run_cli_operation("team.debt_reconcile", request, args)
+
+
+def cmd_task_create(args: argparse.Namespace) -> int:
+    from pure.omx.tasks import TaskCreateRequest
+    from shell.cli_common import run_cli_operation
+
+    request = TaskCreateRequest(team=args.team, cwd=_cwd(args), env=_env(), subject=args.subject,
+                                description=args.description, owner=args.owner, status=args.status,
+                                blocked_by=tuple(args.blocked_by) if args.blocked_by else None)
+    return run_cli_operation("team.task_create", request, args, render=render_task)
+
+
+def cmd_task_claim(args: argparse.Namespace) -> int:
+    from pure.omx.tasks import TaskClaimRequest
+    from shell.cli_common import run_cli_operation
+
+    request = TaskClaimRequest(team=args.team, cwd=_cwd(args), env=_env(), task_id=args.task_id,
+                               worker=args.worker, expected_version=args.expected_version)
+    return run_cli_operation("team.task_claim", request, args, render=render_task)
+
+
+# ------------------------------------------------------------------------------------------ render
+
+
+def render_scale_down(result: dict[str, Any]) -> str:
+    if result.get("ok"):
+        removed = ", ".join(result.get("removedWorkers", []))
+        return f"removed {removed}; {result.get('newWorkerCount')} worker(s) remain"
+    error = str(result.get("error"))
+    hint = ""
+    if error.startswith(("scale_down_cleanup_debt", "scale_down_pane_proof_unavailable")):
+        hint = "\nmembership is committed; the panes above are kept as debt (see `panefleet team debt show`)"
+    return f"error: {error}{hint}"
+
+
+def render_task(result: dict[str, Any]) -> str:
+    if not result.get("ok"):
+        extra = f" (waiting on {', '.join(map(str, result['dependencies']))})" if result.get("dependencies") else ""
+        return f"error: {result.get('error')}{extra}"
+    task = result.get("task", {})
+    line = f"task {task.get('id')} [{task.get('status')}] v{task.get('version')}: {task.get('subject')}"
+    if task.get("owner"):
+        line += f" (owner {task['owner']})"
+    if result.get("claimToken"):
+        line += f"\nclaim token {result['claimToken']} until {task.get('claim', {}).get('leased_until')}"
+    return line
+
+
+def render_debt(result: dict[str, Any]) -> str:
+    if result.get("debt") is None:
+        return f"team {result.get('team')}: {result.get('summary')}"
+    out = [f"team {result.get('team')}: cleanup debt, status {result.get('status')}",
+           f"  removed workers: {', '.join(result.get('removed_workers') or [])}",
+           f"  recorded {result.get('created_at')}" + (f", updated {result['updated_at']}"
+                                                        if result.get("updated_at") else "")]
+    for row in result.get("panes", []):
+        out.append(f"  pane {row['pane_id']} (worker {row['worker']}, pid {json.dumps(row['pid'])})")
+        for code, text in zip(row["reasons"], row["explained"], strict=False):
+            out.append(f"    - {code}: {text}")
+        if not row["reasons"]:
+            out.append("    - not yet proven gone")
+    for other in result.get("other_reasons", []):
+        out.append(f"  - {other}")
+    out.append(f"  a retry (`panefleet team debt reconcile {result.get('team')}`): {result.get('retry')}")
+    return "\n".join(out)
