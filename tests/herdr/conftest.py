@@ -82,6 +82,7 @@ class World:
         done, journal = self.run(lambda: operation.program(request))
         if goldens is not None and golden is not None:
             goldens.check(f"herdr/{golden}", {
+                "kind": "decision",
                 "operation": name,
                 "request": wire.unstructure(request),
                 "journal": [wire.unstructure(e) for e in journal],
