@@ -1,0 +1,74 @@
+"""Scale-down against a real private tmux server (``tmux -L <unique>``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pure.omx.scale_down import DebtRequest, ScaleDownRequest
+from shell.executor import Executor
+from shell.loop import run_operation
+from tests.omx_down.realteam import real_team
+
+ENV = {"OMX_TEAM_SCALING_ENABLED": "1"}
+
+
+def scale_down(server: object, cwd: Path, team: str, *workers: str) -> tuple[dict[str, object], Executor]:
+    executor = Executor(env=dict(os.environ), tmux_socket=server.name)  # type: ignore[attr-defined]
+    request = ScaleDownRequest(team=team, cwd=str(cwd), env=ENV, worker_names=workers, force=True)
+    done, _, _ = run_operation("team.scale_down", request, executor, env=dict(os.environ), audit=False)
+    return done.outcome.result, executor  # type: ignore[return-value]
+
+
+def test_kills_exactly_the_two_removed_panes(tmux_server, tmp_path: Path, clean_env) -> None:  # type: ignore[no-untyped-def]
+    team, leader, panes = real_team(tmux_server, tmp_path, "real-four", 4)
+    before = tmux_server.panes()
+    result, executor = scale_down(tmux_server, tmp_path, "real-four", "worker-2", "worker-3")
+    assert result == {"ok": True, "removedWorkers": ["worker-2", "worker-3"], "newWorkerCount": 2}
+    after = tmux_server.panes()
+    assert set(before) - set(after) == {panes[1], panes[2]}
+    assert {leader, panes[0], panes[3]} <= set(after)
+    assert team.worker_names() == ["worker-1", "worker-4"]
+    assert not team.debt_path().exists()
+    # per removed pane: L S L kill L  (+ the reconcile's fresh proof of each)
+    assert executor.calls["tmux"] == 2 * 5 + 2
+
+
+def test_replaced_pane_process_is_kept_as_debt(tmux_server, tmp_path: Path, clean_env) -> None:  # type: ignore[no-untyped-def]
+    team, leader, panes = real_team(tmux_server, tmp_path, "real-respawn", 3)
+    old_pid = tmux_server.pane_pid(panes[1])
+    tmux_server.cmd("respawn-pane", "-k", "-t", panes[1], "sleep 200000")
+    new_pid = tmux_server.pane_pid(panes[1])
+    assert new_pid != old_pid
+    result, _ = scale_down(tmux_server, tmp_path, "real-respawn", "worker-2")
+    assert result == {"ok": False, "error": f"scale_down_pane_proof_unavailable:{panes[1]}:pane_pid_changed"}
+    assert panes[1] in tmux_server.panes()  # not killed
+    debt = json.loads(team.debt_path().read_text())
+    assert debt["status"] == "unresolved"
+    assert debt["reasons"] == [f"{panes[1]}:pane_pid_changed"]
+    assert debt["unresolved_panes"] == [{"name": "worker-2", "index": 2, "pane_id": panes[1], "pid": old_pid}]
+    assert team.worker_names() == ["worker-1", "worker-3"]  # membership committed forward
+    # a retry still refuses: the pane is not the one that was recorded
+    executor = Executor(env=dict(os.environ), tmux_socket=tmux_server.name)
+    done, _, _ = run_operation("team.debt_reconcile", DebtRequest(team="real-respawn", cwd=str(tmp_path)),
+                               executor, env=dict(os.environ), audit=False)
+    assert done.outcome.result == {"ok": False, "error": f"scale_down_cleanup_debt_unresolved:{panes[1]}"}
+    assert panes[1] in tmux_server.panes()
+    # once the replacement process is gone (pane closed), the debt converges
+    tmux_server.cmd("kill-pane", "-t", panes[1])
+    done, _, _ = run_operation("team.debt_reconcile", DebtRequest(team="real-respawn", cwd=str(tmp_path)),
+                               executor, env=dict(os.environ), audit=False)
+    assert done.outcome.result == {"ok": True}
+    assert not team.debt_path().exists()
+
+
+def test_leader_pane_listed_as_worker_is_never_killed(tmux_server, tmp_path: Path, clean_env) -> None:  # type: ignore[no-untyped-def]
+    team, leader, panes = real_team(tmux_server, tmp_path, "real-leader", 2)
+    leader_pid = tmux_server.pane_pid(leader)
+    tmux_server.cmd("set-option", "-p", "-t", leader, "@omx_team_pane_owner_id", "team:real-leader")
+    team.update(lambda c: c["workers"][0].update({"pane_id": leader, "pid": leader_pid}))
+    result, executor = scale_down(tmux_server, tmp_path, "real-leader", "worker-1")
+    assert result == {"ok": False, "error": f"scale_down_cleanup_debt:pane_teardown_unresolved:{leader}"}
+    assert tmux_server.panes()[leader] == (False, leader_pid)
+    assert executor.calls.get("tmux", 0) == 0
