@@ -64,7 +64,7 @@ class ScaleUpRequest:
     team: str
     count: int
     cwd: str
-    agent_type: str = "executor"
+    agent_type: str | None = "executor"
     tasks: tuple[TaskSpec, ...] = ()
     env: dict[str, str] = field(factory=dict)
     process_argv: tuple[str, ...] = ()
@@ -338,14 +338,6 @@ def role_instructions(role: str, prompt: str, model: str | None) -> str:
     return "\n".join(lines)
 
 
-def _runtime_role(worker: str, agent_type: str, existing: Sequence[Json], incoming: Sequence[TaskSpec]) -> str:
-    """Exactly one distinct role among the worker's tasks wins; otherwise the agent type."""
-    roles = {task.get("role") for task in existing if task.get("owner") == worker and isinstance(task.get("role"), str)
-             and task.get("role")}
-    roles |= {spec.role for spec in incoming if spec.owner == worker and spec.role}
-    return roles.pop() if len(roles) == 1 else agent_type  # type: ignore[return-value]
-
-
 # ------------------------------------------------------------------------------ legacy pid migration
 
 
@@ -490,8 +482,9 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
             run.maybe_inject("worktree-ensure-post-create")
             run.maybe_inject("worktree-post-create")
             working_dir = tree.path
-        prompt = yield from _role_prompt(launches, role)
-        block = role_instructions(role, prompt, _model_of(policy.launch_args)) if prompt is not None else None
+        prompt = None if role is None else (yield from _role_prompt(launches, role))
+        block = None if role is None or prompt is None else role_instructions(role, prompt,
+                                                                                _model_of(policy.launch_args))
         if tree is not None:
             team_text = yield from _read_optional(posixpath.join(paths.team_dir, "worker-agents.md"))
             content = worktree_instructions(paths.team, name, team_text, block)
@@ -552,7 +545,7 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         run.maybe_inject("identity")
         yield from _wait_ready(run, pane, pinned.pid)
         mine = [task for task in tasks if task.get("owner") == name]
-        inbox = dsp.render_inbox(team=paths.team, worker=name, role=role, tasks=mine, paths=paths,
+        inbox = dsp.render_inbox(team=paths.team, worker=name, role=role or "", tasks=mine, paths=paths,
                                  leader_cwd=run.req.cwd)
         yield from _ack(m.WriteFile(path=paths.worker_file(name, "inbox.md"), content=inbox))
         run.maybe_inject("inbox")
@@ -604,9 +597,12 @@ def startup_script(plan: ln.LaunchPlan, working_dir: str, env: dict[str, str]) -
     return "\n".join(lines)
 
 
-def _worker_record(run: Run, *, name: str, index: int, role: str, cli: str, pid: int | None, pane: str,
+def _worker_record(run: Run, *, name: str, index: int, role: str | None, cli: str, pid: int | None, pane: str,
                    working_dir: str, tree: wt.Worktree | None) -> Json:
-    record: Json = {"name": name, "index": index, "role": role, "worker_cli": cli, "assigned_tasks": []}
+    record: Json = {"name": name, "index": index}
+    if role is not None:
+        record["role"] = role
+    record.update({"worker_cli": cli, "assigned_tasks": []})
     if pid is not None:
         record["pid"] = pid
     record["pane_id"] = pane

@@ -1,0 +1,649 @@
+"""Every scale-up scenario of the seed test file (catalogue ids D, E, F, G of omx-scenarios.md).
+
+Each test runs the real program through the real loop on a real temporary directory, with the
+seed's stub tmux answers; it asserts the exact tmux call sequence of the catalogue, the exact
+result and the after-state, and freezes the whole run as a decision golden under
+``tests/goldens/omx_up/`` (replayed call by call by ``tests/core/test_golden_runner.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import attrs
+import pytest
+
+from pure import model as m
+from tests.harness import Goldens
+from tests.omx_up.fixtures import (
+    StubTmux,
+    UpTeam,
+    default_snapshot,
+    dispatch,
+    fixed,
+    init_git_repo,
+    request,
+    rows,
+    run,
+    task,
+)
+
+SUCCESS = "V L L S(%21) L SPLIT(%21) L L TAG(%31) " + dispatch("%31")
+ROLLBACK_KILL = "L S(%31) L K(%31) L"
+
+
+def assert_nothing_created(team: UpTeam) -> None:
+    assert team.worker_names() == ["worker-1"]
+    assert team.config()["next_worker_index"] == 2
+    assert list((team.dir / "tasks").iterdir()) == []
+    assert not (team.dir / "workers" / "worker-2").exists()
+    assert not (team.dir / "runtime" / "worker-2-startup.sh").exists()
+
+
+def without_generation(value: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in value.items() if k != "config_generation"}
+
+
+# ----------------------------------------------------------------------- D: gates and launch policy
+
+
+def test_d01_disabled_gate_runs_no_tmux(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    out = run(team, request(team, env={"OMX_TEAM_SCALING_ENABLED": ""}), StubTmux(), golden=(goldens, "d01_disabled"))
+    assert out.error == "Dynamic scaling is disabled. Set OMX_TEAM_SCALING_ENABLED=1 to enable."
+    assert out.log == []
+
+
+@pytest.mark.parametrize("count", [0, -1])
+def test_d02_d03_count_must_be_positive(tmp_path: Path, count: int) -> None:
+    team = UpTeam(tmp_path)
+    out = run(team, request(team, count=count), StubTmux())
+    assert out.error == f"count must be a positive integer (got {count})"
+    assert out.log == []
+
+
+def test_d04_tmux_unavailable(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    stub = StubTmux()
+    out = run(team, request(team), lambda args: m.Proc(exit_code=None, stderr="tmux: command not found on PATH")
+              if args[0] == "-V" else stub(args), golden=(goldens, "d04_tmux_unavailable"))
+    assert out.error == "tmux is not available"
+    assert out.sequence() == "V"
+
+
+def test_d05_bypass_with_direct_policy_refused_before_any_effect(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    env = {"OMX_TEAM_WORKER_LAUNCH_ARGS": "--dangerously-bypass-approvals-and-sandbox --sandbox workspace-write"}
+    out = run(team, request(team, tasks=(task("policy"),), env=env), StubTmux(), golden=(goldens, "d05_bypass_conflict"))
+    assert out.error == ("Invalid OMX_TEAM_WORKER_LAUNCH_ARGS: bypass cannot be combined with direct approval "
+                         "or sandbox policy")
+    assert out.sequence() == "V"
+    assert_nothing_created(team)
+
+
+@pytest.mark.parametrize("cli", ["claude", "gemini"])
+def test_d06_claude_gemini_refuse_explicit_policy(tmp_path: Path, goldens: Goldens, cli: str) -> None:
+    team = UpTeam(tmp_path)
+    env = {"OMX_TEAM_WORKER_CLI": cli, "OMX_TEAM_WORKER_LAUNCH_ARGS": "--config 'sandbox_mode=\"workspace-write\"'"}
+    out = run(team, request(team, tasks=(task("policy"),), env=env), StubTmux(), golden=(goldens, f"d06_{cli}_refused"))
+    assert out.error == f'Selected team worker CLI "{cli}" is incompatible with an explicit approval or sandbox policy.'
+    assert out.sequence() == "V"
+    assert_nothing_created(team)
+
+
+def test_capacity_and_missing_team(tmp_path: Path) -> None:
+    team = UpTeam(tmp_path)
+    out = run(team, request(team, count=20), StubTmux())
+    assert out.error == "Cannot add 20 workers: would exceed max_workers (1 + 20 > 20)"
+    assert out.sequence() == "V"
+    missing = run(team, attrs.evolve(request(team), team="nope"), StubTmux())
+    assert missing.error == "Team nope not found"
+
+
+# ------------------------------------------------------------------------ E: split-target proof gate
+
+
+@pytest.mark.parametrize(("name", "snapshot", "code", "error"), [
+    ("e01_dead", rows(("%21", 1, 42421)), 0, "scale_up_split_target_proof_unavailable:%21:dead"),
+    ("e02_similar_id", rows(("%210", 0, 424210)), 0, "scale_up_split_target_proof_unavailable:%21:absent"),
+    ("e03_malformed_pid", rows(("%21", 0, "not-a-pid")), 0,
+     "scale_up_split_target_proof_unavailable:%21:malformed_snapshot"),
+    ("e04_duplicate_rows", rows(("%21", 0, 42421), ("%21", 0, 42422)), 0,
+     "scale_up_split_target_proof_unavailable:%21:malformed_snapshot"),
+    ("e05_query_failed", "", 1, "scale_up_split_target_proof_unavailable:%21:query_failed"),
+    ("e10_pid_changed", rows(("%21", 0, 52421)), 0, "scale_up_split_target_pid_changed:%21:42421:52421"),
+])
+def test_e_first_proof_fails_closed_before_any_artefact(tmp_path: Path, goldens: Goldens, name: str, snapshot: str,
+                                                        code: int, error: str) -> None:
+    team = UpTeam(tmp_path)
+    before = (team.dir / "config.json").read_text()
+    out = run(team, request(team, tasks=(task(),)), StubTmux(snapshot=fixed(snapshot, code)), golden=(goldens, name))
+    assert out.result == {"ok": False, "error": error}
+    assert out.sequence() == "V L"
+    assert (team.dir / "config.json").read_text() == before
+    assert_nothing_created(team)
+
+
+def test_e06_legacy_pid_migrated_and_persisted_before_split(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path, worker_pid=None)
+    config = team.dir / "config.json"
+
+    def require_pid() -> m.Proc | None:
+        return None if '"pid": 42421' in config.read_text() else m.Proc(exit_code=23, stderr="pid not persisted")
+
+    out = run(team, request(team), StubTmux(on_split=require_pid), golden=(goldens, "e06_legacy_pid_migration"))
+    assert out.result["ok"] is True, out.result
+    assert out.sequence() == "V L S(%21) L L L S(%21) L SPLIT(%21) L L TAG(%31) " + dispatch("%31")
+    assert team.config()["workers"][0]["pid"] == 42421
+
+
+@pytest.mark.parametrize(("name", "snapshot", "owner", "sequence", "error"), [
+    ("e07_migration_malformed", rows(("%21", 0, "not-a-pid")), "team:scale-up", "V L",
+     "scale_up_split_target_proof_unavailable:%21:malformed_snapshot"),
+    ("e08_migration_absent", rows(("%210", 0, 424210)), "team:scale-up", "V L",
+     "scale_up_split_target_proof_unavailable:%21:absent"),
+    ("e09_migration_foreign_owner", rows(("%21", 0, 42421)), "team:foreign", "V L S(%21)",
+     "scale_up_split_target_owner_changed:%21"),
+])
+def test_e_legacy_pid_migration_rejections(tmp_path: Path, goldens: Goldens, name: str, snapshot: str, owner: str,
+                                           sequence: str, error: str) -> None:
+    team = UpTeam(tmp_path, worker_pid=None)
+    out = run(team, request(team), StubTmux(owner=owner, snapshot=fixed(snapshot)), golden=(goldens, name))
+    assert out.result == {"ok": False, "error": error}
+    assert out.sequence() == sequence
+    assert "pid" not in team.config()["workers"][0]
+    assert not out.commands("split-window") and not out.commands("set-option")
+
+
+@pytest.mark.parametrize(("name", "later", "error"), [
+    ("e11_proof_lost_before_split", m.Proc(exit_code=1, stderr="no server\n"),
+     "scale_up_split_target_proof_unavailable:%21:query_failed"),
+    ("e12_pid_replaced_during_owner_authorization", m.Proc(exit_code=0, stdout=rows(("%21", 0, 52421))),
+     "scale_up_split_target_pid_changed:%21:42421:52421"),
+])
+def test_e_proof_lost_immediately_before_split_rolls_back_everything(
+        tmp_path: Path, goldens: Goldens, name: str, later: m.Proc, error: str) -> None:
+    team = UpTeam(tmp_path)
+    before_config = team.config()
+    tasks_before = sorted(p.name for p in (team.dir / "tasks").iterdir())
+    workers_before = sorted(p.name for p in (team.dir / "workers").iterdir())
+    runtime_before = (team.dir / "runtime").exists()
+
+    def snapshot(call: int, _killed: set[str]) -> m.Proc:
+        return m.Proc(exit_code=0, stdout=rows(("%21", 0, 42421))) if call == 1 else later
+
+    out = run(team, request(team, tasks=(task(),)), StubTmux(snapshot=snapshot), golden=(goldens, name))
+    assert out.result == {"ok": False, "error": error}  # exact: no debt suffix
+    assert out.sequence() == "V L L"
+    assert len(out.commands("list-panes")) == 2
+    assert not out.commands("split-window") and not out.commands("send-keys")
+    assert without_generation(team.config()) == without_generation(before_config)
+    assert team.config()["config_generation"] == before_config["config_generation"] + 2
+    assert sorted(p.name for p in (team.dir / "tasks").iterdir()) == tasks_before
+    assert sorted(p.name for p in (team.dir / "workers").iterdir()) == workers_before
+    assert (team.dir / "runtime").exists() == runtime_before
+    assert not (tmp_path / ".omx" / "team" / team.name / "worktrees" / "worker-2").exists()
+
+
+# ------------------------------------------------------------------------------------ F: success
+
+
+def test_f01_role_persisted_in_task_identity_and_inbox(tmp_path: Path, goldens: Goldens) -> None:
+    def no_leader_pid(config: dict[str, object]) -> None:
+        config["leader_pane_pid"] = None
+
+    team = UpTeam(tmp_path, "scale-up-role", owner="team:scale-up-role", change=no_leader_pid)
+    (tmp_path / ".codex" / "prompts").mkdir(parents=True)
+    (tmp_path / ".codex" / "prompts" / "writer.md").write_text("<identity>You are Writer.</identity>\n")
+    (team.dir / "tasks" / "task-1.json").write_text(json.dumps(
+        {"subject": "existing", "description": "d", "status": "pending", "owner": "worker-1", "id": "1",
+         "created_at": "2026-07-14T00:00:00.000Z", "depends_on": [], "version": 1}, indent=2))
+    new = task("write the docs", role="writer")
+    out = run(team, request(team, tasks=(new,)), StubTmux(owner="team:scale-up-role"), golden=(goldens, "f01_role"))
+    assert out.result == {"ok": True, "addedWorkers": [{
+        "name": "worker-2", "index": 2, "role": "writer", "worker_cli": "codex", "assigned_tasks": [], "pid": 42424,
+        "pane_id": "%31", "working_dir": str(tmp_path), "team_state_root": str(tmp_path / ".omx" / "state")}],
+        "newWorkerCount": 2, "nextWorkerIndex": 3}
+    task2 = json.loads((team.dir / "tasks" / "task-2.json").read_text())
+    assert (task2["role"], task2["owner"], task2["status"], task2["id"]) == ("writer", "worker-2", "pending", "2")
+    identity = json.loads((team.dir / "workers" / "worker-2" / "identity.json").read_text())
+    assert identity["role"] == "writer"
+    inbox = (team.dir / "workers" / "worker-2" / "inbox.md").read_text()
+    assert "Task 2" in inbox and "Role: writer" in inbox
+    assert ("set-option", "-p", "-t", "%31", "@omx_team_pane_owner_id", "team:scale-up-role") in out.log
+    agents = (team.dir / "workers" / "worker-2" / "AGENTS.md").read_text()
+    assert "You are operating as the **writer** role" in agents and "<identity>You are Writer.</identity>" in agents
+
+
+ARGV_MATRIX = [
+    ("madmax_config_sandbox", ("node", "omx", "--madmax"), "executor", "leader-model",
+     "--config 'sandbox_mode=\"workspace-write\"' -- 'C:\\scale-up\\nested\\' '--sandbox=read-only' '--madmax'",
+     ["--sandbox", "workspace-write", "-c", 'model_reasoning_effort="medium"', "--model", "leader-model", "--",
+      "C:\\scale-up\\nested\\", "--sandbox=read-only", "--madmax"]),
+    ("madmax_ask_for_approval", ("node", "omx", "--madmax"), "executor", "leader-model",
+     "--ask-for-approval=on-request",
+     ["--ask-for-approval", "on-request", "-c", 'model_reasoning_effort="medium"', "--model", "leader-model"]),
+    ("executor_bypass", ("node", "omx"), "executor", None, "--model policy-model",
+     ["-c", 'model_reasoning_effort="medium"', "--model", "policy-model",
+      "--dangerously-bypass-approvals-and-sandbox"]),
+    ("explore_no_bypass", ("node", "omx"), "explore", None, "--model policy-model",
+     ["-c", 'model_reasoning_effort="low"', "--model", "policy-model"]),
+    ("no_role", ("node", "omx"), None, None, "--model policy-model",
+     ["-c", 'model_reasoning_effort="medium"', "--model", "policy-model",
+      "--dangerously-bypass-approvals-and-sandbox"]),
+    ("unknown_role", ("node", "omx"), "unknown-role", None, "--model policy-model",
+     ["-c", 'model_reasoning_effort="medium"', "--model", "policy-model",
+      "--dangerously-bypass-approvals-and-sandbox"]),
+]
+
+
+@pytest.mark.parametrize(("name", "argv", "role", "inherited", "launch_args", "expected"), ARGV_MATRIX)
+def test_f02_launch_argv_matrix_by_executing_the_startup_script(
+        tmp_path: Path, goldens: Goldens, name: str, argv: tuple[str, ...], role: str | None, inherited: str | None,
+        launch_args: str, expected: list[str]) -> None:
+    team = UpTeam(tmp_path / "team")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    codex = bin_dir / "codex"
+    codex.write_text('#!/bin/sh\nfor a in "$@"; do printf \'%s\\0\' "$a"; done > "$ARGV_OUT"\n')
+    codex.chmod(0o755)
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    env = {"OMX_TEAM_WORKER_LAUNCH_ARGS": launch_args, "CODEX_HOME": str(home)}
+    if inherited:
+        env["OMX_TEAM_WORKER_INHERITED_MODEL"] = inherited
+    req = request(team, env=env, argv=argv, tasks=(task("implement task", role=role),))
+    req = attrs.evolve(req, cli_paths={"codex": str(codex)})
+    out = run(team, req, StubTmux())
+    assert out.result["ok"] is True, out.result
+    assert out.sequence() == SUCCESS
+    script = team.dir / "runtime" / "worker-2-startup.sh"
+    capture = tmp_path / "argv.bin"
+    subprocess.run(["/bin/sh", str(script)], check=True, env={"PATH": "/usr/bin:/bin", "ARGV_OUT": str(capture)})
+    got = capture.read_bytes().split(b"\0")[:-1]
+    assert [a.decode() for a in got] == expected
+    identity = json.loads((team.dir / "workers" / "worker-2" / "identity.json").read_text())
+    assert identity["role"] == (role or "executor")
+
+
+def test_f07_project_codex_home(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    (tmp_path / ".omx" / "setup-scope.json").write_text('{"scope":"project"}')
+    (tmp_path / ".codex" / "prompts").mkdir(parents=True)
+    (tmp_path / ".codex" / ".omx-config.json").write_text(json.dumps(
+        {"env": {"OMX_DEFAULT_STANDARD_MODEL": "project-standard-model"}, "agentReasoning": {"writer": "xhigh"}}))
+    (tmp_path / ".codex" / "prompts" / "writer.md").write_text("<identity>You are Writer.</identity>\n")
+    out = run(team, request(team, tasks=(task("docs", role="writer"),)), StubTmux(), golden=(goldens, "f07_project_codex_home"))
+    assert out.result["ok"] is True, out.result
+    assert any("worker-2-startup.sh" in " ".join(a) for a in out.log)
+    script = (team.dir / "runtime" / "worker-2-startup.sh").read_text()
+    assert f"CODEX_HOME='{tmp_path}/.codex'" in script
+    assert 'model_reasoning_effort="xhigh"' in script and "project-standard-model" in script
+    agents = (team.dir / "workers" / "worker-2" / "AGENTS.md").read_text()
+    assert "You are operating as the **writer** role" in agents
+    assert "resolved_model: project-standard-model" in agents
+
+
+def test_f11_no_tiled_relayout_and_proof_before_split(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    out = run(team, request(team), StubTmux(), golden=(goldens, "f11_layout"))
+    assert out.result["ok"] is True
+    assert out.sequence() == SUCCESS
+    split = out.log.index(out.commands("split-window")[0])
+    assert [a[0] for a in out.log[split - 3:split]] == ["list-panes", "show-option", "list-panes"]
+    assert out.log[split - 2] == ("show-option", "-qv", "-p", "-t", "%21", "@omx_team_pane_owner_id")
+    assert out.log[split][:3] == ("split-window", "-v", "-t")
+    assert not any(a[0] == "select-layout" for a in out.log)
+    assert out.log[split] == ("split-window", "-v", "-t", "%21", "-d", "-P", "-F", "#{pane_id}", "-c", str(tmp_path),
+                              f"exec /bin/sh '{team.dir}/runtime/worker-2-startup.sh'")
+    event = json.loads((team.dir / "events" / "events.ndjson").read_text())
+    assert event["reason"] == "scale_up: added 1 worker(s), new count=2"
+    request_record = json.loads((team.dir / "dispatch" / "requests.json").read_text())[0]
+    assert request_record["status"] == "notified" and request_record["last_reason"] == "tmux_send_keys_sent"
+    assert request_record["inbox_correlation_key"] == "scale_up:worker-2"
+
+
+def test_hook_policy_delivers_without_pretending_a_receipt(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path, dispatch_mode="hook_preferred_with_fallback")
+    out = run(team, request(team), StubTmux(), golden=(goldens, "hook_policy_fallback"))
+    assert out.result["ok"] is True
+    record = json.loads((team.dir / "dispatch" / "requests.json").read_text())[0]
+    assert record["transport_preference"] == "hook_preferred_with_fallback"
+    assert record["last_reason"] == "hook_receipt_unobservable:tmux_send_keys_sent"
+
+
+def test_multi_worker_splits_chain_from_the_newest_pane(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+
+    def snapshot(_call: int, killed: set[str]) -> m.Proc:
+        listed = [("%11", 0, 42411), ("%21", 0, 42421), ("%31", 0, 42431), ("%32", 0, 42432), ("%33", 0, 42433)]
+        return m.Proc(exit_code=0, stdout=rows(*[r for r in listed if r[0] not in killed]))
+
+    tasks = tuple(task(f"t{i}", owner=f"worker-{i}") for i in (2, 3, 4))
+    out = run(team, request(team, count=3, tasks=tasks), StubTmux(splits=("%31", "%32", "%33"), snapshot=snapshot),
+              golden=(goldens, "multi_worker_count3"))
+    assert out.result["ok"] is True and out.result["newWorkerCount"] == 4 and out.result["nextWorkerIndex"] == 5
+    assert out.sequence() == ("V L L S(%21) L SPLIT(%21) L L TAG(%31) " + dispatch("%31") +
+                              " L S(%31) L SPLIT(%31) L L TAG(%32) " + dispatch("%32") +
+                              " L S(%32) L SPLIT(%32) L L TAG(%33) " + dispatch("%33"))
+    assert [w["pid"] for w in team.config()["workers"]] == [42421, 42431, 42432, 42433]
+
+
+def _worktree_team(tmp_path: Path, name: str, mode: dict[str, object], pids: tuple[int, int]) -> UpTeam:
+    init_git_repo(tmp_path)
+
+    def change(config: dict[str, object]) -> None:
+        config["workspace_mode"] = "worktree"
+        config["worktree_mode"] = mode
+        config["team_state_root"] = str(tmp_path / ".omx" / "state")
+        config["leader_pane_pid"] = pids[0]
+        workers = config["workers"]
+        assert isinstance(workers, list)
+        workers[0]["pid"] = pids[1]
+
+    return UpTeam(tmp_path, name, change=change)
+
+
+def test_f12_detached_worktree_with_real_git(tmp_path: Path, goldens: Goldens) -> None:
+    team = _worktree_team(tmp_path, "detached-team", {"enabled": True, "detached": True, "name": None}, (45451, 45452))
+    snap = fixed(rows(("%11", 0, 45451), ("%21", 0, 45452), ("%41", 0, 45454)))
+    out = run(team, request(team), StubTmux(splits=("%41",), snapshot=snap), golden=(goldens, "f12_detached_worktree"))
+    assert out.result["ok"] is True, out.result
+    assert team.config()["worktree_mode"] == {"enabled": True, "detached": True, "name": None}
+    worker = team.config()["workers"][1]
+    path = Path(worker["worktree_path"])
+    assert path.is_dir() and worker["working_dir"] == str(path)
+    assert worker["worktree_detached"] is True and worker["worktree_created"] is True
+    assert subprocess.run(["git", "symbolic-ref", "HEAD"], cwd=path, capture_output=True).returncode != 0
+    assert out.commands("split-window")[0][9] == str(path)
+
+
+def test_f13_named_worktree_with_real_git(tmp_path: Path, goldens: Goldens) -> None:
+    team = _worktree_team(tmp_path, "named-team", {"enabled": True, "detached": False, "name": "feature/team-scale"},
+                          (46461, 46462))
+    snap = fixed(rows(("%11", 0, 46461), ("%21", 0, 46462), ("%42", 0, 46464)))
+    out = run(team, request(team, tasks=(task("docs", role="writer"),)), StubTmux(splits=("%42",), snapshot=snap), golden=(goldens, "f13_named_worktree"))
+    assert out.result["ok"] is True, out.result
+    worker = team.config()["workers"][1]
+    assert worker["worktree_branch"] == "feature/team-scale/worker-2"
+    assert worker["working_dir"] == worker["worktree_path"]
+    assert worker["worktree_detached"] is False and worker["worktree_created"] is True
+    head = subprocess.run(["git", "symbolic-ref", "--short", "HEAD"], cwd=worker["worktree_path"],
+                          capture_output=True, text=True).stdout.strip()
+    assert head == "feature/team-scale/worker-2"
+    inbox = (team.dir / "workers" / "worker-2" / "inbox.md").read_text()
+    assert "**Role:** writer" in inbox
+    assert "$OMX_TEAM_STATE_ROOT" in dict(json.loads(
+        (team.dir / "dispatch" / "requests.json").read_text())[0])["trigger_message"]
+
+
+# ----------------------------------------------------------------------------------- G: rollbacks
+
+
+def test_g01_owner_tag_failure_retains_worker_without_kill(tmp_path: Path, goldens: Goldens) -> None:
+    owner = "team:scale-up-owner-tag-rollback"
+    team = UpTeam(tmp_path, owner=owner)
+
+    def snapshot(call: int, _killed: set[str]) -> m.Proc:
+        if call <= 5:
+            return m.Proc(exit_code=0, stdout=rows(("%11", 0, 42411), ("%21", 0, 42421), ("%31", 0, 42424)))
+        return m.Proc(exit_code=0, stdout="malformed pane snapshot\n")
+
+    out = run(team, request(team, tasks=(task("kept", owner="worker-2"),)),
+              StubTmux(owner=owner, snapshot=snapshot, tag_fails=True), golden=(goldens, "g01_owner_tag_failure"))
+    assert out.error == "scale_up_rollback_cleanup_debt:pane_owner_unverified:%31"
+    assert out.sequence() == "V L L S(%21) L SPLIT(%21) L L TAG(%31)"
+    config = team.config()
+    assert [w["name"] for w in config["workers"]] == ["worker-1", "worker-2"]
+    assert config["workers"][1]["pane_id"] == "%31" and config["next_worker_index"] == 3
+    assert json.loads((team.dir / "tasks" / "task-1.json").read_text())["owner"] == "worker-2"
+    assert not (team.dir / "workers" / "worker-2" / "identity.json").exists()
+    assert not (team.dir / "workers" / "worker-2" / "inbox.md").exists()
+    requests = team.dir / "dispatch" / "requests.json"
+    assert not requests.exists() or all(r["to_worker"] != "worker-2" for r in json.loads(requests.read_text()))
+    assert ("set-option", "-p", "-t", "%31", "@omx_team_pane_owner_id", owner) in out.log
+    assert not out.commands("kill-pane")
+    event = json.loads((team.dir / "events" / "events.ndjson").read_text().splitlines()[-1])
+    assert event["reason"] == ("scale_up_rollback_cleanup_debt:pane_owner_unverified:%31; "
+                               "retry cleanup for [worker-2]")
+    assert out.done.outcome.status == "debt" and out.done.debt
+
+
+def test_g02_unpinned_pane_retained_as_debt(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    stub = StubTmux()
+
+    def snapshot(_call: int, _killed: set[str]) -> m.Proc:
+        if stub.split_calls == 0:
+            return m.Proc(exit_code=0, stdout=rows(("%11", 0, 42411), ("%21", 0, 42421)))
+        return m.Proc(exit_code=0, stdout="malformed pane snapshot\n")
+
+    stub.snapshot = snapshot
+    out = run(team, request(team), stub, golden=(goldens, "g02_unpinned"))
+    assert out.error == "scale_up_rollback_cleanup_debt:pane_pid_unpinned:%31"
+    assert out.sequence() == "V L L S(%21) L SPLIT(%21) L"
+    worker = team.config()["workers"][1]
+    assert worker["pane_id"] == "%31" and "pid" not in worker
+    assert not out.commands("kill-pane")
+
+
+def test_g03_pane_id_reused_before_tagging(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+
+    def snapshot(call: int, _killed: set[str]) -> m.Proc:
+        if call <= 4:
+            return m.Proc(exit_code=0, stdout=rows(("%21", 0, 42421), ("%31", 0, 42424)))
+        if call == 5:
+            return m.Proc(exit_code=0, stdout=rows(("%21", 0, 42421), ("%31", 0, 52424)))
+        return m.Proc(exit_code=0, stdout="malformed pane snapshot\n")
+
+    out = run(team, request(team), StubTmux(snapshot=snapshot), golden=(goldens, "g03_pane_reused_before_tag"))
+    assert out.error == "scale_up_rollback_cleanup_debt:pane_owner_unverified:%31"
+    assert out.sequence() == "V L L S(%21) L SPLIT(%21) L L"
+    worker = team.config()["workers"][1]
+    assert worker["pane_id"] == "%31" and worker["pid"] == 42424
+    assert not out.commands("set-option") and not out.commands("kill-pane")
+
+
+def test_g04_dispatch_failure_rolls_back_worktree(tmp_path: Path, goldens: Goldens) -> None:
+    init_git_repo(tmp_path)
+
+    def change(config: dict[str, object]) -> None:
+        config["workspace_mode"] = "worktree"
+
+    team = UpTeam(tmp_path, "rollback-worktree", change=change)
+    (tmp_path / ".codex" / "prompts").mkdir(parents=True)
+    (tmp_path / ".codex" / "prompts" / "writer.md").write_text("<identity>You are Writer.</identity>\n")
+    out = run(team, request(team, tasks=(task("docs", role="writer"),)), StubTmux(send_fails=True), golden=(goldens, "g04_dispatch_failure_worktree"))
+    assert out.error.startswith("scale_up_dispatch_failed:worker-2:")
+    assert out.error == ("scale_up_dispatch_failed:worker-2:tmux_send_keys_failed:sendToWorker: failed to send text: "
+                         "Command failed: tmux send-keys -t %31 -l -- Read $OMX_TEAM_STATE_ROOT/team/"
+                         "rollback-worktree/workers/worker-2/inbox.md, work now, report progress, continue assigned "
+                         "work or next feasible task.")
+    assert out.sequence().endswith(ROLLBACK_KILL)
+    tree = tmp_path / ".omx" / "team" / "rollback-worktree" / "worktrees" / "worker-2"
+    assert not (tree / "AGENTS.md").exists() and not tree.exists()
+    assert not (tmp_path / ".git" / "worktrees" / "worker-2" / "omx" / "root-agents-backup.json").exists()
+    assert (tmp_path / "AGENTS.md").read_text() == "# Tracked root instructions\n"
+    assert team.worker_names() == ["worker-1"]
+    assert json.loads((team.dir / "dispatch" / "requests.json").read_text()) == []
+
+
+def test_g05_pre_split_preparation_failure_keeps_reused_worktree(tmp_path: Path, goldens: Goldens) -> None:
+    init_git_repo(tmp_path)
+
+    def change(config: dict[str, object]) -> None:
+        config["workspace_mode"] = "worktree"
+        config["worktree_mode"] = {"enabled": True, "detached": True, "name": None}
+
+    team = UpTeam(tmp_path, "pre-split-root-failure", change=change)
+    tree = tmp_path / ".omx" / "team" / team.name / "worktrees" / "worker-2"
+    subprocess.run(["git", "worktree", "add", "--detach", str(tree), "HEAD"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    (tree / "AGENTS.md").unlink()
+    (tree / "AGENTS.md").mkdir()
+    out = run(team, request(team), StubTmux(snapshot=fixed(rows(("%21", 0, 42421)))), golden=(goldens, "g05_pre_split_preparation_failure"))
+    assert out.error == "scale_up_worker_preparation_failed:worker-2:EISDIR: illegal operation on a directory, read"
+    assert out.sequence() == "V L"
+    assert not (team.dir / "workers" / "worker-2").exists()
+    assert not (team.dir / "runtime" / "worker-2-startup.sh").exists()
+    assert (tree / "AGENTS.md").is_dir()
+
+
+def test_g06_multi_worker_mixed_rollback(tmp_path: Path, goldens: Goldens) -> None:
+    init_git_repo(tmp_path)
+
+    def change(config: dict[str, object]) -> None:
+        config["workspace_mode"] = "worktree"
+        config["worktree_mode"] = {"enabled": True, "detached": True, "name": None}
+
+    team = UpTeam(tmp_path, "multi-rollback", change=change)
+    stub = StubTmux(splits=("%31", "%32"), kill_keeps=True)
+    after_second: list[int] = []
+
+    def snapshot(call: int, _killed: set[str]) -> m.Proc:
+        if stub.split_calls == 0:
+            return m.Proc(exit_code=0, stdout=rows(("%21", 0, 42421)))
+        if stub.split_calls == 1:
+            return m.Proc(exit_code=0, stdout=rows(("%21", 0, 42421), ("%31", 0, 42431)))
+        after_second.append(call)
+        if len(after_second) == 1:
+            return m.Proc(exit_code=1, stderr="lost\n")
+        return m.Proc(exit_code=0, stdout=rows(("%21", 0, 42421), ("%31", 0, 42431), ("%32", 0, 42432)))
+
+    stub.snapshot = snapshot
+    tasks = tuple(task(f"task for worker-{i}", owner=f"worker-{i}") for i in (2, 3, 4))
+    out = run(team, request(team, count=3, tasks=tasks), stub, golden=(goldens, "g06_multi_worker_mixed_rollback"))
+    assert out.error == "scale_up_rollback_cleanup_debt:pane_pid_unpinned:%32;pane_teardown_failed:%31;" \
+                        "pane_teardown_unresolved:%32"
+    assert out.sequence() == ("V L L S(%21) L SPLIT(%21) L L TAG(%31) " + dispatch("%31") +
+                              " L S(%31) L SPLIT(%31) L L S(%31) L K(%31) L")
+    config = team.config()
+    assert [w["name"] for w in config["workers"]] == ["worker-1", "worker-2", "worker-3"]
+    assert config["worker_count"] == 3 and config["next_worker_index"] == 4
+    assert json.loads((team.dir / "tasks" / "task-1.json").read_text())["owner"] == "worker-2"
+    assert json.loads((team.dir / "tasks" / "task-2.json").read_text())["owner"] == "worker-3"
+    assert not (team.dir / "tasks" / "task-3.json").exists()
+    for worker in ("worker-2", "worker-3"):
+        assert (team.dir / "runtime" / f"{worker.replace('worker-', 'worker-')}-startup.sh").exists()
+        assert (tmp_path / ".omx" / "team" / team.name / "worktrees" / worker).is_dir()
+    assert (team.dir / "workers" / "worker-2" / "identity.json").exists()
+    assert (team.dir / "workers" / "worker-2" / "inbox.md").exists()
+    assert not (team.dir / "workers" / "worker-3" / "identity.json").exists()
+    assert not (team.dir / "workers" / "worker-3" / "inbox.md").exists()
+    assert [a[:4] for a in out.commands("split-window")] == [("split-window", "-v", "-t", "%21"),
+                                                              ("split-window", "-v", "-t", "%31")]
+    assert out.commands("kill-pane") == [("kill-pane", "-t", "%31")]
+
+
+@pytest.mark.parametrize("phase", ["rollback-membership-config-persistence", "rollback-membership-manifest-persistence"])
+def test_g07_g08_rollback_membership_persistence_failure_recovers_on_next_read(
+        tmp_path: Path, goldens: Goldens, phase: str) -> None:
+    from pure.omx import txn
+    from pure.omx.locks import with_barrier
+    from tests.harness import ScenarioExecutor, run_scenario
+
+    team = UpTeam(tmp_path)
+    config_before, manifest_before = team.config(), team.manifest()
+    env = {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": f"finalization,{phase}"}
+    out = run(team, request(team, tasks=(task("public rollback recovery"),), env=env), StubTmux(),
+              golden=(goldens, f"g07_{phase.replace('-', '_')}"))
+    assert out.error == ("scale_up_rollback_membership_persistence_failed:Error: "
+                         "injected_scale_down_failure:rollback-persistence-failure")
+    assert out.sequence() == SUCCESS + " " + ROLLBACK_KILL
+
+    def public_read() -> m.Program:  # type: ignore[name-defined]
+        state = yield from with_barrier(team.paths, lambda b: txn.load_team(team.paths, b))
+        return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue({"ok": state is not None})))
+
+    run_scenario(public_read, ScenarioExecutor(tmp_path, StubTmux()))
+    assert without_generation(team.config()) == without_generation(config_before)
+    assert without_generation(team.manifest()) == without_generation(manifest_before)
+    assert not (team.dir / ".membership-task-transaction.json").exists()
+    assert not (team.dir / "tasks" / "task-1.json").exists()
+    assert json.loads((team.dir / "dispatch" / "requests.json").read_text()) == []
+    assert (team.dir / "workers" / "worker-2").exists()
+    assert (team.dir / "runtime" / "worker-2-startup.sh").exists()
+
+
+@pytest.mark.parametrize("phase", ["identity", "inbox", "config"])
+def test_g09_g10_g11_materialization_failure_kills_the_pinned_pane(tmp_path: Path, goldens: Goldens, phase: str) -> None:
+    team = UpTeam(tmp_path)
+    env = {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": phase}
+    out = run(team, request(team, tasks=(task(),), env=env), StubTmux(), golden=(goldens, f"g_{phase}_failure"))
+    assert out.error == f"scale_up_worker_materialization_failed:worker-2:injected_scale_up_failure:{phase}"
+    head = "V L L S(%21) L SPLIT(%21) L L TAG(%31)"
+    if phase == "config":
+        head += " " + dispatch("%31")
+    assert out.sequence() == head + " " + ROLLBACK_KILL
+    assert team.worker_names() == ["worker-1"]
+    assert not (team.dir / "tasks" / "task-1.json").exists()
+    assert not (team.dir / "workers" / "worker-2").exists()
+    assert not (team.dir / "runtime" / "worker-2-startup.sh").exists()
+    assert out.commands("kill-pane") == [("kill-pane", "-t", "%31")]
+
+
+def test_g12_named_worktree_post_create_failure_removes_worktree_and_branch(tmp_path: Path, goldens: Goldens) -> None:
+    init_git_repo(tmp_path)
+
+    def change(config: dict[str, object]) -> None:
+        config["workspace_mode"] = "worktree"
+        config["worktree_mode"] = {"enabled": True, "detached": False, "name": "feature/named-post-create"}
+
+    team = UpTeam(tmp_path, "named-post-create", change=change)
+    env = {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "worktree-ensure-post-create"}
+    out = run(team, request(team, env=env), StubTmux(snapshot=fixed(rows(("%21", 0, 42421)))), golden=(goldens, "g12_named_worktree_post_create_failure"))
+    assert out.error == ("scale_up_worker_preparation_failed:worker-2:"
+                         "injected_scale_up_failure:worktree-ensure-post-create")
+    assert out.sequence() == "V L"
+    assert not (tmp_path / ".omx" / "team" / team.name / "worktrees" / "worker-2").exists()
+    branches = subprocess.run(["git", "branch", "--list", "feature/named-post-create/worker-2"], cwd=tmp_path,
+                              capture_output=True, text=True).stdout
+    assert branches.strip() == ""
+    assert team.worker_names() == ["worker-1"]
+    assert not (team.dir / "workers" / "worker-2").exists()
+    assert not out.commands("split-window")
+
+
+# --------------------------------------------------------------------------------- code-only errors
+
+
+def test_split_from_leader_uses_horizontal_split(tmp_path: Path, goldens: Goldens) -> None:
+    def leader_only(config: dict[str, object]) -> None:
+        workers = config["workers"]
+        assert isinstance(workers, list)
+        workers[0].pop("pane_id", None)
+        workers[0].pop("pid", None)
+
+    team = UpTeam(tmp_path, change=leader_only)
+    out = run(team, request(team), StubTmux(owner="team:scale-up"), golden=(goldens, "split_from_leader"))
+    assert out.result["ok"] is True, out.result
+    assert out.commands("split-window")[0][:4] == ("split-window", "-h", "-t", "%11")
+
+
+def test_split_failure_and_uncapturable_pane_id_roll_back(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path / "a")
+    out = run(team, request(team, tasks=(task(),)), StubTmux(split_answer=m.Proc(exit_code=1, stderr="no space\n")),
+              golden=(goldens, "split_failure"))
+    assert out.error == "Failed to create tmux pane for worker-2: no space"
+    assert_nothing_created(team)
+    other = UpTeam(tmp_path / "b")
+    out = run(other, request(other), StubTmux(split_answer=m.Proc(exit_code=0, stdout="oops\n")))
+    assert out.error == "Failed to capture pane ID for worker-2"
+    assert_nothing_created(other)
+
+
+def test_owner_unavailable_refuses_before_tmux_proofs(tmp_path: Path) -> None:
+    def no_owner(config: dict[str, object]) -> None:
+        config["tmux_pane_owner_id"] = "  "
+
+    team = UpTeam(tmp_path, change=no_owner)
+    out = run(team, request(team), StubTmux())
+    assert out.error == "scale_up_split_target_owner_unavailable:%21"
+    assert out.sequence() == "V"
+
+
+def test_default_snapshot_is_the_seed_stub() -> None:
+    assert default_snapshot(1, set()).stdout == rows(("%11", 0, 42411), ("%21", 0, 42421), ("%31", 0, 42424))
