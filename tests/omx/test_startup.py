@@ -41,6 +41,7 @@ from tests.omx.test_launch import extra_env_of, host_of, request_of
 
 CASES = [c for c in load_golden("launch.json")["cases"] if "script" in c["expected"]]
 ORACLE_SHELL = "/bin/bash"  # what oh-my-codex picked on the oracle host (SHELL=/bin/sh, bash present)
+ORACLE_HOST_FILES = frozenset({"/bin/sh", "/bin/bash", "/usr/bin/bash"})  # no zsh on the oracle host
 
 
 def _plan_for(i: dict[str, Any]) -> tuple[LaunchPlan, dict[str, str]]:
@@ -62,7 +63,11 @@ def test_script_matches_oh_my_codex_byte_for_byte(case: dict[str, Any]) -> None:
     i = case["input"]
     plan, extra = _plan_for(i)
     source_rc = should_source_shell_rc({**i["process_env"], **extra})
-    script = render_startup_script(plan, worker_cwd=i["worker_cwd"], shell=ORACLE_SHELL, source_rc=source_rc)
+    shell, rc_file = choose_worker_shell(i["process_env"].get("SHELL"), ORACLE_HOST_FILES)
+    assert shell == ORACLE_SHELL
+    script = render_startup_script(
+        plan, worker_cwd=i["worker_cwd"], shell=shell, rc_file=rc_file, source_rc=source_rc
+    )
     assert script.unwrap() == case["expected"]["script"]
     path = startup_script_path(extra["OMX_TEAM_STATE_ROOT"].strip(), i["team_name"], plan_index(case))
     assert startup_command(path) == case["expected"]["startup_command"]

@@ -254,6 +254,10 @@ def cases() -> list[dict[str, Any]]:
         case("p14", "tokenizer: whitespace kinds, adjacent quotes, backslashes",
              env={"OMX_TEAM_WORKER_LAUNCH_ARGS": "\t--a\u00a0b  c\\ d 'e'\"f\"g \"\" '' x\\y \"p\\q\\\"r\"\u2028z\x1cw"}),
         case("p15", "tokenizer: backslash then quote opens a quote", env={"OMX_TEAM_WORKER_LAUNCH_ARGS": "x\\\"y"}),
+        case("p17", "rc sourcing opt-in", process_env={"OMX_TMUX_SOURCE_SHELL_RC": " 1 "}),
+        case("p18", "display name for the public worker identity",
+             extra_env={"OMX_TEAM_STATE_ROOT": f"{BASE}/p18/repo/.omx/state", "OMX_TEAM_LEADER_CWD": f"{BASE}/p18/repo",
+                        "OMX_MODEL_INSTRUCTIONS_FILE": f"{BASE}/p18/i.md", "OMX_TEAM_DISPLAY_NAME": " Pretty Team "}),
         case("p16", "ambient leader argv with direct policy is ignored, -c missing tolerated",
              process_argv=["node", "omx", "-s", "read-only", "-c", "--madmax"]),
     ]
