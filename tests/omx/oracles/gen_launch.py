@@ -329,6 +329,9 @@ def main() -> None:
         c["cli_paths"] = {cli: f"{c['root']}/bin/{cli}" for cli in ("codex", "claude", "gemini")}
         golden.append({"input": c, "expected": r})
     doc = {
+        "format_version": "1.0",
+        "kind": "function",
+        "function": "scale-up worker launch plans, process launch spec and startup script",
         "comment": (
             "Launch-argument policy goldens (spec §13). 'expected' is what oh-my-codex 0.20.3 produced on Node "
             "v20 via tests/omx/oracles/launch_oracle.mjs (driven by gen_launch.py): stage-1 plans from "

@@ -50,6 +50,9 @@ def main() -> None:
         for name, n in zip(names, node, strict=True)
     ]
     doc = {
+        "format_version": "1.0",
+        "kind": "function",
+        "function": "sanitizeTeamName(name) and the TEAM_NAME/WORKER_NAME/TASK_ID safe patterns",
         "comment": (
             "sanitizeTeamName and the contracts.js name patterns. Every 'expected' value is the output "
             "of oh-my-codex 0.20.3 (dist/team/tmux-session.js sanitizeTeamName, dist/team/contracts.js "

@@ -154,6 +154,9 @@ def main() -> None:
                 raise SystemExit(f"unexpected disagreement: {case}")
         cases.append(case)
     doc = {
+        "format_version": "1.0",
+        "kind": "function",
+        "function": "isSameOrInsidePath(path, root, semantics) and path.<semantics>.relative(root, path)",
         "comment": (
             "isSameOrInsidePath(path, root, semantics) goldens. 'node' = output of oh-my-codex 0.20.3 "
             "dist/team/scaling.js isSameOrInsidePath with Node v20 path.posix/path.win32 (cwd '/'), "
