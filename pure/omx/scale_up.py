@@ -14,6 +14,7 @@ original error when everything was undone, else ``scale_up_rollback_cleanup_debt
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import posixpath
 import re
@@ -42,6 +43,7 @@ ENABLED_VALUES = ("1", "true", "yes", "on", "enabled")
 READY_TIMEOUT_MS = 45_000
 READY_POLL_MS = 250
 INJECT_ENV = "OMX_TEAM_SCALE_UP_INJECT_FAILURE"
+PLACEHOLDER = "placeholder"
 
 
 @frozen(kw_only=True)
@@ -253,6 +255,7 @@ class Launches:
     policies: tuple[ln.WorkerLaunchPolicy, ...]
     host: ln.LaunchHost
     prompt_dirs: tuple[str, ...]
+    placeholder: str | None  # the placeholder agent that replaces the CLI (panefleet extension)
 
 
 def _home_dir(env: dict[str, str]) -> str:
@@ -268,8 +271,15 @@ def _plan_launches(req: ScaleUpRequest, paths: TeamPaths, start: int, state: Tea
     config_toml = yield from _read_optional(posixpath.join(home_dir, "config.toml"))
     home = ln.CodexHome(omx_config_json=omx_config, config_toml=config_toml)
     existing = yield from _list_tasks_safely(paths)
+    placeholder = None
+    launch_env = dict(req.env)
+    if launch_env.get("OMX_TEAM_WORKER_CLI", "").strip() == PLACEHOLDER or state.raw_config.get("worker_cli") == PLACEHOLDER:
+        launch_env.pop("OMX_TEAM_WORKER_CLI", None)
+        placeholder = req.cli_paths.get(PLACEHOLDER)
+        if not placeholder:
+            raise _refuse("placeholder_agent_unavailable: the panefleet placeholder agent was not found")
     request = ln.ScaleUpLaunchRequest(
-        count=req.count, next_worker_index=start, agent_type=req.agent_type, env=req.env, process_env=req.env,
+        count=req.count, next_worker_index=start, agent_type=req.agent_type, env=launch_env, process_env=launch_env,
         leader_cwd=req.cwd, codex_home=home, setup_scope_json=setup_scope,
         existing_tasks=tuple(ln.TaskRole(owner=_str(x.get("owner")), role=_str(x.get("role"))) for x in existing),
         incoming_tasks=tuple(ln.TaskRole(owner=spec.owner, role=spec.role) for spec in req.tasks),
@@ -277,13 +287,13 @@ def _plan_launches(req: ScaleUpRequest, paths: TeamPaths, start: int, state: Tea
     planned = ln.plan_scale_up_launches(request)
     if isinstance(planned, Failure):
         raise _refuse(planned.failure())
-    env = dict(req.env)
+    env = dict(launch_env)
     if override:
         env["CODEX_HOME"] = override
     host = ln.LaunchHost(process_env=env, process_argv=req.process_argv, cli_paths=req.cli_paths,
                          node_path=req.node_path, codex_home=home)
     prompts = (posixpath.join(req.cwd, ".codex", "prompts"), posixpath.join(home_dir, "prompts"))
-    return Launches(policies=planned.unwrap(), host=host, prompt_dirs=prompts)
+    return Launches(policies=planned.unwrap(), host=host, prompt_dirs=prompts, placeholder=placeholder)
 
 
 def _read_optional(path: str) -> Gen[str | None]:
@@ -506,6 +516,8 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         if isinstance(built, Failure):
             raise StepFailure(built.failure())
         plan = built.unwrap()
+        if launches.placeholder is not None:
+            plan = dataclasses.replace(plan, command=launches.placeholder)
         run.scripts.append(script)
         yield from _ack(m.WriteFile(path=script, content=startup_script(plan, working_dir, run.req.env),
                                     mode=0o700))
@@ -528,7 +540,8 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         raise Abort(f"Failed to capture pane ID for {name}", context)
     # 18. pin
     pinned = yield from t.prove(pane)
-    record = _worker_record(run, name=name, index=index, role=role, cli=plan.worker_cli,
+    record = _worker_record(run, name=name, index=index, role=role,
+                            cli=PLACEHOLDER if launches.placeholder is not None else plan.worker_cli,
                             pid=pinned.pid if pinned.live else None, pane=pane, working_dir=working_dir, tree=tree)
     context = RollbackContext(worker=record, pane_id=pane, worker_name=name,
                               worktree_path=tree.path if tree else None)
@@ -662,8 +675,8 @@ def _wait_ready(run: Run, pane: str, pid: int) -> Gen[None]:
         if problem is not None:
             return
         shot = yield from expect(t.tmux("capture-pane", "-t", pane, "-p"), m.Proc)
-        if shot.exit_code == 0 and shot.stdout.strip():
-            return
+        if shot.exit_code != 0 or shot.stdout.strip():
+            return  # ready, or readiness cannot be observed at all: dispatch decides from here
         yield from expect(m.Sleep(ms=READY_POLL_MS), m.Ack)
         waited += READY_POLL_MS
 

@@ -1,0 +1,149 @@
+"""``panefleet team scale-up TEAM --count N [--agent-type ROLE] [--task JSON]... [--cwd DIR] [--dry-run]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from shell.cli_args import add_dry_run, add_output, add_tmux
+
+PLACEHOLDER_AGENT = Path(__file__).resolve().parent / "placeholder_agent.sh"
+ENV_PREFIXES = ("OMX_", "CODEX_HOME", "CODEX_SQLITE_HOME")
+ENV_KEYS = ("HOME", "SHELL", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy")
+EXIT_USAGE = 2
+
+DEBT_TEXT = {
+    "pane_pid_unpinned": "pane {0} was created but its pid could not be pinned, so panefleet cannot prove "
+                         "which process it would kill; the pane and its worker were kept",
+    "pane_owner_unverified": "pane {0} was never owner-tagged by this run, so it cannot be proven ours; "
+                             "the pane and its worker were kept",
+    "pane_teardown_failed": "kill-pane did not remove pane(s) {0}; they and their workers were kept",
+    "pane_teardown_unresolved": "pane(s) {0} could not be proven gone; they and their workers were kept",
+    "pane_proof_unavailable": "tmux could not prove the state of {0}; kept",
+    "pane_cleanup_exception": "pane cleanup stopped unexpectedly ({0}); candidate panes were kept",
+    "authoritative_dispatch_cleanup_failed": "dispatch requests of rolled-back workers could not be removed ({0})",
+    "canonical_cleanup_failed": "task files or worker directories could not be removed ({0})",
+    "resource_cleanup_failed": "worktrees, startup scripts or worker directories could not be removed ({0})",
+    "cleanup_debt_event_failed": "the leader nudge event could not be appended ({0})",
+}
+
+
+def register(team_subparsers: Any) -> None:
+    p = team_subparsers.add_parser(
+        "scale-up", help="add workers to a team: proven splits, owner tags, exact rollback (oh-my-codex scaleUp)",
+        description="Add COUNT worker panes to TEAM, each split from the newest worker behind an L,S,L proof, "
+        "pinned and owner-tagged, with its inbox dispatched. Any failure rolls back exactly what this run "
+        "created; what cannot be proven safe to undo is kept and reported as cleanup debt.")
+    p.add_argument("team")
+    p.add_argument("--count", type=int, required=True, help="number of workers to add")
+    p.add_argument("--agent-type", default="executor", metavar="ROLE", help="default worker role (executor)")
+    p.add_argument("--task", action="append", default=[], metavar="JSON",
+                   help='one task: {"subject", "description", "owner"?, "role"?, "blocked_by"?} (repeatable)')
+    p.add_argument("--cwd", default=".", help="the team's working directory (default: .)")
+    add_output(p)
+    add_tmux(p)
+    add_dry_run(p)
+    p.set_defaults(handler=cmd_scale_up)
+
+
+def parse_task(text: str) -> Any:
+    from pure.omx.scale_up import TaskSpec
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--task is not JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise ValueError("--task must be a JSON object")
+    unknown = set(value) - {"subject", "description", "owner", "role", "blocked_by"}
+    if unknown:
+        raise ValueError(f"--task has unknown keys: {', '.join(sorted(unknown))}")
+    for key in ("subject", "description"):
+        if not isinstance(value.get(key), str):
+            raise ValueError(f"--task needs a string {key!r}")
+    for key in ("owner", "role"):
+        if key in value and value[key] is not None and not isinstance(value[key], str):
+            raise ValueError(f"--task {key!r} must be a string")
+    blocked = value.get("blocked_by")
+    if blocked is not None and (not isinstance(blocked, list) or not all(isinstance(b, str) for b in blocked)):
+        raise ValueError("--task 'blocked_by' must be a list of task id strings")
+    return TaskSpec(subject=value["subject"], description=value["description"], owner=value.get("owner"),
+                    role=value.get("role"), blocked_by=tuple(blocked) if blocked is not None else None)
+
+
+def gather_env(environ: dict[str, str]) -> dict[str, str]:
+    """The environment oh-my-codex semantics depend on (recorded in the request and audit log)."""
+    return {k: v for k, v in sorted(environ.items()) if k.startswith(ENV_PREFIXES) or k in ENV_KEYS}
+
+
+def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
+    from pure.omx.scale_up import ScaleUpRequest
+
+    path = environ.get("PATH", os.defpath)
+    cli_paths = {cli: shutil.which(cli, path=path) or cli for cli in ("codex", "claude", "gemini")}
+    cli_paths["placeholder"] = str(PLACEHOLDER_AGENT)
+    tasks = tuple(parse_task(text) for text in args.task)
+    return ScaleUpRequest(
+        team=args.team, count=args.count, cwd=os.path.abspath(args.cwd), agent_type=args.agent_type, tasks=tasks,
+        env=gather_env(environ), process_argv=tuple(sys.argv), cli_paths=cli_paths,
+        node_path=shutil.which("node", path=path) or "node",
+    )
+
+
+def explain(result: dict[str, Any], status: str) -> str:
+    """The outcome for a person: what was added, or what was rolled back and what was kept and why."""
+    if result.get("ok"):
+        lines = [f"added {len(result['addedWorkers'])} worker(s); the team now has {result['newWorkerCount']} "
+                 f"(next worker index {result['nextWorkerIndex']})"]
+        for worker in result["addedWorkers"]:
+            lines.append(f"  {worker['name']}: pane {worker.get('pane_id')} pid {worker.get('pid')} "
+                         f"role {worker.get('role', '-')} cwd {worker.get('working_dir')}")
+        return "\n".join(lines)
+    error = str(result.get("error", ""))
+    lines = [f"scale-up failed: {error}"]
+    if error.startswith("scale_up_rollback_cleanup_debt:"):
+        lines.append("Everything this run could prove safe to undo was rolled back. Kept as cleanup debt:")
+        for item in error.split(":", 1)[1].split(";"):
+            kind, _, subject = item.partition(":")
+            lines.append("  - " + DEBT_TEXT.get(kind, "{0}").format(subject or kind) + f" [{item}]")
+        lines.append("Kept workers remain team members with their pane ids; `panefleet team scale-down` of them "
+                     "is the retry path once their panes can be proven gone or ours.")
+    elif error.startswith("scale_up_rollback_membership_persistence_failed:"):
+        lines.append("The rollback could not persist the original membership; the transaction journal was kept "
+                     "and the next read of the team converges it. Worker directories and startup scripts of "
+                     "this run may remain.")
+    elif status == "refused":
+        lines.append("Nothing was changed.")
+    else:
+        lines.append("Everything this run created (tasks, worker directories, worktrees, startup scripts, panes "
+                     "it pinned and tagged) was rolled back; the team membership is as before.")
+    return "\n".join(lines)
+
+
+def cmd_scale_up(args: argparse.Namespace) -> int:
+    from shell.cli_common import EXIT_BY_STATUS, EXIT_ERROR, emit_json, make_executor, run_cli_operation
+    from shell.loop import run_operation
+
+    environ = dict(os.environ)
+    try:
+        request = build_request(args, environ)
+    except ValueError as exc:
+        sys.stderr.write(f"panefleet team scale-up: {exc}\n")
+        return EXIT_USAGE
+    if args.dry_run:
+        return run_cli_operation("team.scale_up", request, args, env=environ)
+    executor = make_executor(args, environ)
+    done, _journal, _audit = run_operation("team.scale_up", request, executor, env=environ)
+    result: Any = done.outcome.result
+    if not isinstance(result, dict):
+        result = {"ok": False, "error": done.outcome.message}
+    if args.output == "json":
+        emit_json(result)
+    else:
+        sys.stdout.write(explain(result, done.outcome.status) + "\n")
+    return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
