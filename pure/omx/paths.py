@@ -192,7 +192,13 @@ def _win32_relative_case_expanding(src_orig: str, dst_orig: str) -> str:
 
 
 def node_relative(root: str, path: str, semantics: PathSemantics, *, cwd: str | None = None) -> str:
-    """What Node's ``path.<semantics>.relative(root, path)`` returns (``cwd`` replaces ``process.cwd()``)."""
+    """What Node's ``path.<semantics>.relative(root, path)`` returns (``cwd`` replaces ``process.cwd()``).
+
+    One deliberate difference: for win32 device-less rooted paths where one path's first component
+    is a string prefix of the other's (``\\ab`` vs ``\\a``), Node mis-slices and answers things like
+    ``..a``, ``c`` or ``""``; here the components are compared whole and the answer is the target
+    itself (an absolute path), so containment fails closed.
+    """
     if semantics == "posix":
         return _posix_relative(root, path, "/" if cwd is None else cwd)
     return _win32_relative(root, path, "\\" if cwd is None else cwd)
@@ -210,7 +216,12 @@ def node_is_absolute(path: str, semantics: PathSemantics) -> bool:
 def is_same_or_inside_path(
     path: str, root: str, semantics: PathSemantics, *, cwd: str | None = None
 ) -> bool:
-    """True iff ``path`` is ``root`` or lies lexically beneath it (spec §12)."""
+    """True iff ``path`` is ``root`` or lies lexically beneath it (spec §12).
+
+    ``rel = relative(root, path)``; inside iff ``rel == ""`` or ``rel`` is not absolute, not ``..`` and
+    does not start with ``..<sep>`` (so ``..foo`` is inside). Equal to oh-my-codex's answer except
+    for the Node prefix mis-slice described in :func:`node_relative`, where this returns False.
+    """
     rel = node_relative(root, path, semantics, cwd=cwd)
     if rel == "":
         return True
