@@ -1,0 +1,131 @@
+"""``panefleet herdr …`` as a person or a program runs it: a real process, the fake herdr on PATH."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.herdr.conftest import World
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Panefleet:
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.env = {**world.env, "PANEFLEET_FOLLOWER": "panefleet"}
+
+    def __call__(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(ROOT / "cli.py"), "herdr", *args], capture_output=True,
+                              text=True, env=env or self.env, cwd=ROOT, check=False)
+
+    def json(self, *args: str) -> Any:
+        done = self(*args, "-o", "json")
+        assert done.stdout.count("\n") == 1, (done.stdout, done.stderr)
+        return json.loads(done.stdout)
+
+
+@pytest.fixture
+def pf(world: World) -> Panefleet:
+    return Panefleet(world)
+
+
+def test_run_set_and_reconcile_json(pf: Panefleet, world: World) -> None:
+    assert pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "run-aaaa-1",
+              "--pid", "4242").returncode == 0
+    assert pf("run", "start", "--project", "alpha", "--issue", "6", "--attempt", "1", "--run-id",
+              "run-bbbb-2").returncode == 0
+    listed = pf.json("run", "list")
+    assert [r["run_id"] for r in listed["runs"]] == ["run-aaaa-1", "run-bbbb-2"]
+    result = pf.json("reconcile")
+    assert result["ok"] is True
+    assert [o["kind"] for o in result["outcomes"]] == ["reassociated", "untracked", "stale-released"]
+    assert set(result["outcomes"][0]) == {"kind", "runId", "paneId", "label"}
+    assert pf.json("reconcile")["outcomes"][0] == {"kind": "intact", "runId": "run-aaaa-1",
+                                                   "paneId": result["outcomes"][0]["paneId"]}
+    assert pf("run", "settle", "run-aaaa-1").returncode == 0
+    text = pf("reconcile", "--managed", "alpha")
+    assert text.returncode == 0
+    assert "closed    pane w1:p2 of run run-aaaa-1: settled" in text.stdout
+    assert "removed   workspace w1 of alpha (herdr closed it with its last pane)" in text.stdout
+    assert world.fake.workspaces() == []
+
+
+def test_reconcile_failure_json_and_exit_code(pf: Panefleet, world: World) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    world.fake.fault("workspace list", "garble")
+    done = pf("reconcile", "-o", "json")
+    assert done.returncode == 1
+    result = json.loads(done.stdout)
+    assert result["ok"] is False and result["reason"].startswith("herdr workspace list was unreadable")
+
+
+def test_missing_herdr_binary_is_named(pf: Panefleet) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    env = {**pf.env, "PATH": "/nonexistent"}
+    done = pf("reconcile", "-o", "json", env=env)
+    assert done.returncode == 1
+    assert json.loads(done.stdout) == {"ok": False,
+                                       "reason": "herdr workspace list failed: herdr: command not found on PATH"}
+
+
+def test_corrupt_store_is_a_typed_error(pf: Panefleet, world: World) -> None:
+    world.state_dir.mkdir(parents=True, exist_ok=True)
+    (world.state_dir / "herdr.sqlite3").write_bytes(b"garbage" * 1000)
+    world.store.close()
+    done = pf("reconcile", "-o", "json")
+    assert done.returncode == 1
+    assert "not a usable panefleet store" in json.loads(done.stdout)["reason"]
+    assert (world.state_dir / "herdr.sqlite3").read_bytes() == b"garbage" * 1000
+
+
+def test_dry_run_changes_nothing_and_predicts_the_plan(pf: Panefleet, world: World) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    plan = pf.json("reconcile", "--dry-run")
+    assert plan["dryRun"] is True and plan["predicted"]["ok"] is True
+    steps = [e["step"] for e in plan["plan"] if e["change"]]
+    assert [s["args"][2:4] for s in steps if s["op"] == "run"] == [
+        ["workspace", "create"], ["workspace", "report-metadata"], ["pane", "split"], ["pane", "rename"],
+        ["pane", "report-agent-session"], ["pane", "run"], ["pane", "report-agent"], ["pane", "close"]]
+    assert world.fake.workspaces() == []
+    assert world.store.run("r1").pane_id is None
+    assert [c[2:4] for c in world.fake.calls()] == [["workspace", "list"]]
+
+
+def test_open_retire_status_follow(pf: Panefleet, world: World) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    opened = pf.json("open", "r1")
+    assert opened["kind"] == "tracked"
+    status = pf.json("status")
+    assert status["herdr"]["workspaces"][0]["workspaceId"] == opened["workspaceId"]
+    follow = pf("follow", "r1", "--once")
+    assert follow.returncode == 0 and "run r1  alpha #5 attempt 1  live" in follow.stdout
+    retired = pf.json("retire", "r1")
+    assert retired == {"kind": "released", "paneId": opened["paneId"]}
+    assert pf.json("retire", "r1") == {"kind": "none"}
+
+
+def test_session_flag_and_env(pf: Panefleet, world: World) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    pf("reconcile", "--session", "other")
+    world.fake.session = "other"
+    assert len(world.fake.workspaces()) == 1
+    world.fake.session = "fleet"
+    assert world.fake.workspaces() == []
+    env = {k: v for k, v in pf.env.items() if k != "HERDR_SESSION"}
+    pf("reconcile", env=env)
+    assert len(world.fake.workspaces()) == 1  # default session is fleet
+
+
+@pytest.mark.parametrize("args", [
+    ("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "has space"),
+    ("run", "start", "--project", "p" * 81, "--issue", "5", "--attempt", "1", "--run-id", "r"),
+    ("reconcile", "--max-attempts", "-1"),
+])
+def test_bad_arguments_are_usage_errors(pf: Panefleet, args: tuple[str, ...]) -> None:
+    assert pf(*args).returncode == 2
