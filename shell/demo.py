@@ -81,7 +81,7 @@ def run_demo(*, keep: bool, socket: str | None, as_json: bool) -> int:
 def _demo_extensions() -> list[Any]:
     """Later operations (scale-up, scale-down, debt) add their demo steps here when present."""
     extensions: list[Any] = []
-    for module_name in ("shell.demo_scaling",):
+    for module_name in ("shell.demo_scaling", "shell.demo_scale_down"):
         try:
             module = __import__(module_name, fromlist=["DEMO_STEPS"])
         except ModuleNotFoundError as exc:

@@ -72,3 +72,31 @@ def test_leader_pane_listed_as_worker_is_never_killed(tmux_server, tmp_path: Pat
     assert result == {"ok": False, "error": f"scale_down_cleanup_debt:pane_teardown_unresolved:{leader}"}
     assert tmux_server.panes()[leader] == (False, leader_pid)
     assert executor.calls.get("tmux", 0) == 0
+
+
+def test_demo_steps_scale_down_then_debt_report(tmux_server, tmp_path: Path, clean_env) -> None:  # type: ignore[no-untyped-def]
+    from shell.demo_scale_down import scale_down_demo
+
+    team, leader, panes = real_team(tmux_server, tmp_path, "demo", 3)
+    executor = Executor(env=dict(os.environ), tmux_socket=tmux_server.name)
+    seen: list[tuple[str, str, dict[str, object]]] = []
+
+    def step(title: str, op: str, request: object, render: object) -> dict[str, object]:
+        done, _, _ = run_operation(op, request, executor, env=dict(os.environ), audit=False)
+        result = done.outcome.result
+        assert isinstance(result, dict)
+        text = render(result)  # type: ignore[operator]
+        assert isinstance(text, str) and text
+        seen.append((op, done.outcome.status, result))
+        return result
+
+    scale_down_demo(step, "demo", str(tmp_path))
+    assert [(op, status) for op, status, _ in seen] == [
+        ("team.scale_down", "ok"), ("team.scale_down", "debt"), ("team.debt_show", "ok"),
+        ("team.debt_reconcile", "debt")]
+    assert seen[0][2] == {"ok": True, "removedWorkers": ["worker-3"], "newWorkerCount": 2}
+    assert seen[1][2] == {"ok": False, "error": f"scale_down_pane_proof_unavailable:{panes[1]}:pane_pid_changed"}
+    report = seen[2][2]
+    assert report["panes"][0]["reasons"] == ["pane_pid_changed"]  # type: ignore[index]
+    live = tmux_server.panes()
+    assert panes[2] not in live and panes[1] in live and panes[0] in live and leader in live
