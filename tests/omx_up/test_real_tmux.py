@@ -1,0 +1,128 @@
+"""Scale-up against a real private tmux server, through the real CLI, with the placeholder agent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import TmuxServer
+
+pytestmark = pytest.mark.tmux
+CLI = [sys.executable, str(Path(__file__).resolve().parents[2] / "cli.py")]
+
+
+def pf(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def pf_json(*args: str, env: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    done = pf(*args, "-o", "json", env=env)
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 1, f"expected one JSON line, got {done.stdout!r} (stderr {done.stderr!r})"
+    return done.returncode, json.loads(lines[0])
+
+
+def team_files(work: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(work)): p.read_bytes() for p in sorted((work / ".omx").rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def team(tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str]) -> tuple[dict[str, str], Path, str]:
+    """A team with a proven leader and one placeholder worker (init, then scale-up 1)."""
+    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
+    leader = tmux_server.new_session("lead")
+    work = tmp_path / "work dir"  # a space in the path on purpose
+    work.mkdir()
+    code, init = pf_json("team", "init", "alpha", "--leader-pane", leader, "--worker-cli", "placeholder",
+                         "--cwd", str(work), env=env)
+    assert code == 0, init
+    code, first = pf_json("team", "scale-up", "alpha", "--count", "1", "--cwd", str(work), env=env)
+    assert code == 0, first
+    assert first["newWorkerCount"] == 1 and first["addedWorkers"][0]["worker_cli"] == "placeholder"
+    return env, work, leader
+
+
+def test_scale_up_three_on_real_tmux(tmux_server: TmuxServer, team: tuple[dict[str, str], Path, str]) -> None:
+    env, work, leader = team
+    tasks = ['{"subject": "it\'s $HOME `id`", "description": "line one\\nline two", "owner": "worker-3"}']
+    code, result = pf_json("team", "scale-up", "alpha", "--count", "3", "--cwd", str(work), "--task", tasks[0], env=env)
+    assert code == 0, result
+    assert result["newWorkerCount"] == 4 and result["nextWorkerIndex"] == 5
+    panes = tmux_server.panes()
+    for worker in result["addedWorkers"]:
+        pane = worker["pane_id"]
+        assert pane in panes and panes[pane] == (False, worker["pid"])  # exists, pid pinned
+        assert tmux_server.owner(pane) == "team:alpha"
+        assert worker["working_dir"] == str(work)
+    code, status = pf_json("team", "status", "alpha", "--cwd", str(work), env=env)
+    assert code == 0 and status["healthy"] is True, status
+    by_name = {p["name"]: p for p in status["panes"]}
+    for name in ("worker-1", "worker-2", "worker-3", "worker-4"):
+        assert (by_name[name]["verdict"], by_name[name]["pidMatch"], by_name[name]["ownerMatch"]) == ("live", True, True)
+    # the dispatched trigger reached the placeholder agent of the last worker
+    pane = result["addedWorkers"][-1]["pane_id"]
+    deadline = time.monotonic() + 10
+    while "received: Read .omx/state/team/alpha/workers/worker-4/inbox.md" not in (
+            screen := tmux_server.cmd("capture-pane", "-p", "-J", "-t", pane).stdout):
+        assert time.monotonic() < deadline, screen
+        time.sleep(0.1)
+    # task text with quotes, $ and backticks is data, never code
+    task = json.loads((work / ".omx/state/team/alpha/tasks/task-1.json").read_text())
+    assert task["subject"] == "it's $HOME `id`" and task["owner"] == "worker-3"
+
+
+def test_killed_worker_fails_closed_and_creates_nothing(
+        tmux_server: TmuxServer, team: tuple[dict[str, str], Path, str]) -> None:
+    env, work, _leader = team
+    config = json.loads((work / ".omx/state/team/alpha/config.json").read_text())
+    victim = config["workers"][-1]["pane_id"]
+    tmux_server.cmd("kill-pane", "-t", victim)
+    before_files = team_files(work)
+    before_panes = tmux_server.panes()
+    code, result = pf_json("team", "scale-up", "alpha", "--count", "2", "--cwd", str(work), env=env)
+    assert result == {"ok": False, "error": f"scale_up_split_target_proof_unavailable:{victim}:absent"}
+    assert code == 4  # refused: nothing was changed
+    assert team_files(work) == before_files
+    assert tmux_server.panes() == before_panes
+    text = pf("team", "scale-up", "alpha", "--count", "1", "--cwd", str(work), env=env).stdout
+    assert "absent" in text and "Nothing was changed" in text
+
+
+def test_foreign_pane_next_to_the_team_is_never_targeted(
+        tmux_server: TmuxServer, team: tuple[dict[str, str], Path, str], tmp_path: Path) -> None:
+    env, work, leader = team
+    foreign = tmux_server.cmd("split-window", "-d", "-t", leader, "-P", "-F", "#{pane_id}",
+                              "sleep 100000").stdout.strip()
+    tmux_server.cmd("set-option", "-p", "-t", foreign, "@omx_team_pane_owner_id", "team:beta")
+    foreign_pid = tmux_server.pane_pid(foreign)
+    code, result = pf_json("team", "scale-up", "alpha", "--count", "2", "--cwd", str(work), env=env)
+    assert code == 0, result
+    audit = sorted((tmp_path / "pf-state" / "audit").glob("*scale_up*.jsonl"))[-1]
+    targets = []
+    for line in audit.read_text().splitlines():
+        record = json.loads(line)
+        if record["type"] == "entry" and record["step"]["op"] == "run" and "-t" in record["step"]["args"]:
+            args = record["step"]["args"]
+            targets.append(args[args.index("-t") + 1])
+    assert targets and foreign not in targets
+    assert tmux_server.panes()[foreign] == (False, foreign_pid)
+    assert tmux_server.owner(foreign) == "team:beta"
+
+
+def test_dry_run_changes_nothing(tmux_server: TmuxServer, team: tuple[dict[str, str], Path, str]) -> None:
+    env, work, _leader = team
+    before_files = team_files(work)
+    before_panes = tmux_server.panes()
+    code, plan = pf_json("team", "scale-up", "alpha", "--count", "2", "--cwd", str(work), "--dry-run", env=env)
+    assert code == 0, plan
+    assert plan["dryRun"] is True and plan["predicted"]["newWorkerCount"] == 3
+    verbs = [p["step"]["args"][0] for p in plan["plan"] if p["step"]["op"] == "run" and p["change"]]
+    assert verbs.count("split-window") == 2 and verbs.count("set-option") == 2
+    assert team_files(work) == before_files
+    assert tmux_server.panes() == before_panes
