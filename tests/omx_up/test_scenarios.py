@@ -647,3 +647,39 @@ def test_owner_unavailable_refuses_before_tmux_proofs(tmp_path: Path) -> None:
 
 def test_default_snapshot_is_the_seed_stub() -> None:
     assert default_snapshot(1, set()).stdout == rows(("%11", 0, 42411), ("%21", 0, 42421), ("%31", 0, 42424))
+
+
+# ------------------------------------------------------------------------------------ shell safety
+
+
+NASTY = "it's \"$HOME\" `touch pwned` $(touch pwned2)\nnext; rm -rf x"
+
+
+def test_startup_script_executes_exactly_what_was_planned(tmp_path: Path) -> None:
+    """Paths with spaces, quotes, $, backticks and newlines, and hostile launch args, stay data."""
+    work = tmp_path / "w'ork $dir `x`"
+    work.mkdir()
+    team = UpTeam(work)
+    bin_dir = tmp_path / "b in"
+    bin_dir.mkdir()
+    codex = bin_dir / "codex"
+    codex.write_text('#!/bin/sh\n{ pwd; printf "%s\\n" "$OMX_TEAM_STATE_ROOT"; for a in "$@"; do printf "%s\\0" "$a"; '
+                     'done; } > "$ARGV_OUT"\n')
+    codex.chmod(0o755)
+    launch = "--model m '" + NASTY.replace("'", "") + "' -- 'a b' '$(touch pwned3)' \"`touch pwned4`\""
+    env = {"OMX_TEAM_WORKER_LAUNCH_ARGS": launch, "CODEX_HOME": str(tmp_path / "home"), "SHELL": "/bin/sh"}
+    req = attrs.evolve(request(team, env=env, tasks=(task(NASTY, role=None),)), cli_paths={"codex": str(codex)})
+    out = run(team, req, StubTmux())
+    assert out.result["ok"] is True, out.result
+    capture = tmp_path / "argv.bin"
+    subprocess.run(["/bin/sh", str(team.dir / "runtime" / "worker-2-startup.sh")], check=True, cwd=tmp_path,
+                   env={"PATH": "/usr/bin:/bin", "ARGV_OUT": str(capture)})
+    cwd_line, root_line, argv = capture.read_bytes().split(b"\n", 2)
+    assert cwd_line.decode() == str(work)
+    assert root_line.decode() == str(work / ".omx" / "state")
+    args = [a.decode() for a in argv.split(b"\0")[:-1]]
+    assert args == [NASTY.replace("'", ""), "-c", 'model_reasoning_effort="medium"', "--model", "m",
+                    "--dangerously-bypass-approvals-and-sandbox", "--", "a b", "$(touch pwned3)", "`touch pwned4`"]
+    assert not list(tmp_path.rglob("pwned*")) and not list(work.rglob("pwned*"))
+    split = out.commands("split-window")[0]
+    assert split[-1] == "exec /bin/sh '" + str(team.dir).replace("'", "'\\''") + "/runtime/worker-2-startup.sh'"
