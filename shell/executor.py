@@ -9,9 +9,15 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
+
+from returns.io import IOResult, IOSuccess, impure_safe
+from returns.unsafe import unsafe_perform_io
 
 from pure import model as m
 from shell import fs
+
+T = TypeVar("T")
 
 StoreHandler = Callable[[m.Store], m.JsonResult]
 
@@ -185,9 +191,19 @@ def os_error(exc: OSError) -> str:
     return f"{type(exc).__name__}: {exc.strerror or exc}{where}"
 
 
+def attempt(action: Callable[[], T]) -> IOResult[T, OSError]:
+    """Run one filesystem effect; an OSError becomes the failure side instead of an exception."""
+    return impure_safe(exceptions=(OSError,))(action)()
+
+
+def observe(io: IOResult[T, OSError], on_error: Callable[[OSError], T]) -> T:
+    """Turn an effect's result into the observation the planner sees.
+
+    The only place where panefleet opens an IO container (``unsafe_perform_io``): the observation
+    leaves the shell as plain data and goes into the journal.
+    """
+    return unsafe_perform_io(io.lash(lambda exc: IOSuccess(on_error(exc))).unwrap())
+
+
 def _ack(action: Callable[[], object]) -> m.Ack:
-    try:
-        action()
-    except OSError as exc:
-        return m.Ack(ok=False, error=os_error(exc))
-    return m.Ack(ok=True)
+    return observe(attempt(action).map(lambda _: m.Ack(ok=True)), lambda exc: m.Ack(ok=False, error=os_error(exc)))

@@ -11,8 +11,10 @@ PURE = Path(__file__).resolve().parents[2] / "pure"
 BANNED_MODULES = {
     "os", "subprocess", "sh", "time", "random", "socket", "shutil", "tempfile", "shell", "logging", "pathlib",
     "io", "glob", "sqlite3", "threading", "asyncio", "multiprocessing", "urllib", "http", "signal", "secrets",
-    "uuid", "fcntl", "select", "sys", "builtins", "importlib.resources", "returns.unsafe", "datetime",
+    "uuid", "fcntl", "select", "sys", "builtins", "importlib.resources", "returns.unsafe",
 }
+# datetime is allowed for pure parsing and arithmetic; reading the clock is not.
+BANNED_ATTRIBUTES = {"environ", "getenv", "system", "popen", "now", "today", "utcnow"}
 BANNED_CALLS = {"open", "print", "input", "exec", "eval", "compile", "__import__", "breakpoint"}
 
 
@@ -35,7 +37,7 @@ def _violations(path: Path) -> list[str]:
                     found.append(f"{path.name}:{node.lineno}: imports {name}")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in BANNED_CALLS:
             found.append(f"{path.name}:{node.lineno}: calls {node.func.id}()")
-        if isinstance(node, ast.Attribute) and node.attr in {"environ", "getenv", "system", "popen"}:
+        if isinstance(node, ast.Attribute) and node.attr in BANNED_ATTRIBUTES:
             found.append(f"{path.name}:{node.lineno}: touches .{node.attr}")
     return found
 
@@ -47,13 +49,15 @@ def test_pure_module_does_no_io(path: Path) -> None:
 
 def test_the_check_catches_io(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("import os\nfrom subprocess import run\nimport sh\nx = open('f')\ny = os.environ\n")
+    bad.write_text("import os\nfrom subprocess import run\nimport sh\nx = open('f')\ny = os.environ\n"
+                   "import datetime\nz = datetime.datetime.now()\n")
     found = _violations(bad)
     assert any("imports os" in f for f in found)
     assert any("subprocess" in f for f in found)
     assert any("imports sh" in f for f in found)
     assert any("open()" in f for f in found)
     assert any(".environ" in f for f in found)
+    assert any(".now" in f for f in found)
 
 
 def test_every_pure_module_imports_without_side_effects() -> None:
