@@ -5,7 +5,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
@@ -65,6 +65,7 @@ steps = st.one_of(runs, st.builds(m.ReadFile, path=texts), st.builds(m.WriteFile
                   st.builds(m.Sleep, ms=st.integers(0, 10**6)), st.builds(m.Clock), st.builds(m.FreshId))
 
 
+@settings(deadline=None)
 @given(steps, observations)
 def test_entries_round_trip_through_json(step: m.Step, obs: m.Observation) -> None:
     entry = m.Entry(step=step, observation=obs)
