@@ -64,6 +64,19 @@ def run_program(
     listener: Listener | None = None,
 ) -> tuple[m.Done, list[m.Entry]]:
     """Drive a program to completion against ``executor``; return the decision and the journal."""
+    try:
+        return _drive(factory, executor, audit, listener)
+    except BaseException:
+        # Interrupted (Ctrl-C, a crash in the shell): never leave a lock behind for 5 minutes.
+        release = getattr(executor, "release_all", None)
+        if callable(release):
+            release()
+        raise
+
+
+def _drive(
+    factory: ProgramFactory, executor: StepExecutor, audit: AuditLog | None, listener: Listener | None
+) -> tuple[m.Done, list[m.Entry]]:
     driver = Driver(factory)
     journal: list[m.Entry] = []
     while True:
