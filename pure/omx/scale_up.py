@@ -216,6 +216,7 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     start = _pos(config.get("next_worker_index"), len(workers) + 1)
     names = [f"worker-{start + i}" for i in range(req.count)]
     launches = yield from _plan_launches(req, paths, start, state)
+    yield from _approved_execution_gate(paths, config, req.cwd)
     owner = config.get("tmux_pane_owner_id")
     target, expected, _leader = split_target(config)
     if not isinstance(owner, str) or not owner.strip():
@@ -246,6 +247,35 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     result: Json = {"ok": True, "addedWorkers": run.added, "newWorkerCount": run.config["worker_count"],
                     "nextWorkerIndex": run.config["next_worker_index"]}
     return _ok(result)
+
+
+def _approved_execution_gate(paths: TeamPaths, config: Json, cwd: str) -> Gen[None]:
+    """Step 7: a persisted approved-execution binding must be usable before any worker launches.
+
+    ``missing`` passes; an unreadable or malformed binding, and one whose PRD file is gone, fail
+    closed with oh-my-codex's errors. Resolving the approved handoff context of an existing PRD
+    (oh-my-codex's planning-artifact resolver) is not implemented: rather than launch workers
+    without the approved context they would get under oh-my-codex, such a scale-up is refused with
+    ``approved_execution_binding_unsupported:<prd>:<task>``.
+    """
+    root = _str(config.get("team_state_root")) or paths.state_root
+    path = posixpath.join(posixpath.normpath(posixpath.join(cwd, root)), "team", paths.team, "approved-execution.json")
+    data = yield from expect(m.ReadFile(path=path), m.FileData)
+    if data.content is None and not data.error:
+        return
+    try:
+        value = json.loads(data.content or "")
+    except json.JSONDecodeError:
+        value = None
+    prd = value.get("prd_path") if isinstance(value, dict) else None
+    task_name = value.get("task") if isinstance(value, dict) else None
+    if not isinstance(prd, str) or not isinstance(task_name, str) or not prd.strip() or not task_name.strip():
+        raise _refuse(f"approved_execution_binding_malformed:{paths.team}")
+    prd, task_name = prd.strip(), task_name.strip()
+    kind = yield from expect(m.Stat(path=posixpath.join(cwd, prd)), m.Value)
+    if kind.value != "file":
+        raise _refuse(f"approved_execution_binding_stale:{prd}:{task_name}")
+    raise _refuse(f"approved_execution_binding_unsupported:{prd}:{task_name}")
 
 
 @frozen(kw_only=True)

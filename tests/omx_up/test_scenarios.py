@@ -683,3 +683,30 @@ def test_startup_script_executes_exactly_what_was_planned(tmp_path: Path) -> Non
     assert not list(tmp_path.rglob("pwned*")) and not list(work.rglob("pwned*"))
     split = out.commands("split-window")[0]
     assert split[-1] == "exec /bin/sh '" + str(team.dir).replace("'", "'\\''") + "/runtime/worker-2-startup.sh'"
+
+
+# ------------------------------------------------------------------- approved-execution binding gate
+
+
+@pytest.mark.parametrize(("name", "binding", "prd_exists", "error"), [
+    ("d07_binding_malformed", '{"prd_path":42}', False, "approved_execution_binding_malformed:scale-up"),
+    ("d08_binding_stale", None, False, "approved_execution_binding_stale:{cwd}/.omx/plans/prd-stale.md:"
+                                       "Execute stale scale-up handoff"),
+    ("binding_unsupported", None, True, "approved_execution_binding_unsupported:{cwd}/.omx/plans/prd-stale.md:"
+                                        "Execute stale scale-up handoff"),
+])
+def test_d07_d08_approved_binding_gate_runs_only_tmux_version(
+        tmp_path: Path, goldens: Goldens, name: str, binding: str | None, prd_exists: bool, error: str) -> None:
+    team = UpTeam(tmp_path)
+    prd = tmp_path / ".omx" / "plans" / "prd-stale.md"
+    if prd_exists:
+        prd.parent.mkdir(parents=True)
+        prd.write_text("# PRD\n")
+    text = binding or json.dumps({"prd_path": str(prd), "task": "Execute stale scale-up handoff"}, indent=2) + "\n"
+    (team.dir / "approved-execution.json").write_text(text)
+    out = run(team, request(team, tasks=(task("Execute stale scale-up handoff"),)), StubTmux(),
+              golden=(goldens, name))
+    assert out.result == {"ok": False, "error": error.format(cwd=tmp_path)}
+    assert out.sequence() == "V"
+    assert team.config()["worker_count"] == 1
+    assert_nothing_created(team)
