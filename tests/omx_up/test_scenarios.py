@@ -710,3 +710,56 @@ def test_d07_d08_approved_binding_gate_runs_only_tmux_version(
     assert out.sequence() == "V"
     assert team.config()["worker_count"] == 1
     assert_nothing_created(team)
+
+
+# ------------------------------------------------------------------------- further injection phases
+
+
+@pytest.mark.parametrize("phase", ["post-dispatch-rollback", "finalization"])
+def test_late_injections_kill_the_pane_and_restore_membership(tmp_path: Path, goldens: Goldens, phase: str) -> None:
+    team = UpTeam(tmp_path)
+    before = team.config()
+    out = run(team, request(team, tasks=(task(),), env={"OMX_TEAM_SCALE_UP_INJECT_FAILURE": phase}), StubTmux(),
+              golden=(goldens, f"inject_{phase.replace('-', '_')}"))
+    assert out.error == f"scale_up_worker_materialization_failed:worker-2:injected_scale_up_failure:{phase}"
+    assert out.sequence() == SUCCESS + " " + ROLLBACK_KILL
+    assert without_generation(team.config()) == without_generation(before)
+    assert team.config()["config_generation"] == before["config_generation"] + (3 if phase == "finalization" else 2)
+    assert not (team.dir / "tasks" / "task-1.json").exists()
+    assert not (team.dir / "workers" / "worker-2").exists()
+    assert not (team.dir / "runtime").exists()
+    assert json.loads((team.dir / "dispatch" / "requests.json").read_text()) == []
+    assert not (team.dir / ".membership-task-transaction.json").exists()
+
+
+def test_detached_worktree_post_create_failure_removes_the_worktree(tmp_path: Path, goldens: Goldens) -> None:
+    init_git_repo(tmp_path)
+
+    def change(config: dict[str, object]) -> None:
+        config["workspace_mode"] = "worktree"
+        config["worktree_mode"] = {"enabled": True, "detached": True, "name": None}
+
+    team = UpTeam(tmp_path, "detached-post-create", change=change)
+    env = {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "worktree-post-create"}
+    out = run(team, request(team, env=env), StubTmux(snapshot=fixed(rows(("%21", 0, 42421)))),
+              golden=(goldens, "worktree_post_create_failure"))
+    assert out.error == "scale_up_worker_preparation_failed:worker-2:injected_scale_up_failure:worktree-post-create"
+    assert not (tmp_path / ".omx" / "team" / team.name / "worktrees" / "worker-2").exists()
+    listed = subprocess.run(["git", "worktree", "list"], cwd=tmp_path, capture_output=True, text=True).stdout
+    assert "worker-2" not in listed
+
+
+def test_legacy_leader_pid_migrated_then_split_horizontally(tmp_path: Path, goldens: Goldens) -> None:
+    def leader_without_pid(config: dict[str, object]) -> None:
+        config["leader_pane_pid"] = None
+        workers = config["workers"]
+        assert isinstance(workers, list)
+        workers[0].pop("pane_id", None)
+        workers[0].pop("pid", None)
+
+    team = UpTeam(tmp_path, change=leader_without_pid)
+    out = run(team, request(team), StubTmux(), golden=(goldens, "leader_pid_migration"))
+    assert out.result["ok"] is True, out.result
+    assert out.sequence() == "V L S(%11) L L L S(%11) L SPLIT(%11) L L TAG(%31) " + dispatch("%31")
+    assert out.commands("split-window")[0][:4] == ("split-window", "-h", "-t", "%11")
+    assert team.config()["leader_pane_pid"] == 42411
