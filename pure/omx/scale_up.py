@@ -359,19 +359,34 @@ def _model_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+_FRONTMATTER = re.compile(r"---\r?\n.*?\r?\n---\r?\n?", re.DOTALL)
+
+
 def role_instructions(role: str, prompt: str, model: str | None) -> str:
-    """The role block oh-my-codex writes into a worker's AGENTS.md (without its posture overlays)."""
+    """The role block written into a worker's ``AGENTS.md``: the role prompt (YAML front matter
+    removed), exact-model guidance when the worker runs on the model its role is pinned to (or on
+    gpt-5.6-terra), and the agent metadata. oh-my-codex's posture and model-class overlays are not
+    reproduced."""
+    front = _FRONTMATTER.match(prompt)
+    body = prompt[front.end():] if front is not None else prompt
+    agent = ln.get_agent(role)
+    exact = ln.DEFAULT_STANDARD_MODEL if model == ln.DEFAULT_STANDARD_MODEL else (agent.exact_model if agent else None)
     lines = [
         "<!-- OMX:TEAM:ROLE:START -->",
         "<team_worker_role>",
         f"You are operating as the **{role}** role for this team run. Apply the following role-local "
         "guidance in addition to the team worker protocol.",
         "",
-        prompt.strip(),
-        "",
-        "## OMX Agent Metadata",
-        f"- role: {role}",
+        body.strip(),
     ]
+    if model is not None and exact is not None and model == exact:
+        lines += ["", "<exact_model_guidance>",
+                  f"You run on the exact {exact} model. Keep a strict execution order: inspect -> plan -> act -> "
+                  "verify. Report done only with fresh verification; name blockers instead of guessing.",
+                  "</exact_model_guidance>"]
+    lines += ["", "## OMX Agent Metadata"]
+    if agent is not None and agent.model_class is not None:
+        lines += [f"- role: {role}", f"- model_class: {agent.model_class}"]
     if model:
         lines.append(f"- resolved_model: {model}")
     lines += ["</team_worker_role>", "<!-- OMX:TEAM:ROLE:END -->", ""]

@@ -763,3 +763,50 @@ def test_legacy_leader_pid_migrated_then_split_horizontally(tmp_path: Path, gold
     assert out.sequence() == "V L S(%11) L L L S(%11) L SPLIT(%11) L L TAG(%31) " + dispatch("%31")
     assert out.commands("split-window")[0][:4] == ("split-window", "-h", "-t", "%11")
     assert team.config()["leader_pane_pid"] == 42411
+
+
+# ----------------------------------------------------------------------- role instructions (F08-F10)
+
+
+WRITER_PROMPT = "---\nname: writer\n---\n<identity>You are Writer.</identity>\nWrite clear docs.\n"
+
+
+@pytest.mark.parametrize(("name", "model", "exact"), [("f08_worktree_writer_exact_model", "gpt-5.6-terra", True),
+                                                       ("f10_worktree_writer_tuned_model", "gpt-5.6-terra-tuned", False)])
+def test_f08_f10_worktree_root_agents_carry_the_role(tmp_path: Path, goldens: Goldens, name: str, model: str,
+                                                    exact: bool) -> None:
+    init_git_repo(tmp_path)
+
+    def change(config: dict[str, object]) -> None:
+        config["workspace_mode"] = "worktree"
+
+    team = UpTeam(tmp_path, "canonical-root", change=change)
+    (tmp_path / ".codex" / "prompts").mkdir(parents=True)
+    (tmp_path / ".codex" / "prompts" / "writer.md").write_text(WRITER_PROMPT)
+    env = {"OMX_TEAM_WORKER_LAUNCH_ARGS": f"--model {model}"}
+    out = run(team, request(team, tasks=(task("docs", role="writer"),), env=env), StubTmux(), golden=(goldens, name))
+    assert out.result["ok"] is True, out.result
+    inbox = (team.dir / "workers" / "worker-2" / "inbox.md").read_text()
+    assert "**Role:** writer" in inbox and "## Your Specialization" not in inbox
+    agents = (tmp_path / ".omx" / "team" / "canonical-root" / "worktrees" / "worker-2" / "AGENTS.md").read_text()
+    assert "You are operating as the **writer** role" in agents
+    assert "<identity>You are Writer.</identity>" in agents and "name: writer" not in agents
+    assert ("exact gpt-5.6-terra model" in agents) is exact
+    assert ("strict execution order: inspect -> plan -> act -> verify" in agents) is exact
+    assert f"resolved_model: {model}" in agents
+    assert (tmp_path / "AGENTS.md").read_text() == "# Tracked root instructions\n"  # the leader's root is untouched
+
+
+def test_f09_non_worktree_role_instructions(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    (tmp_path / ".codex" / "prompts").mkdir(parents=True)
+    (tmp_path / ".codex" / "prompts" / "test-engineer.md").write_text("<identity>Test Engineer</identity>\n")
+    out = run(team, request(team, tasks=(task("tests", role="test-engineer"),)), StubTmux(),
+              golden=(goldens, "f09_test_engineer"))
+    assert out.result["ok"] is True, out.result
+    agents = (team.dir / "workers" / "worker-2" / "AGENTS.md").read_text()
+    assert "You are operating as the **test-engineer** role" in agents
+    assert "<identity>Test Engineer</identity>" in agents
+    assert "exact gpt-5.6-terra model" not in agents
+    script = (team.dir / "runtime" / "worker-2-startup.sh").read_text()
+    assert f"OMX_MODEL_INSTRUCTIONS_FILE='{team.dir}/workers/worker-2/AGENTS.md'" in script
