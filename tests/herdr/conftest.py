@@ -34,10 +34,30 @@ def make_bin(bin_dir: Path) -> None:
     py.chmod(0o755)
 
 
+class SubprocessExecutor(Executor):
+    """The shell executor with herdr spawned by ``subprocess`` instead of ``sh`` (≈25 ms less per call).
+
+    Used only where call volume dominates (the soak and the benchmark); every other test runs herdr
+    through the real ``sh``-based executor."""
+
+    def execute(self, step: m.Step) -> m.Observation:
+        if isinstance(step, m.Run) and step.tool == "herdr":
+            import shutil
+            import subprocess
+
+            self.calls["herdr"] = self.calls.get("herdr", 0) + 1
+            path = shutil.which("herdr", path=self.env.get("PATH"))
+            if path is None:
+                return m.Proc(exit_code=None, stderr="herdr: command not found on PATH")
+            done = subprocess.run([path, *step.args], capture_output=True, text=True, env=self.env, check=False)
+            return m.Proc(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr)
+        return super().execute(step)
+
+
 class World:
     """One fake herdr server, one store, and the real shell loop between them."""
 
-    def __init__(self, root: Path, session: str = "fleet") -> None:
+    def __init__(self, root: Path, session: str = "fleet", fast: bool = False) -> None:
         self.root = root
         bin_dir = root / "bin"
         make_bin(bin_dir)
@@ -53,7 +73,8 @@ class World:
         self.session = session
         self.fake = FakeHerdr(str(self.state_path), session)
         self.store = HerdrStore(self.state_dir / "herdr.sqlite3")
-        self.executor = Executor(env=self.env, store=self.store.handle)
+        executor = SubprocessExecutor if fast else Executor
+        self.executor = executor(env=self.env, store=self.store.handle)
 
     def close(self) -> None:
         self.store.close()

@@ -19,9 +19,12 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs milliseconds on every herdr call
+    from collections.abc import Iterator
+    from typing import Any
 
 ALPHABET = "123456789ABCDEFGHJKMNPQRSTVWXYZ0"
 OFFICIAL = {("herdr:omp", "omp"), ("herdr:claude", "claude"), ("herdr:codex", "codex"), ("herdr:pi", "pi")}
