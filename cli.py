@@ -11,7 +11,7 @@ from typing import Any
 
 # Modules that add commands: (module, group). Each exposes register(subparsers).
 TEAM_COMMAND_MODULES = ("shell.cli_scale_up", "shell.cli_scale_down")
-TOP_COMMAND_MODULES = ("shell.herdr_cli",)
+TOP_COMMAND_MODULES = (("herdr", "shell.herdr_cli", "Herdr worker fleet: owned workspaces, worker panes, reconcile"),)
 
 EXIT_CODES = """exit codes:
   0  ok
@@ -140,7 +140,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------------------- parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command tree; with ``argv``, only the command group it selects is built in full
+    (the others get a one-line placeholder), which keeps start-up fast."""
+    first = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
     parser = argparse.ArgumentParser(
         prog="panefleet",
         description="Plan and apply changes to fleets of AI coding-agent worker panes in tmux and Herdr, "
@@ -191,10 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(handler=cmd_team_status)
 
-    for module_name in TEAM_COMMAND_MODULES:
-        _register(module_name, team_sub)
-    for module_name in TOP_COMMAND_MODULES:
-        _register(module_name, sub)
+    if argv is None or first == "team":
+        for module_name in TEAM_COMMAND_MODULES:
+            _register(module_name, team_sub)
+    for group, module_name, summary in TOP_COMMAND_MODULES:
+        if argv is None or first == group:
+            _register(module_name, sub)
+        else:
+            sub.add_parser(group, help=summary)
     return parser
 
 
@@ -209,8 +216,9 @@ def _register(module_name: str, subparsers: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(args_list)
+    args = parser.parse_args(args_list)
     try:
         return int(args.handler(args))
     except KeyboardInterrupt:
