@@ -64,28 +64,40 @@ def _task_lines(task: Json) -> list[str]:
 
 
 def render_inbox(*, team: str, worker: str, role: str, tasks: Sequence[Json], paths: TeamPaths,
-                 leader_cwd: str) -> str:
-    """The worker's first assignment. Header and task list follow oh-my-codex's layout."""
+                 leader_cwd: str, specialization: str | None = None) -> str:
+    """The worker's first assignment. The header and the task list have oh-my-codex's exact layout;
+    the instructions say the same things (ACK, claim, transition, idle status, state root) in
+    panefleet's words, without oh-my-codex's goal-workflow and verification boilerplate."""
     lines = [f"# Worker Assignment: {worker}", "", f"**Team:** {team}", f"**Role:** {role}",
              f"**Worker Name:** {worker}", "", "## Your Assigned Tasks", ""]
-    if tasks:
-        for task in tasks:
-            lines.extend(_task_lines(task))
-            lines.append("")
-    else:
-        lines.extend(["No task is assigned yet: wait for the leader's next instruction.", ""])
+    for task in tasks:
+        lines.extend(_task_lines(task))
+    lines.append("")
     status = paths.worker_file(worker, "status.json")
+    ack = json.dumps({"team_name": team, "from_worker": worker, "to_worker": "leader-fixed",
+                      "body": f"ACK: {worker} initialized"}, separators=(",", ":"))
     lines.extend([
         "## Instructions",
         "",
-        "1. Start with the first non-blocked task.",
-        f"2. Read the task file at `{paths.tasks_dir}/task-<id>.json` and claim it before editing.",
-        "3. Complete the work described in the task and commit your changes.",
-        f'4. Write `{{"state": "idle", "updated_at": "<current ISO timestamp>"}}` to `{status}` when done.',
-        "5. Wait for the next instruction from the lead.",
-        f"6. If state resolution fails, use the leader cwd: `{leader_cwd}`.",
+        "1. Before any task work, send a startup ACK to the leader:",
+        f"   `omx team api send-message --input '{ack}' --json`",
+        f"2. Start with the first non-blocked task; its file is `{paths.tasks_dir}/task-<id>.json` "
+        '(APIs take the bare id, e.g. "1").',
+        "3. Claim the task with `omx team api claim-task --json` before editing anything.",
+        "4. Do the work, commit your changes, then move the task from in_progress to completed or failed "
+        "with `omx team api transition-task-status --json` (include the result or the error).",
+        "5. Use `omx team api release-task-claim --json` only to roll a task back to pending.",
+        f'6. When idle, write {{"state": "idle", "updated_at": "<ISO time>"}} to `{status}` and wait for the '
+        "leader's next instruction.",
+        "7. Resolve the team state root from OMX_TEAM_STATE_ROOT, then your identity's team_state_root, then "
+        f"the team config, then the leader cwd `{leader_cwd}`.",
+        "8. Edit only the files your tasks describe; if you need a shared file, set your status to blocked "
+        "with the reason and wait.",
         "",
     ])
+    if specialization is not None:
+        lines.extend(["## Your Specialization", "", f"You are operating as a **{role}** agent.", "",
+                      specialization.strip(), ""])
     return "\n".join(lines)
 
 

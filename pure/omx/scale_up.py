@@ -604,7 +604,7 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         yield from _wait_ready(run, pane, pinned.pid)
         mine = [task for task in tasks if task.get("owner") == name]
         inbox = dsp.render_inbox(team=paths.team, worker=name, role=role or "", tasks=mine, paths=paths,
-                                 leader_cwd=run.req.cwd)
+                                 leader_cwd=run.req.cwd, specialization=None if tree is not None else prompt)
         yield from _ack(m.WriteFile(path=paths.worker_file(name, "inbox.md"), content=inbox))
         run.maybe_inject("inbox")
         failure = yield from _dispatch(run, name, index, pane, pinned.pid, tree is not None)
