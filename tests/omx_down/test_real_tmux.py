@@ -100,3 +100,42 @@ def test_demo_steps_scale_down_then_debt_report(tmux_server, tmp_path: Path, cle
     assert report["panes"][0]["reasons"] == ["pane_pid_changed"]  # type: ignore[index]
     live = tmux_server.panes()
     assert panes[2] not in live and panes[1] in live and panes[0] in live and leader in live
+
+
+def test_cli_exit_codes_and_debt_report(tmux_server, tmp_path: Path, clean_env) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    team, leader, panes = real_team(tmux_server, tmp_path, "cli-debt", 2)
+    tmux_server.cmd("respawn-pane", "-k", "-t", panes[1], "sleep 300000")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "OMX_TEAM_SCALING_ENABLED": "1", "PANEFLEET_TMUX_SOCKET": tmux_server.name}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(root / "cli.py"), "team", *args, "--cwd", str(tmp_path)],
+                              capture_output=True, text=True, env=env, timeout=60)
+
+    down = cli("scale-down", "cli-debt", "--worker", "worker-2", "--force", "-o", "json")
+    assert down.returncode == 3, down.stderr
+    assert json.loads(down.stdout) == {"ok": False,
+                                       "error": f"scale_down_pane_proof_unavailable:{panes[1]}:pane_pid_changed"}
+    show = cli("debt", "show", "cli-debt")
+    assert show.returncode == 0
+    assert f"pane {panes[1]} (worker worker-2" in show.stdout and "pane_pid_changed" in show.stdout
+    shown = json.loads(cli("debt", "show", "cli-debt", "-o", "json").stdout)
+    assert shown["status"] == "unresolved" and shown["panes"][0]["reasons"] == ["pane_pid_changed"]
+    plan = cli("debt", "reconcile", "cli-debt", "--dry-run")
+    assert plan.returncode == 3 and "kill-pane" not in plan.stdout
+    again = cli("debt", "reconcile", "cli-debt", "-o", "json")
+    assert again.returncode == 3
+    assert json.loads(again.stdout) == {"ok": False, "error": f"scale_down_cleanup_debt_unresolved:{panes[1]}"}
+    assert panes[1] in tmux_server.panes()
+    # unresolved prior debt blocks every later scale-down of the team (it is reconciled first)
+    blocked = cli("scale-down", "cli-debt", "--worker", "worker-9", "--force", "-o", "json")
+    assert blocked.returncode == 3
+    assert json.loads(blocked.stdout)["error"] == f"scale_down_cleanup_debt_unresolved:{panes[1]}"
+    tmux_server.cmd("kill-pane", "-t", panes[1])
+    bad = cli("scale-down", "cli-debt", "--worker", "worker-9", "--force", "-o", "json")
+    assert bad.returncode == 4
+    assert json.loads(bad.stdout) == {"ok": False, "error": "Worker worker-9 not found in team cli-debt"}
+    assert not team.debt_path().exists()
