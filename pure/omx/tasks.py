@@ -244,7 +244,9 @@ def _uuid(hex_id: str) -> str:
 
 def _readiness(paths: TeamPaths, task: Json) -> Gen[list[str]]:
     """The ids of dependencies not yet completed ([] = ready)."""
-    deps = task.get("depends_on") or task.get("blocked_by") or []
+    deps = task.get("depends_on")
+    if deps is None:
+        deps = task.get("blocked_by")
     missing: list[str] = []
     for dep in deps if isinstance(deps, list) else []:
         dep_id = str(dep)

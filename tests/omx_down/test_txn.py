@@ -288,3 +288,51 @@ def test_held_scaling_lock_dir_exists_inside_and_is_gone_after(tmp_path: Path) -
     assert done.outcome.result == {"ok": True, "value": "42"}
     assert seen == [True]
     assert not Path(team.paths.scaling_lock).exists()
+
+
+# ------------------------------------------------------------------------------------------ claims
+
+
+def _claim(team: Team, task_id: str, worker: str, version: int | None) -> dict[str, Any]:
+    from pure.omx.tasks import TaskClaimRequest
+    from tests.omx_down.stub import run_op
+
+    request = TaskClaimRequest(team=team.name, cwd=str(team.cwd), task_id=task_id, worker=worker,
+                               expected_version=version)
+    done, _ = run_op("team.task_claim", request, ScenarioExecutor(team.cwd, no_tmux))
+    assert isinstance(done.outcome.result, dict)
+    return done.outcome.result
+
+
+def test_claim_takes_over_an_expired_lease_only(tmp_path: Path) -> None:
+    team = Team(tmp_path, "lease", 2)
+    expired = {"owner": "worker-2", "token": "old", "leased_until": "2020-01-01T00:00:00.000Z"}
+    live = {"owner": "worker-2", "token": "old", "leased_until": "2999-01-01T00:00:00.000Z"}
+    team.write_task("1", "expired", owner="worker-2", status="in_progress", claim=expired, version=3)
+    team.write_task("2", "live", owner="worker-2", status="in_progress", claim=live, version=3)
+    team.write_task("3", "done", status="completed")
+    got = _claim(team, "1", "worker-1", 3)
+    assert got["ok"] is True and got["task"]["owner"] == "worker-1" and got["task"]["version"] == 4
+    assert got["task"]["claim"]["token"] == got["claimToken"] and got["task"]["claim"]["token"] != "old"
+    assert _claim(team, "2", "worker-1", None) == {"ok": False, "error": "claim_conflict"}
+    assert _claim(team, "3", "worker-1", None) == {"ok": False, "error": "already_terminal"}
+    assert not list((team.dir / "claims").iterdir())
+
+
+def test_claim_lock_held_elsewhere_is_a_conflict(tmp_path: Path) -> None:
+    team = Team(tmp_path, "held", 2)
+    team.write_task("1", "t")
+
+    class TimeoutLocks(ScenarioExecutor):
+        def execute(self, step: m.Step) -> m.Observation:
+            if isinstance(step, m.AcquireLock) and step.path.endswith("task-1.lock"):
+                return m.Ack(ok=False, error="timeout")
+            return super().execute(step)
+
+    from pure.omx.tasks import TaskClaimRequest
+    from tests.omx_down.stub import run_op
+
+    request = TaskClaimRequest(team="held", cwd=str(tmp_path), task_id="1", worker="worker-1")
+    done, _ = run_op("team.task_claim", request, TimeoutLocks(tmp_path, no_tmux))
+    assert done.outcome.result == {"ok": False, "error": "claim_conflict"}
+    assert "owner" not in team.task("1")
