@@ -28,7 +28,7 @@ def files(cwd: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for path in sorted(cwd.rglob("*")):
         rel = str(path.relative_to(cwd))
-        if rel.startswith(("pf", "bin", "stub")):
+        if rel.startswith(("pf", "bin", "stub", ".git")) or "/.git" in rel:
             continue
         if path.is_file():
             out[rel] = norm_text(path.read_text(encoding="utf-8"), cwd)

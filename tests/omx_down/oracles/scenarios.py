@@ -48,6 +48,73 @@ def _tasks(cwd: Path) -> None:
     Team(cwd, "tasks", 2)
 
 
+def _exclusions(cwd: Path) -> None:
+    team = Team(cwd, "exclusions", 4)
+    team.set_panes(owner="team:scale-down", leader="%11", hud="%12", worker_1=("%11", 42411),
+                   worker_2=("%12", 42412), worker_3=("%13", 42413), worker_4=("%14", 42414))
+
+
+def _unpinned(cwd: Path) -> None:
+    team = Team(cwd, "unpinned", 2)
+    team.set_panes(owner="team:scale-down", worker_2=("%405", None))
+
+
+def _count_mode(cwd: Path) -> None:
+    team = Team(cwd, "count-mode", 4)
+    team.set_panes(owner="team:scale-down", worker_1=("%1", 4001), worker_2=("%2", 4002), worker_3=("%3", 4003),
+                   worker_4=("%4", 4004))
+    team.worker_file("worker-1", "status.json").write_text(
+        '{"state":"working","updated_at":"2026-07-14T00:00:00.000Z"}')
+    team.worker_file("worker-3", "status.json").write_text(
+        '{"state":"done","updated_at":"2026-07-14T00:00:00.000Z"}')
+
+
+def _authority(cwd: Path) -> None:
+    team = Team(cwd, "authority", 3)
+    team.set_panes(owner="team:scale-down")
+
+    def drop(config: dict[str, Any]) -> None:
+        config["workers"] = config["workers"][:1]
+        config["worker_count"] = 1
+    team.update(drop)
+    for i, pane in ((2, "%13"), (3, "%14")):
+        team.worker_file(f"worker-{i}", "identity.json").write_text(
+            f'{{"name":"worker-{i}","index":{i},"pane_id":"{pane}","pid":{42400 + int(pane[1:])}}}')
+    team.debt_path().write_text(
+        '{"schema_version":1,"operation":"scale_down","status":"pending_teardown",'
+        '"created_at":"2026-07-14T00:00:00.000Z","removed_worker_names":["worker-2","worker-3"],'
+        '"workers":[{"name":"worker-2","index":2,"pane_id":"%13","pid":42413},'
+        '{"name":"worker-3","index":3,"pane_id":"%14","pid":42414}],'
+        '"resource_workers":[{"name":"worker-2"},{"name":"worker-3"}]}')
+
+
+def _worktree(cwd: Path) -> None:
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+    git("init", "-q", "-b", "main")
+    (cwd / ".gitignore").write_text(".omx/\n")
+    (cwd / "AGENTS.md").write_text("# Root instructions\n")
+    git("add", ".gitignore", "AGENTS.md")
+    git("commit", "-qm", "init")
+    team = Team(cwd, "worktree", 2)
+    worktree = cwd / ".omx" / "team" / "worktree" / "worktrees" / "worker-2"
+    git("worktree", "add", "-q", "--detach", str(worktree))
+    (worktree / "AGENTS.md").write_text("# generated worker overlay\n")
+    team.worker_file("worker-2", "root-agents-backup.json").write_text(
+        '{"existed":true,"tracked":true,"previousContent":"# Root instructions\\n"}')
+    team.set_panes(owner="team:scale-down", worker_2=("%13", 42413))
+    team.update(lambda c: c["workers"][1].update({
+        "worktree_path": str(worktree), "worktree_repo_root": str(cwd), "worktree_detached": True,
+        "worktree_created": True}))
+
+
 Scenario = dict[str, Any]
 
 SCENARIOS: dict[str, Scenario] = {
@@ -84,6 +151,44 @@ SCENARIOS: dict[str, Scenario] = {
         "calls": [{"fn": "scaleDown", "options": {"workerNames": ["worker-2"], "force": True},
                    "env": {"OMX_TEAM_SCALE_DOWN_INJECT_FAILURE": "rollback-persistence-failure"}},
                   {"fn": "reconcile"}],
+    },
+    "exclusions_then_reconcile": {
+        "setup": _exclusions, "team": "exclusions",
+        "stub": {"panes": {"%11": [0, 42411], "%12": [0, 42412], "%13": [0, 42413], "%14": [0, 42414]},
+                 "owner": "team:scale-down"},
+        "calls": [{"fn": "scaleDown", "options": {"workerNames": ["worker-1", "worker-2", "worker-3"],
+                                                  "force": True}},
+                  {"fn": "reconcile"}],
+    },
+    "unpinned_live_then_gone": {
+        "setup": _unpinned, "team": "unpinned",
+        "stub": {"panes": {"%405": [0, 999405]}, "show_exit": 99, "on_kill": {"%405": "fail"}},
+        "calls": [{"fn": "scaleDown", "options": {"workerNames": ["worker-2"], "force": True}},
+                  {"fn": "reconcile"},
+                  {"stub": {"panes": {"%405": [1, 999405]}, "show_exit": 99}},
+                  {"fn": "reconcile"}],
+    },
+    "count_mode_unforced": {
+        "setup": _count_mode, "team": "count-mode",
+        "stub": {"panes": {"%1": [0, 4001], "%2": [0, 4002], "%3": [0, 4003], "%4": [0, 4004]},
+                 "owner": "team:scale-down"},
+        "calls": [{"fn": "scaleDown", "options": {"count": 2}},
+                  {"fn": "scaleDown", "options": {"count": 2}},
+                  {"fn": "scaleDown", "options": {"count": 1, "force": True}}],
+    },
+    "debt_authority_mixed": {
+        "setup": _authority, "team": "authority",
+        "stub": {"panes": {"%13": [0, 42413], "%14": [0, 52414]}, "owner": "team:scale-down"},
+        "calls": [{"fn": "reconcile"},
+                  {"stub": {"panes": {"%14": [0, 52414]}, "owner": "team:scale-down"}},
+                  {"fn": "reconcile"},
+                  {"stub": {"panes": {}, "owner": "team:scale-down"}},
+                  {"fn": "reconcile"}],
+    },
+    "worktree_cleanup_real_git": {
+        "setup": _worktree, "team": "worktree",
+        "stub": {"panes": {"%13": [0, 42413]}, "owner": "team:scale-down"},
+        "calls": [{"fn": "scaleDown", "options": {"workerNames": ["worker-2"], "force": True}}],
     },
     "tasks_create_and_claim": {
         "setup": _tasks, "team": "tasks", "stub": {"panes": {}},
