@@ -76,3 +76,19 @@ def test_h07_creation_and_null_version_claim_wait_for_the_commit(tmp_path: Path,
     manifest = team.manifest()
     assert manifest is not None and [w["name"] for w in manifest["workers"]] == ["worker-1"]
     assert team.config()["next_task_id"] == 3 and manifest["next_task_id"] == 3
+
+
+def test_concurrent_scale_downs_serialize_on_the_scaling_lock(tmp_path: Path, clean_env: dict[str, str]) -> None:
+    team = Team(tmp_path, "serial", 3)
+    first = cli(tmp_path, "scale-down", "serial", "--worker", "worker-2", "--force",
+                env={"OMX_TEAM_SCALE_DOWN_BOUNDARY_HOLD_MS": "1200",
+                     "OMX_TEAM_SCALE_DOWN_POST_SNAPSHOT_MARKER": str(tmp_path / "held")})
+    wait_for(tmp_path / "held")
+    started = time.monotonic()
+    second = cli(tmp_path, "scale-down", "serial", "--worker", "worker-3", "--force")
+    assert result(first) == {"ok": True, "removedWorkers": ["worker-2"], "newWorkerCount": 2}
+    assert result(second) == {"ok": True, "removedWorkers": ["worker-3"], "newWorkerCount": 1}
+    assert time.monotonic() - started > 0.8, "the second scale-down must wait for the first"
+    assert team.worker_names() == ["worker-1"]
+    assert team.config()["config_generation"] == 2
+    assert not Path(team.paths.scaling_lock).exists() and not Path(team.paths.membership_lock).exists()

@@ -336,3 +336,34 @@ def test_claim_lock_held_elsewhere_is_a_conflict(tmp_path: Path) -> None:
     done, _ = run_op("team.task_claim", request, TimeoutLocks(tmp_path, no_tmux))
     assert done.outcome.result == {"ok": False, "error": "claim_conflict"}
     assert "owner" not in team.task("1")
+
+
+@pytest.mark.parametrize("after", ["config", "manifest"])
+def test_i09_i10_rollback_persistence_golden(tmp_path: Path, goldens: Any, after: str) -> None:
+    """Seed I09/I10: one task owned by worker-2; commit under the barrier with the injection."""
+    from tests.harness import journal_json, normalize, snapshot_files
+
+    team = Team(tmp_path, "txn-recover", 2)
+    team.write_task("1", "owned", owner="worker-2")
+    c_old, c_new, man_old, man_new = without_worker2(team)
+    t = txn.Transaction(base_generation=0,
+                        tasks=(txn.TaskChange("1", (team.dir / "tasks" / "task-1.json").read_text(),
+                                              released(team, "1")),),
+                        config=txn.Change(c_old, c_new), manifest=txn.Change(man_old, man_new),
+                        recover_to_new_on_failure=True, fail_rollback_persistence_after=after)  # type: ignore[arg-type]
+    executor = ScenarioExecutor(tmp_path, no_tmux)
+    done, journal = drive(under_barrier(team, lambda b: txn.commit(team.paths, b, t)), executor)
+    assert "rollback-persistence-failure" in done.outcome.message
+    assert team.journal_path().exists()
+    torn = snapshot_files(tmp_path, team.dir)
+    done2, journal2 = drive(under_barrier(team, lambda b: txn.load_team(team.paths, b)), executor)
+    assert done2.outcome.status == "ok"
+    assert [w["name"] for w in team.config()["workers"]] == ["worker-1"]
+    manifest = team.manifest()
+    assert manifest is not None and [w["name"] for w in manifest["workers"]] == ["worker-1"]
+    assert "owner" not in team.task("1")
+    goldens.check(f"omx_down/txn_i09_i10_rollback_after_{after}", normalize({
+        "commit": {"outcome": done.outcome.result, "journal": journal_json(journal, tmp_path)},
+        "files_torn": torn,
+        "recover": {"outcome": done2.outcome.result, "journal": journal_json(journal2, tmp_path)},
+        "files_after": snapshot_files(tmp_path, team.dir)}, tmp_path))
