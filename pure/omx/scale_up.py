@@ -567,6 +567,9 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         yield from _ack(m.WriteFile(path=script, content=startup_script(plan, working_dir, run.req.env),
                                     mode=0o700))
     except (StepFailure, wt.WorktreeError) as error:
+        if isinstance(error, wt.WorktreeError) and error.half is not None:
+            run.worktrees[name] = error.half
+            tree = error.half
         raise Abort(f"scale_up_worker_preparation_failed:{name}:{error}",
                     RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)) from None
     # 16. L S L

@@ -43,7 +43,14 @@ class Worktree:
 
 
 class WorktreeError(Exception):
-    """A git step failed; the message is what scale-up reports after ``<worker>:``."""
+    """A git step failed; the message is what scale-up reports after ``<worker>:``.
+
+    ``half`` is a worktree git left behind although the step failed, proven to be the one this
+    run asked for (same repository, expected HEAD): the rollback removes it like a created one."""
+
+    def __init__(self, message: str, half: Worktree | None = None) -> None:
+        super().__init__(message)
+        self.half = half
 
 
 _WORKER_BRANCH = re.compile(r"(.+)/worker-[0-9]+")
@@ -147,7 +154,11 @@ def ensure(root: str, team: str, worker: str, mode: WorktreeMode) -> Gen[Worktre
         args = ("worktree", "add", path, branch) if existed else ("worktree", "add", "-b", branch, path, "HEAD")
     proc = yield from git(root, *args, mutates=True)
     if proc.exit_code != 0:
-        raise WorktreeError(_failure(args, proc))
+        half = None
+        if (yield from prove_worktree(root, path, branch)):
+            half = Worktree(repo_root=root, path=path, branch=branch, detached=mode.detached, created=True,
+                            branch_created=branch is not None and not existed)
+        raise WorktreeError(_failure(args, proc), half)
     return Worktree(repo_root=root, path=path, branch=branch, detached=mode.detached, created=True,
                     branch_created=branch is not None and not existed)
 

@@ -810,3 +810,36 @@ def test_f09_non_worktree_role_instructions(tmp_path: Path, goldens: Goldens) ->
     assert "exact gpt-5.6-terra model" not in agents
     script = (team.dir / "runtime" / "worker-2-startup.sh").read_text()
     assert f"OMX_MODEL_INSTRUCTIONS_FILE='{team.dir}/workers/worker-2/AGENTS.md'" in script
+
+
+def test_half_created_worktree_is_proven_and_removed(tmp_path: Path) -> None:
+    """git reports a failure after it already created the worktree: the rollback removes it."""
+    from pure.omx.scale_up import scale_up
+    from tests.harness import ScenarioExecutor, run_scenario
+
+    init_git_repo(tmp_path)
+
+    def change(config: dict[str, object]) -> None:
+        config["workspace_mode"] = "worktree"
+        config["worktree_mode"] = {"enabled": True, "detached": False, "name": "feature/half"}
+
+    team = UpTeam(tmp_path, "half-created", change=change)
+
+    class FlakyGit(ScenarioExecutor):
+        def execute(self, step: m.Step) -> m.Observation:
+            observation = super().execute(step)
+            if isinstance(step, m.Run) and step.tool == "git" and step.args[:2] == ("worktree", "add"):
+                return m.Proc(exit_code=128, stderr="fatal: simulated failure after checkout\n")
+            return observation
+
+    executor = FlakyGit(tmp_path, StubTmux(snapshot=fixed(rows(("%21", 0, 42421)))))
+    done, _journal = run_scenario(lambda: scale_up(request(team)), executor)
+    result = done.outcome.result
+    assert isinstance(result, dict)
+    assert str(result["error"]).startswith("scale_up_worker_preparation_failed:worker-2:git worktree add -b "
+                                           "feature/half/worker-2")
+    assert not (tmp_path / ".omx" / "team" / team.name / "worktrees" / "worker-2").exists()
+    branches = subprocess.run(["git", "branch", "--list", "feature/half/*"], cwd=tmp_path, capture_output=True,
+                              text=True).stdout
+    assert branches.strip() == ""
+    assert team.worker_names() == ["worker-1"]
