@@ -94,6 +94,12 @@ def session_of(args: argparse.Namespace, env: Mapping[str, str]) -> str:
     return str(getattr(args, "session", None) or env.get("HERDR_SESSION") or "fleet")
 
 
+def lock_path(env: Mapping[str, str]) -> str:
+    from shell.herdr_store import state_dir
+
+    return str(state_dir(env) / "herdr.lock")
+
+
 def follower_prefix(env: Mapping[str, str]) -> tuple[str, ...]:
     """How a pane's shell starts the follower: ``$PANEFLEET_FOLLOWER`` (words), else this panefleet.
 
@@ -254,7 +260,8 @@ def cmd_open(args: argparse.Namespace) -> int:
     from pure.herdr.fleet import OpenRequest
 
     env = dict(os.environ)
-    request = OpenRequest(session=session_of(args, env), run_id=args.run_id, follower=follower_prefix(env))
+    request = OpenRequest(session=session_of(args, env), run_id=args.run_id, follower=follower_prefix(env),
+                          lock_path=lock_path(env))
     return _run_operation("herdr.open", request, args, env, render_open)
 
 
@@ -262,7 +269,7 @@ def cmd_retire(args: argparse.Namespace) -> int:
     from pure.herdr.fleet import RetireRequest
 
     env = dict(os.environ)
-    request = RetireRequest(session=session_of(args, env), run_id=args.run_id)
+    request = RetireRequest(session=session_of(args, env), run_id=args.run_id, lock_path=lock_path(env))
     return _run_operation("herdr.retire", request, args, env, render_retire)
 
 
@@ -277,6 +284,7 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         managed=tuple(sorted(set(args.managed))),
         max_attempts=args.max_attempts,
         follower=follower_prefix(env),
+        lock_path=lock_path(env),
     )
     return _run_operation("herdr.reconcile", request, args, env, render_reconcile)
 

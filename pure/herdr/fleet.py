@@ -53,7 +53,7 @@ from pure.herdr.parse import (
     succeeded,
 )
 from pure.herdr.records import RunRecord, parse_recorded, parse_run, parse_runs, store_step
-from pure.model import Done, JsonResult, JsonValue, Outcome, Proc, Run, Status
+from pure.model import Ack, AcquireLock, Done, JsonResult, JsonValue, Outcome, Proc, ReleaseLock, Run, Status
 from pure.program import Gen, Program, expect
 
 WORKER_PANE_SOURCE = "panefleet"
@@ -100,12 +100,14 @@ class OpenRequest:
     session: str = DEFAULT_SESSION
     run_id: str
     follower: tuple[str, ...] = DEFAULT_FOLLOWER
+    lock_path: str | None = None
 
 
 @frozen(kw_only=True)
 class RetireRequest:
     session: str = DEFAULT_SESSION
     run_id: str
+    lock_path: str | None = None
 
 
 @frozen(kw_only=True)
@@ -125,6 +127,7 @@ class ReconcileRequest:
     managed: tuple[str, ...] = ()
     max_attempts: int = PANE_REATTEMPT_MAX
     follower: tuple[str, ...] = DEFAULT_FOLLOWER
+    lock_path: str | None = None
 
 
 # ------------------------------------------------------------------------------------ small results
@@ -814,10 +817,31 @@ def _stale_failed(pane_id: str, info: _Junk, reason: str) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------ operation programs
 
+LOCK_TIMEOUT_MS = 60_000
+LOCK_RETRY_MS = 100
+
+
+def _locked(lock_path: str | None, body: Program, busy: Mapping[str, Any]) -> Program:
+    """Run ``body`` holding the fleet lock, so two panefleet processes never plan against each
+    other (two reconciles would each open a pane for the same run). No lock path: no lock."""
+    if lock_path is None:
+        return (yield from body)
+    held = yield from expect(AcquireLock(path=lock_path, timeout_ms=LOCK_TIMEOUT_MS, retry_ms=LOCK_RETRY_MS), Ack)
+    if not held.ok:
+        reason = f"another panefleet herdr operation holds {lock_path} ({held.error})"
+        return _done("refused", {**busy, "reason": reason}, reason)
+    done = yield from body
+    yield from expect(ReleaseLock(path=lock_path), Ack)
+    return done
+
 
 def reconcile_program(request: ReconcileRequest) -> Program:
     if request.max_attempts < 0:
         return _done("refused", {"ok": False, "reason": "max_attempts must be >= 0"}, "max_attempts must be >= 0")
+    return (yield from _locked(request.lock_path, _reconcile_body(request), {"ok": False}))
+
+
+def _reconcile_body(request: ReconcileRequest) -> Program:
     result = yield from reconcile(request)
     if isinstance(result, Failure):
         reason = result.failure()
@@ -847,6 +871,10 @@ def _load_run(run_id: str) -> Gen[Result[RunRecord, str]]:
 
 
 def open_program(request: OpenRequest) -> Program:
+    return (yield from _locked(request.lock_path, _open_body(request), {"kind": "unavailable"}))
+
+
+def _open_body(request: OpenRequest) -> Program:
     loaded = yield from _load_run(request.run_id)
     if isinstance(loaded, Failure):
         return _done("refused", {"kind": "unavailable", "reason": loaded.failure()}, loaded.failure())
@@ -864,6 +892,10 @@ def open_program(request: OpenRequest) -> Program:
 
 
 def retire_program(request: RetireRequest) -> Program:
+    return (yield from _locked(request.lock_path, _retire_body(request), {"kind": "failed"}))
+
+
+def _retire_body(request: RetireRequest) -> Program:
     loaded = yield from _load_run(request.run_id)
     if isinstance(loaded, Failure):
         return _done("refused", {"kind": "none", "reason": loaded.failure()}, loaded.failure())

@@ -129,3 +129,34 @@ def test_session_flag_and_env(pf: Panefleet, world: World) -> None:
 ])
 def test_bad_arguments_are_usage_errors(pf: Panefleet, args: tuple[str, ...]) -> None:
     assert pf(*args).returncode == 2
+
+
+def test_concurrent_reconciles_serialise_on_the_fleet_lock(pf: Panefleet, world: World) -> None:
+    for n in range(4):
+        pf("run", "start", "--project", "alpha", "--issue", str(n), "--attempt", "1", "--run-id", f"r{n}",
+           "--pid", str(100 + n))
+    procs = [subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "herdr", "reconcile", "-o", "json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=pf.env, cwd=ROOT)
+             for _ in range(2)]
+    results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert all(r["ok"] for r in results)
+    kinds = sorted(tuple(sorted({o["kind"] for o in r["outcomes"]})) for r in results)
+    assert kinds == [("intact",), ("reassociated", "stale-released")]
+    labels = [p["label"] for p in world.fake.panes()]
+    assert sorted(labels) == sorted(f"worker-alpha-{n}-a1-r{n}" for n in range(4))
+    assert not (world.state_dir / "herdr.lock").exists()
+
+
+def test_a_held_lock_refuses_without_touching_herdr(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pure.herdr import fleet
+    from shell import fs
+
+    monkeypatch.setattr(fleet, "LOCK_TIMEOUT_MS", 300)
+    lock = world.root / "herdr.lock"
+    fs.acquire_lock(lock, timeout_ms=1000, retry_ms=50, stale_ms=300_000, token="someone-else")
+    world.start("r1")
+    request = fleet.ReconcileRequest(session="fleet", follower=("panefleet",), lock_path=str(lock))
+    done, journal = world.op("herdr.reconcile", request)
+    assert done.outcome.status == "refused" and done.outcome.result["ok"] is False
+    assert "holds" in done.outcome.result["reason"]
+    assert world.calls() == []
