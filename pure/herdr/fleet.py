@@ -4,8 +4,7 @@ Every herdr call is a ``Run(tool="herdr")`` step, every store access a ``Store``
 only ever see their observations. Ownership is structural: a workspace is ours when it carries the
 token ``conductor_workers=<project>`` or when the store recorded it for the project — never by label.
 
-Deviations from the seed, decided for real herdr 0.8.2 (see ``docs`` in the module docstrings below
-and the tests that pin them):
+Deviations from the seed, decided for real herdr 0.8.2 (each pinned by a test in ``tests/herdr``):
 
 * **A workspace herdr closed with its last pane.** Closing the last pane of a workspace closes the
   workspace in herdr 0.8.2. When a reconcile pass closed every pane it listed in a workspace (each
@@ -28,6 +27,19 @@ and the tests that pin them):
 * **Follower argv.** ``pane run`` joins argv with spaces and no quoting and herdr strips
   ``--session`` before ``--``; a follower argv with a word that would not survive that is refused
   before any mutation.
+* **Root panes.** The root pane of a workspace (or tab) a reconcile pass created is a bare shell
+  no run owns; it is closed as ``unidentified`` junk in the same pass once a representation stands
+  beside it, so the first pass already converges (the seed leaves it for the next pass).
+* **One listing per pass.** Inside reconcile, ensure-workspace picks its anchor from the pass's own
+  listing (minus panes the pass closed, plus panes it opened) instead of listing again, so a
+  converged pass costs exactly one ``workspace list``, one ``pane list`` per owned workspace and one
+  ``process-info`` per held pane. The discovery's store writes (adopting token-owned ids, forgetting
+  vanished ones) are made only after every listing was read, so a failed pass changes nothing.
+* **Fleet lock.** With ``lock_path`` set (the CLI always sets it) an operation holds a lock
+  directory for its whole run, so two panefleet processes never open a pane for the same run.
+* **Inside a marked workspace everything is ours** (seed rule): a foreign pane planted *inside* an
+  owned workspace is junk and is closed as ``unidentified``. Panes of unmarked, unrecorded
+  workspaces (the operator's own, a lookalike label) are never listed, let alone touched.
 """
 
 from __future__ import annotations
