@@ -115,6 +115,22 @@ def _worktree(cwd: Path) -> None:
         "worktree_created": True}))
 
 
+def _not_a_worktree(cwd: Path) -> None:
+    _worktree(cwd)
+    import shutil
+    import subprocess
+
+    worktree = cwd / ".omx" / "team" / "worktree" / "worktrees" / "worker-2"
+    subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=cwd, check=True, capture_output=True)
+    worktree.mkdir(parents=True)
+    (worktree / "plain.txt").write_text("not a worktree")
+    del shutil
+
+
+def _empty(cwd: Path) -> None:
+    Team(cwd, "empty", 0)
+
+
 Scenario = dict[str, Any]
 
 SCENARIOS: dict[str, Scenario] = {
@@ -189,6 +205,17 @@ SCENARIOS: dict[str, Scenario] = {
         "setup": _worktree, "team": "worktree",
         "stub": {"panes": {"%13": [0, 42413]}, "owner": "team:scale-down"},
         "calls": [{"fn": "scaleDown", "options": {"workerNames": ["worker-2"], "force": True}}],
+    },
+    "resource_cleanup_failure": {
+        "setup": _not_a_worktree, "team": "worktree",
+        "stub": {"panes": {"%13": [0, 42413]}, "owner": "team:scale-down"},
+        "calls": [{"fn": "scaleDown", "options": {"workerNames": ["worker-2"], "force": True}},
+                  {"fn": "reconcile"}],
+    },
+    "no_workers_selected": {
+        "setup": _empty, "team": "empty", "stub": {"panes": {}},
+        "calls": [{"fn": "scaleDown", "options": {"count": 1, "force": True}},
+                  {"fn": "scaleDown", "options": {"count": 1}}],
     },
     "tasks_create_and_claim": {
         "setup": _tasks, "team": "tasks", "stub": {"panes": {}},
