@@ -91,8 +91,16 @@ def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
     return ScaleUpRequest(
         team=args.team, count=args.count, cwd=os.path.abspath(args.cwd), agent_type=args.agent_type, tasks=tasks,
         env=gather_env(environ), process_argv=tuple(sys.argv), cli_paths=cli_paths,
-        node_path=shutil.which("node", path=path) or "node",
+        node_path=shutil.which("node", path=path) or "node", existing_shells=existing_shells(environ),
     )
+
+
+def existing_shells(environ: dict[str, str]) -> tuple[str, ...]:
+    """Which worker-shell candidates exist (the startup script's shell is chosen from these)."""
+    from pure.omx.startup import BASH_CANDIDATES, ZSH_CANDIDATES
+
+    candidates = [environ.get("SHELL", ""), *ZSH_CANDIDATES, *BASH_CANDIDATES]
+    return tuple(dict.fromkeys(c for c in candidates if c and os.path.isfile(c)))
 
 
 def explain(result: dict[str, Any], status: str) -> str:

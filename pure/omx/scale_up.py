@@ -29,7 +29,7 @@ from pure import ops
 from pure import tmux as t
 from pure.omx import dispatch as dsp
 from pure.omx import launch as ln
-from pure.omx import txn
+from pure.omx import startup, txn
 from pure.omx import worktree as wt
 from pure.omx.locks import Barrier, with_barrier, with_scaling_lock
 from pure.omx.names import sanitize_team_name
@@ -61,7 +61,8 @@ class ScaleUpRequest:
     shell (it serves as both oh-my-codex's ``env`` argument and the process environment);
     ``process_argv`` is the leader process argv (ambient bypass detection, spec §13.4);
     ``cli_paths`` maps ``codex``/``claude``/``gemini`` to where they were found on PATH;
-    ``node_path`` is exported to workers as ``OMX_LEADER_NODE_PATH`` (oh-my-codex's CLI runtime)."""
+    ``node_path`` is exported to workers as ``OMX_LEADER_NODE_PATH`` (oh-my-codex's CLI runtime);
+    ``existing_shells`` lists which zsh/bash candidates (and ``$SHELL``) exist, for the worker shell."""
 
     team: str
     count: int
@@ -72,6 +73,7 @@ class ScaleUpRequest:
     process_argv: tuple[str, ...] = ()
     cli_paths: dict[str, str] = field(factory=dict)
     node_path: str = "node"
+    existing_shells: tuple[str, ...] = ()
 
 
 def scaling_enabled(env: dict[str, str]) -> bool:
@@ -564,8 +566,12 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         if launches.placeholder is not None:
             plan = dataclasses.replace(plan, command=launches.placeholder)
         run.scripts.append(script)
-        yield from _ack(m.WriteFile(path=script, content=startup_script(plan, working_dir, run.req.env),
-                                    mode=0o700))
+        shell, rc_file = startup.choose_worker_shell(run.req.env.get("SHELL"), run.req.existing_shells)
+        rendered = startup.render_startup_script(plan, worker_cwd=working_dir, shell=shell, rc_file=rc_file,
+                                                 source_rc=startup.should_source_shell_rc({**run.req.env, **extra}))
+        if isinstance(rendered, Failure):
+            raise StepFailure(rendered.failure())
+        yield from _ack(m.WriteFile(path=script, content=rendered.unwrap(), mode=0o700))
     except (StepFailure, wt.WorktreeError) as error:
         if isinstance(error, wt.WorktreeError) and error.half is not None:
             run.worktrees[name] = error.half
@@ -577,7 +583,7 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
     yield from _prove_split_target(target, pid, owner, context)
     # 17. split
     direction = "-h" if leader else "-v"
-    command = f"exec /bin/sh {_sq(script)}"
+    command = startup.startup_command(script)
     split = yield from expect(t.tmux("split-window", direction, "-t", target, "-d", "-P", "-F", "#{pane_id}",
                                      "-c", working_dir, command, mutates=True), m.Proc)
     if split.exit_code != 0:
@@ -631,31 +637,12 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         raise Abort(f"scale_up_worker_materialization_failed:{name}:{error}", context) from None
 
 
-def _sq(text: str) -> str:
-    return "'" + text.replace("'", "'\\''") + "'"
-
-
 def worktree_instructions(team: str, worker: str, team_text: str | None, role_block: str | None) -> str:
     """The generated worktree-root ``AGENTS.md`` (the original is kept in a backup, §8.2 step 8)."""
     head = team_text if team_text is not None else (
         f"# Team worker instructions\n\nYou are {worker} of team {team}. Read your inbox under "
         f"$OMX_TEAM_STATE_ROOT/team/{team}/workers/{worker}/inbox.md and follow it.\n")
     return head if role_block is None else head.rstrip("\n") + "\n\n" + role_block
-
-
-def startup_script(plan: ln.LaunchPlan, working_dir: str, env: dict[str, str]) -> str:
-    """``runtime/worker-<N>-startup.sh`` (spec §7.7): every value single-quoted, so no byte of a
-    path, team name or argument can change what the script executes."""
-    shell = env.get("SHELL", "").strip() or "/bin/sh"
-    lines = ["#!/bin/sh", "set -eu", "unset OMX_TMUX_HUD_OWNER OMX_TMUX_HUD_LEADER_PANE", f"cd {_sq(working_dir)}"]
-    lines += [f"export {key}={_sq(value)}" for key, value in plan.startup_env if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key)]
-    inner = []
-    folder = posixpath.dirname(plan.command) if plan.command.startswith("/") else posixpath.dirname(plan.leader_node_path)
-    if folder:
-        inner.append(f"export PATH={_sq(folder)}:$PATH")
-    inner.append("exec " + " ".join(_sq(word) for word in (plan.command, *plan.argv)))
-    lines.append(f"exec {_sq(shell)} -c {_sq(chr(10).join(inner))}")
-    return "\n".join(lines)
 
 
 def _worker_record(run: Run, *, name: str, index: int, role: str | None, cli: str, pid: int | None, pane: str,
