@@ -290,60 +290,11 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from returns.result import Success
-
-    from pure.herdr.fleet import WORKER_PANE_SOURCE, WORKER_WORKSPACE_TOKEN
-    from pure.herdr.parse import failure_text, parse_pane_list, parse_workspace_list
-    from shell.executor import run_process
+    from pure.herdr.fleet import StatusRequest
 
     env = dict(os.environ)
-    session = session_of(args, env)
-    store = _with_store(args, env)
-    if store is None:
-        return 1
-    try:
-        dump = store.dump()
-    finally:
-        store.close()
-    herdr_view: dict[str, Any] = {"ok": True, "workspaces": []}
-    listed = run_process("herdr", ("--session", session, "workspace", "list"), env=env)
-    parsed = parse_workspace_list(listed.stdout) if listed.exit_code == 0 else None
-    if not isinstance(parsed, Success):
-        reason = failure_text(listed) if listed.exit_code != 0 else "workspace list was unreadable"
-        herdr_view = {"ok": False, "reason": reason}
-    else:
-        recorded = {w["workspace_id"] for w in dump["workspaces"]}
-        for ws in parsed.unwrap():
-            token = ws.token(WORKER_WORKSPACE_TOKEN)
-            if token is None and ws.workspace_id not in recorded:
-                continue
-            panes_proc = run_process("herdr", ("--session", session, "pane", "list", "--workspace", ws.workspace_id),
-                                     env=env)
-            panes = parse_pane_list(panes_proc.stdout, WORKER_PANE_SOURCE).value_or(()) if (
-                panes_proc.exit_code == 0) else ()
-            herdr_view["workspaces"].append({
-                "workspaceId": ws.workspace_id, "label": ws.label, "project": token,
-                "recorded": ws.workspace_id in recorded,
-                "panes": [{"paneId": p.pane_id, "label": p.label, "agent": p.agent} for p in panes],
-            })
-    data = {"ok": True, "session": session, "store": dump, "herdr": herdr_view}
-    lines = [f"herdr session {session}"]
-    runs = dump["runs"]
-    live = [r for r in runs if not r["settled"]]
-    lines.append(f"runs: {len(live)} live, {len(runs) - len(live)} settled")
-    for r in live:
-        lines.append(f"  {r['run_id']}  {r['project']} #{r['issue']}  pane {r['pane_id'] or '-'}  "
-                     f"attempts {r['attempts']}")
-    if herdr_view.get("ok"):
-        for ws in herdr_view["workspaces"]:
-            mark = "token" if ws["project"] else "record only"
-            lines.append(f"workspace {ws['workspaceId']} ({ws['label']}, {mark}): {len(ws['panes'])} panes")
-            for p in ws["panes"]:
-                lines.append(f"  {p['paneId']}  {p['label'] or '(no label)'}")
-    else:
-        lines.append(f"herdr: {herdr_view['reason']}")
-    _emit(args, data, "\n".join(lines))
-    return 0
+    request = StatusRequest(session=session_of(args, env))
+    return _run_operation("herdr.status", request, args, env, render_status)
 
 
 def cmd_follow(args: argparse.Namespace) -> int:
@@ -386,13 +337,19 @@ def render_reconcile(result: dict[str, Any]) -> str:
         return f"reconcile failed, nothing was changed: {result.get('reason')}"
     out: list[str] = []
     counts: dict[str, int] = {}
-    for o in result.get("outcomes", []):
+    outcomes = result.get("outcomes", [])
+    displaced = {o["runId"]: o["paneId"] for o in outcomes
+                 if o.get("kind") == "stale-released" and o.get("cause") == "duplicate"}
+    for o in outcomes:
         kind = o.get("kind")
         counts[kind] = counts.get(kind, 0) + 1
         if kind == "intact":
             out.append(f"kept      {o['runId']}: pane {o['paneId']}, follower alive")
         elif kind == "visual-unreadable":
             out.append(f"kept      {o['runId']}: pane {o['paneId']}, liveness unknown ({o['reason']}); not touched")
+        elif kind == "reassociated" and o["runId"] in displaced:
+            out.append(f"replaced  {o['runId']}: new pane {o['paneId']} ({o['label']}) "
+                       f"instead of {displaced[o['runId']]}")
         elif kind == "reassociated":
             out.append(f"opened    {o['runId']}: new pane {o['paneId']} ({o['label']})")
         elif kind == "untracked":
@@ -403,7 +360,9 @@ def render_reconcile(result: dict[str, Any]) -> str:
             out.append(f"skipped   {o['runId']}: re-establishment budget spent ({o['attempts']} attempts)")
         elif kind == "stale-released":
             who = f" of run {o['runId']}" if o.get("runId") else ""
-            out.append(f"closed    pane {o['paneId']}{who}: {o['cause']}")
+            why = {"settled": "the run settled", "duplicate": "a second representation of a live run",
+                   "unidentified": "a shell no live run owns"}.get(o["cause"], o["cause"])
+            out.append(f"closed    pane {o['paneId']}{who}: {o['cause']} ({why})")
         elif kind == "stale-release-failed":
             out.append(f"FAILED    to close pane {o['paneId']} ({o['cause']}): {o['reason']}")
         elif kind == "workspace-removed":
@@ -416,6 +375,28 @@ def render_reconcile(result: dict[str, Any]) -> str:
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "nothing to do"
     out.append(f"reconcile: {summary}")
     return "\n".join(out)
+
+
+def render_status(result: dict[str, Any]) -> str:
+    if not result.get("ok"):
+        return f"status unavailable: {result.get('reason')}"
+    runs = result.get("runs", [])
+    live = [r for r in runs if not r["settled"]]
+    lines = [f"herdr session {result['session']}: {len(live)} live runs, {len(runs) - len(live)} settled"]
+    for r in live:
+        pulse = r.get("pulse")
+        shown = f"pane {r['paneId']} (follower {pulse})" if r.get("paneId") else "no pane"
+        pid = r["pid"] if r["pid"] is not None else "-"
+        lines.append(f"  {r['runId']}  {r['project']} #{r['issue']} a{r['attempt']}  pid {pid}  {shown}"
+                     f"  attempts {r['attempts']}")
+    for ws in result.get("workspaces", []):
+        lines.append(f"workspace {ws['workspaceId']} ({ws['label']}) of {ws['project']}: {len(ws['panes'])} panes")
+        for p in ws["panes"]:
+            role = f"run {p['runId']}" if "cause" not in p else f"junk: {p['cause']}"
+            lines.append(f"  {p['paneId']}  {p['label'] or '(no label)'}  {role}")
+    for stale in result.get("staleRecords", []):
+        lines.append(f"record of {stale['project']} names {stale['workspaceId']}, which herdr no longer lists")
+    return "\n".join(lines)
 
 
 def render_open(result: dict[str, Any]) -> str:

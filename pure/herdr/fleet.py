@@ -605,6 +605,50 @@ def _label_fits(pane: PaneFact, recorded_label: str | None) -> bool:
     return pane.label is None or recorded_label is None or pane.label == recorded_label
 
 
+def attribute(
+    entries: Sequence[tuple[Owned, tuple[PaneFact, ...]]], runs: Sequence[RunRecord]
+) -> tuple[dict[str, tuple[PaneFact, str]], dict[str, _Junk]]:
+    """Every listed pane of the owned workspaces → the live run it represents, or junk with a cause.
+
+    The recorded pane id wins (when herdr's rename label does not contradict it), the reported
+    session id is the fallback; one representation per live run, the recorded one kept.
+    """
+    live = [r for r in runs if not r.settled]
+    live_by_run = {r.run_id: r for r in live}
+    settled_panes: dict[tuple[str, str], RunRecord] = {
+        (r.project, r.pane_id): r for r in runs if r.settled and r.pane_id is not None
+    }
+    junk: dict[str, _Junk] = {}
+    held: dict[str, tuple[PaneFact, str]] = {}
+    for owned, panes in entries:
+        project_live = [r for r in live if r.project == owned.project]
+        for pane in panes:
+            owner = next(
+                (r for r in project_live if r.pane_id == pane.pane_id and _label_fits(pane, r.pane_label)), None
+            )
+            if owner is None and pane.run_id != "":
+                owner = live_by_run.get(pane.run_id)
+            if owner is None or owner.project != owned.project:
+                run_id = pane.run_id
+                if run_id == "":
+                    former = settled_panes.get((owned.project, pane.pane_id))
+                    if former is not None and _label_fits(pane, former.pane_label):
+                        run_id = former.run_id
+                junk[pane.pane_id] = _Junk(run_id, "settled" if run_id else "unidentified", pane.agent)
+                continue
+            bucket = held.get(owner.run_id)
+            if bucket is None:
+                held[owner.run_id] = (pane, owned.workspace_id)
+                continue
+            keep = bucket if bucket[0].pane_id == owner.pane_id else (
+                (pane, owned.workspace_id) if pane.pane_id == owner.pane_id else bucket
+            )
+            drop = pane if keep[0].pane_id == bucket[0].pane_id else bucket[0]
+            held[owner.run_id] = keep
+            junk[drop.pane_id] = _Junk(owner.run_id, "duplicate", drop.agent)
+    return held, junk
+
+
 def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str]]:
     """``reconcileWorkerPanes`` against the store's live run set. Failure: the pass mutated nothing."""
     session = request.session
@@ -632,43 +676,10 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
         return Failure(wrote.failure())
 
     surface = Surface(disc.owned, {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries})
-    live_by_run = {r.run_id: r for r in live}
-    settled_panes: dict[tuple[str, str], RunRecord] = {
-        (r.project, r.pane_id): r for r in runs if r.settled and r.pane_id is not None
-    }
+    held, junk = attribute(entries, runs)
     outcomes: list[dict[str, Any]] = []
-    junk: dict[str, _Junk] = {}
-    standing: dict[str, str] = {}
+    standing: dict[str, str] = {p.pane_id: o.workspace_id for o, panes in entries for p in panes}
     opened_ws: set[str] = set()
-    held: dict[str, tuple[PaneFact, str]] = {}
-
-    for owned, panes in entries:
-        project_live = [r for r in live if r.project == owned.project]
-        for pane in panes:
-            standing[pane.pane_id] = owned.workspace_id
-            owner = next(
-                (r for r in project_live if r.pane_id == pane.pane_id and _label_fits(pane, r.pane_label)), None
-            )
-            if owner is None and pane.run_id != "":
-                owner = live_by_run.get(pane.run_id)
-            if owner is None or owner.project != owned.project:
-                run_id = pane.run_id
-                if run_id == "":
-                    former = settled_panes.get((owned.project, pane.pane_id))
-                    if former is not None and _label_fits(pane, former.pane_label):
-                        run_id = former.run_id
-                junk[pane.pane_id] = _Junk(run_id, "settled" if run_id else "unidentified", pane.agent)
-                continue
-            bucket = held.get(owner.run_id)
-            if bucket is None:
-                held[owner.run_id] = (pane, owned.workspace_id)
-                continue
-            keep = bucket if bucket[0].pane_id == owner.pane_id else (
-                (pane, owned.workspace_id) if pane.pane_id == owner.pane_id else bucket
-            )
-            drop = pane if keep[0].pane_id == bucket[0].pane_id else bucket[0]
-            held[owner.run_id] = keep
-            junk[drop.pane_id] = _Junk(owner.run_id, "duplicate", drop.agent)
 
     for run in live:
         hold = held.get(run.run_id)
@@ -947,3 +958,71 @@ __all__ = [
     "release_program",
     "retire_program",
 ]
+
+
+# ------------------------------------------------------------------------------------------ status
+
+
+@frozen(kw_only=True)
+class StatusRequest:
+    session: str = DEFAULT_SESSION
+    managed: tuple[str, ...] = ()
+
+
+def status_program(request: StatusRequest) -> Program:
+    """Read-only: the store's runs, the owned workspaces herdr lists, what each pane is, and the
+    follower pulse of every held pane — exactly what a reconcile pass would read, and no write."""
+    answer = yield from store("list.herdr.runs", {})
+    runs_r = parse_runs(answer)
+    if isinstance(runs_r, Failure):
+        return _done("error", {"ok": False, "reason": runs_r.failure()}, runs_r.failure())
+    runs = runs_r.unwrap()
+    scope = sorted(set(request.managed) | {r.project for r in runs})
+    entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
+    disc = Discovery((), (), ())
+    if scope:
+        found = yield from discover(request.session, scope)
+        if isinstance(found, Failure):
+            return _done("error", {"ok": False, "reason": found.failure()}, found.failure())
+        disc = found.unwrap()
+        for owned in disc.owned:
+            listed = yield from list_panes(request.session, owned.workspace_id)
+            if isinstance(listed, Failure):
+                return _done("error", {"ok": False, "reason": listed.failure()}, listed.failure())
+            entries.append((owned, listed.unwrap()))
+    held, junk = attribute(entries, runs)
+    holder = {pane.pane_id: run_id for run_id, (pane, _w) in held.items()}
+    pulses: dict[str, Pulse] = {}
+    for run_id, (pane, _w) in held.items():
+        pulses[run_id] = yield from probe(request.session, pane.pane_id)
+    out_runs: list[dict[str, Any]] = []
+    for r in runs:
+        row: dict[str, Any] = {
+            "runId": r.run_id, "project": r.project, "issue": r.issue, "attempt": r.attempt, "pid": r.pid,
+            "paneId": held[r.run_id][0].pane_id if r.run_id in held else None,
+            "settled": r.settled, "attempts": r.attempts,
+        }
+        if r.run_id in pulses:
+            row["pulse"] = pulses[r.run_id].pulse
+            if pulses[r.run_id].reason:
+                row["reason"] = pulses[r.run_id].reason
+        out_runs.append(row)
+    adopt = {wid for _p, wid in disc.adopt}
+    workspaces: list[dict[str, Any]] = []
+    for owned, panes in entries:
+        rows: list[dict[str, Any]] = []
+        for pane in panes:
+            row = {"paneId": pane.pane_id, "label": pane.label}
+            if pane.pane_id in holder:
+                row["runId"] = holder[pane.pane_id]
+            elif pane.pane_id in junk:
+                row["runId"] = junk[pane.pane_id].run_id
+                row["cause"] = junk[pane.pane_id].cause
+            rows.append(row)
+        workspaces.append({
+            "workspaceId": owned.workspace_id, "project": owned.project, "label": owned.label,
+            "recorded": owned.workspace_id not in adopt, "panes": rows,
+        })
+    forgotten = [{"project": p, "workspaceId": w} for p, w in disc.forget]
+    return _done("ok", {"ok": True, "session": request.session, "runs": out_runs, "workspaces": workspaces,
+                        "staleRecords": forgotten})

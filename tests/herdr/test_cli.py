@@ -101,8 +101,12 @@ def test_open_retire_status_follow(pf: Panefleet, world: World) -> None:
     pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
     opened = pf.json("open", "r1")
     assert opened["kind"] == "tracked"
+    world.fake.reset_calls()
     status = pf.json("status")
-    assert status["herdr"]["workspaces"][0]["workspaceId"] == opened["workspaceId"]
+    assert status["workspaces"][0]["workspaceId"] == opened["workspaceId"]
+    assert status["runs"][0]["paneId"] == opened["paneId"] and status["runs"][0]["pulse"] == "alive"
+    assert [p.get("cause") for p in status["workspaces"][0]["panes"]] == ["unidentified", None]  # root shell
+    assert world.mutations() == []
     follow = pf("follow", "r1", "--once")
     assert follow.returncode == 0 and "run r1  alpha #5 attempt 1  live" in follow.stdout
     retired = pf.json("retire", "r1")

@@ -480,3 +480,22 @@ def test_retire_program_clears_the_record(world: World) -> None:
     done, _ = world.op("herdr.retire", fleet.RetireRequest(session="fleet", run_id="r1"))
     assert done.outcome.result == {"kind": "released", "paneId": pane}
     assert world.store.run("r1").pane_id is None
+
+
+def test_status_reads_what_reconcile_would_and_writes_nothing(world: World, goldens) -> None:
+    from pure import model as m
+    from pure.herdr import fleet
+
+    panes = converge(world, "r1", "r2")
+    world.settle("r2")
+    world.fake.kill_follower(panes["r1"])
+    world.store.remember("alpha", "w9")
+    done, journal = world.op("herdr.status", fleet.StatusRequest(session="fleet"), goldens, "status_read_only")
+    result = done.outcome.result
+    assert [(r["runId"], r.get("pulse")) for r in result["runs"]] == [("r1", "dead"), ("r2", None)]
+    assert {p["paneId"]: p.get("cause") for p in result["workspaces"][0]["panes"]} == {
+        panes["r1"]: None, panes["r2"]: "settled"}
+    assert result["staleRecords"] == [{"project": "alpha", "workspaceId": "w9"}]
+    assert world.mutations() == []
+    assert not [e for e in journal if isinstance(e.step, m.Store) and not e.step.action.startswith(("list", "read"))]
+    assert world.recorded() == ["w1", "w9"]
