@@ -20,6 +20,7 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure import tmux as t
+from pure.omx import locks, txn
 from pure.omx import state as st
 from pure.program import Gen, Program, expect, fail
 
@@ -55,11 +56,18 @@ def read_text(path: str) -> Gen[str | None]:
 
 
 def load_team(paths: st.TeamPaths) -> Gen[st.TeamState]:
-    """Read the team's config and manifest; a missing team or malformed state ends the program."""
-    config_text = yield from read_text(paths.config)
+    """oh-my-codex's public read: under the membership barrier, recover an interrupted commit, then
+    read config and manifest. A missing team or malformed state ends the program with a typed error."""
+
+    def body(barrier: locks.Barrier) -> Gen[tuple[str | None, str | None]]:
+        yield from txn.recover(paths, barrier)
+        config_text = yield from read_text(paths.config)
+        manifest_text = None if config_text is None else (yield from read_text(paths.manifest))
+        return config_text, manifest_text
+
+    config_text, manifest_text = yield from locks.with_barrier(paths, body)
     if config_text is None:
         raise fail(f"Team {paths.team} not found", status="refused")
-    manifest_text = yield from read_text(paths.manifest)
     loaded = st.read_team_state(paths, config_text, manifest_text)
     return loaded.alt(lambda e: _raise(f"team_state_malformed:{e}")).unwrap()
 
@@ -124,12 +132,20 @@ def team_init(req: TeamInitRequest) -> Program:
         leader_pane_id=leader, leader_pane_pid=pin.pid, leader_cwd=req.cwd, worker_cli=req.worker_cli,
     )
     manifest = st.manifest_from_config(config)
+    yield from locks.with_barrier(paths, lambda _barrier: _write_initial_state(paths, config, manifest, now.value))
+    return _ok({"ok": True, "team": req.team, "stateRoot": root, "tmuxSession": session, "leaderPaneId": leader,
+                "leaderPanePid": pin.pid, "ownerId": owner_id})
+
+
+def _write_initial_state(paths: st.TeamPaths, config: dict[str, Any], manifest: dict[str, Any], now: str) -> Gen[None]:
+    if (yield from read_text(paths.config)) is not None:
+        raise fail(f"Team {paths.team} already exists", status="refused")
     for sub in ("workers", "tasks", "claims", "mailbox", "dispatch", "events", "approvals"):
         made = yield from expect(m.MakeDir(path=posixpath.join(paths.team_dir, sub)), m.Ack)
         if not made.ok:
             raise fail(f"cannot create {paths.team_dir}/{sub}: {made.error}")
     phase = {"current_phase": "team-exec", "max_fix_attempts": 3, "current_fix_attempt": 0, "transitions": [],
-             "updated_at": now.value}
+             "updated_at": now}
     writes = (
         (paths.dispatch_requests, "[]"),
         (paths.phase, st.render_json(phase)),
@@ -140,8 +156,6 @@ def team_init(req: TeamInitRequest) -> Program:
         done = yield from expect(m.WriteFile(path=path, content=text), m.Ack)
         if not done.ok:
             raise fail(f"cannot write {path}: {done.error}")
-    return _ok({"ok": True, "team": req.team, "stateRoot": root, "tmuxSession": session, "leaderPaneId": leader,
-                "leaderPanePid": pin.pid, "ownerId": owner_id})
 
 
 def _pane_report(role: str, name: str, pane: object, pinned: object, snapshot: m.Proc,

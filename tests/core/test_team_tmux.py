@@ -185,3 +185,27 @@ def test_demo_runs_and_cleans_up(clean_env: dict[str, str]) -> None:
     alive = subprocess.run(["tmux", "-L", name, "list-sessions"], capture_output=True, text=True)
     assert alive.returncode != 0  # the demo server is gone
     assert not Path(report["workdir"]).exists()
+
+
+def test_status_recovers_an_interrupted_commit_first(
+    tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str]
+) -> None:
+    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name}
+    leader = tmux_server.new_session("lead")
+    work = tmp_path / "w"
+    work.mkdir()
+    assert pf("team", "init", "alpha", "--leader-pane", leader, "--cwd", str(work), env=env).returncode == 0
+    team_dir = (work / ".omx" / "state" / "team" / "alpha").resolve()
+    config_path = team_dir / "config.json"
+    old = config_path.read_text()
+    new_config = json.loads(old)
+    new_config["worker_count"] = 0
+    new_config["task"] = "rolled forward"
+    journal = {"schemaVersion": 1, "phase": "committed",
+               "files": [{"path": str(config_path), "oldBytes": old, "newBytes": json.dumps(new_config, indent=2)}]}
+    (team_dir / ".membership-task-transaction.json").write_text(json.dumps(journal))
+    code, status = pf_json("team", "status", "alpha", "--cwd", str(work), env=env)
+    assert code == 0, status
+    assert json.loads(config_path.read_text())["task"] == "rolled forward"
+    assert not (team_dir / ".membership-task-transaction.json").exists()
+    assert not (work / ".omx" / "state" / ".team-locks" / "alpha.membership").exists()  # barrier released
