@@ -153,12 +153,9 @@ def remove_requests_for(paths: TeamPaths, workers: Sequence[str]) -> Gen[None]:
     data = yield from expect(m.ReadFile(path=paths.dispatch_requests), m.FileData)
     if data.error:
         raise OSError(data.error)
-    if data.content is None:
-        return
     requests = parse_requests(data.content)
     kept = [r for r in requests if not (isinstance(r, dict) and r.get("to_worker") in workers)]
-    if len(kept) != len(requests):
-        yield from write_requests(paths, kept)
+    yield from write_requests(paths, kept)  # written even when unchanged (oh-my-codex leaves "[]")
 
 
 # ------------------------------------------------------------------------------------- delivery

@@ -1,0 +1,54 @@
+"""Normalisation shared by the scale-up oracle generator and the differential test."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|id-\d{4}")
+GENERATION = re.compile(r'"config_generation": \d+')
+# Not compared: oh-my-codex's delivery log (panefleet keeps its own audit log) and the inbox text
+# (panefleet renders the same header and task list, not the same instructions).
+SKIPPED = (".omx/logs/",)
+SKIPPED_NAMES = ("inbox.md",)
+
+
+def norm_text(text: str, cwd: Path) -> str:
+    return UUID.sub("<ID>", TS.sub("<TS>", text.replace(str(cwd), "$CWD")))
+
+
+def norm(value: Any, cwd: Path) -> Any:
+    return json.loads(norm_text(json.dumps(value), cwd))
+
+
+def files(cwd: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for path in sorted(cwd.rglob("*")):
+        rel = str(path.relative_to(cwd))
+        if rel.startswith(SKIPPED) or path.name in SKIPPED_NAMES or not path.is_file():
+            continue
+        out[rel] = norm_text(path.read_text(encoding="utf-8"), cwd)
+    return out
+
+
+def phases(calls: list[list[str]]) -> dict[str, list[list[str]]]:
+    """Split a tmux log around dispatch: everything before the first keystroke/capture, the
+    mutations (split/tag/kill with their arguments), and everything after the last one."""
+    dispatch = [i for i, c in enumerate(calls) if c and c[0] in ("send-keys", "capture-pane")]
+    if not dispatch:
+        return {"before": calls, "mutations": [c for c in calls if c[0] in ("split-window", "set-option", "kill-pane")],
+                "after": []}
+    return {"before": calls[: _proof_start(calls, dispatch[0])],
+            "mutations": [c for c in calls if c[0] in ("split-window", "set-option", "kill-pane")],
+            "after": calls[dispatch[-1] + 1:]}
+
+
+def _proof_start(calls: list[list[str]], index: int) -> int:
+    """The index of the ``L`` that opens the ``L, S, L`` proof in front of ``calls[index]``."""
+    start = index
+    while start > 0 and calls[start - 1][0] in ("list-panes", "show-option") and index - start < 3:
+        start -= 1
+    return start

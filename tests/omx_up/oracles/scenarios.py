@@ -1,0 +1,67 @@
+"""Scale-up scenarios run through both oh-my-codex 0.20.3 (oracle generation) and panefleet (test).
+
+Every scenario starts from the seed's F-UP team written by :class:`tests.omx_up.fixtures.UpTeam`
+and answers tmux with the data-driven stub of ``stub_tmux.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.omx_up.fixtures import UpTeam
+
+STUB_OK: dict[str, Any] = {"owner": "team:scale-up", "splits": ["%31"],
+                           "panes": [["%11", 0, 42411], ["%21", 0, 42421], ["%31", 0, 42424]]}
+BASE_ENV = {"OMX_TEAM_SCALING_ENABLED": "1", "OMX_TEAM_SKIP_READY_WAIT": "1", "SHELL": "/bin/bash"}
+TASK = {"subject": "oracle task", "description": "oracle task description", "owner": "worker-2"}
+
+
+def _no_pid(config: dict[str, Any]) -> None:
+    config["workers"][0].pop("pid", None)
+
+
+Scenario = dict[str, Any]
+
+SCENARIOS: dict[str, Scenario] = {
+    "success_one_task": {"stub": STUB_OK, "tasks": [TASK]},
+    "success_three_workers": {
+        "count": 3,
+        "stub": {"owner": "team:scale-up", "splits": ["%31", "%32", "%33"],
+                 "panes": [["%11", 0, 42411], ["%21", 0, 42421], ["%31", 0, 42431], ["%32", 0, 42432],
+                           ["%33", 0, 42433]]},
+        "tasks": [{**TASK, "owner": f"worker-{i}", "subject": f"task {i}"} for i in (2, 3, 4)],
+    },
+    "role_and_blocked_by": {"stub": STUB_OK,
+                            "tasks": [TASK, {**TASK, "subject": "second", "role": "writer", "blocked_by": ["1"]}]},
+    "legacy_pid_migration": {"stub": STUB_OK, "change": _no_pid},
+    "first_proof_dead": {"stub": {**STUB_OK, "panes": [["%21", 1, 42421]]}, "tasks": [TASK]},
+    "first_proof_pid_changed": {"stub": {**STUB_OK, "panes": [["%21", 0, 52421]]}, "tasks": [TASK]},
+    "proof_lost_before_split": {"stub": {**STUB_OK, "list_rules": [[2, 99, 1, ""]]}, "tasks": [TASK]},
+    "owner_tag_failure": {"stub": {**STUB_OK, "tag_fails": True,
+                                   "list_rules": [[6, 99, 0, "malformed pane snapshot\n"]]}, "tasks": [TASK]},
+    "unpinned_pane": {"stub": {**STUB_OK, "panes": [["%11", 0, 42411], ["%21", 0, 42421]],
+                               "list_rules": [[4, 99, 0, "malformed pane snapshot\n"]]}},
+    "identity_failure": {"stub": STUB_OK, "tasks": [TASK], "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"}},
+    "config_failure": {"stub": STUB_OK, "tasks": [TASK], "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "config"}},
+    "rollback_config_persistence": {
+        "stub": STUB_OK, "tasks": [TASK], "read_after": True,
+        "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "finalization,rollback-membership-config-persistence"}},
+    "launch_args_conflict": {
+        "stub": STUB_OK, "tasks": [TASK],
+        "env": {"OMX_TEAM_WORKER_LAUNCH_ARGS": "--dangerously-bypass-approvals-and-sandbox --sandbox workspace-write"}},
+    "capacity": {"stub": STUB_OK, "count": 20},
+}
+
+
+def setup(name: str, cwd: Path) -> UpTeam:
+    scenario = SCENARIOS[name]
+    change: Callable[[dict[str, Any]], None] | None = scenario.get("change")
+    return UpTeam(cwd, change=change)
+
+
+def call(name: str, cwd: Path) -> dict[str, Any]:
+    scenario = SCENARIOS[name]
+    return {"fn": "scaleUp", "team": "scale-up", "count": scenario.get("count", 1), "agentType": "executor",
+            "tasks": scenario.get("tasks", []), "cwd": str(cwd), "env": {**BASE_ENV, **scenario.get("env", {})}}
