@@ -1,0 +1,72 @@
+"""The scale-up command line: task parsing, usage errors, and the text explanation of outcomes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shell.cli_scale_up import explain, gather_env, parse_task
+
+CLI = [sys.executable, str(Path(__file__).resolve().parents[2] / "cli.py")]
+
+
+def test_parse_task_accepts_the_documented_shape() -> None:
+    spec = parse_task('{"subject": "s", "description": "d", "owner": "worker-2", "role": "writer", '
+                      '"blocked_by": ["1"]}')
+    assert (spec.subject, spec.description, spec.owner, spec.role, spec.blocked_by) == (
+        "s", "d", "worker-2", "writer", ("1",))
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("not json", "not JSON"),
+    ("[1]", "JSON object"),
+    ('{"subject": "s"}', "description"),
+    ('{"subject": "s", "description": "d", "colour": "red"}', "unknown keys: colour"),
+    ('{"subject": "s", "description": "d", "blocked_by": [1]}', "blocked_by"),
+    ('{"subject": "s", "description": "d", "owner": 2}', "owner"),
+])
+def test_parse_task_rejects_bad_input(text: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        parse_task(text)
+
+
+def test_bad_task_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run([*CLI, "team", "scale-up", "alpha", "--count", "1", "--task", "{", "--cwd", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--task is not JSON" in done.stderr
+
+
+def test_disabled_gate_prints_one_json_object_and_refuses(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "PANEFLEET_STATE_DIR": str(tmp_path / "pf")}
+    done = subprocess.run([*CLI, "team", "scale-up", "alpha", "--count", "1", "--cwd", str(tmp_path), "-o", "json"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.stdout == ('{"ok": false, "error": "Dynamic scaling is disabled. Set OMX_TEAM_SCALING_ENABLED=1 '
+                           'to enable."}\n')
+    assert done.returncode == 4
+
+
+def test_explain_debt_names_every_kept_pane_and_the_retry_path() -> None:
+    text = explain({"ok": False, "error": "scale_up_rollback_cleanup_debt:pane_pid_unpinned:%32;"
+                                          "pane_teardown_failed:%31;pane_teardown_unresolved:%32"}, "debt")
+    assert "pane %32 was created but its pid could not be pinned" in text
+    assert "kill-pane did not remove pane(s) %31" in text
+    assert "pane(s) %32 could not be proven gone" in text
+    assert "scale-down" in text
+
+
+def test_explain_distinguishes_refusal_from_rollback() -> None:
+    assert "Nothing was changed." in explain({"ok": False, "error": "tmux is not available"}, "refused")
+    rolled = explain({"ok": False, "error": "scale_up_split_target_proof_unavailable:%21:query_failed"}, "error")
+    assert "rolled back" in rolled
+    ok = explain({"ok": True, "addedWorkers": [{"name": "worker-2", "pane_id": "%31", "pid": 7, "role": "executor",
+                                                "working_dir": "/w"}], "newWorkerCount": 2, "nextWorkerIndex": 3}, "ok")
+    assert "added 1 worker(s)" in ok and "worker-2: pane %31 pid 7" in ok
+
+
+def test_only_relevant_environment_is_recorded() -> None:
+    env = gather_env({"OMX_TEAM_SCALING_ENABLED": "1", "CODEX_HOME": "/c", "AWS_SECRET_ACCESS_KEY": "x",
+                      "HOME": "/h", "https_proxy": "p", "PATH": "/bin"})
+    assert env == {"CODEX_HOME": "/c", "HOME": "/h", "OMX_TEAM_SCALING_ENABLED": "1", "https_proxy": "p"}
