@@ -36,9 +36,9 @@ def test_recorded_workspace_without_token_is_reused_after_restart(world: World, 
     assert world.ws_ids() == [first["workspaceId"]]
 
 
-def test_recorded_id_herdr_no_longer_lists_is_forgotten(world: World) -> None:
+def test_recorded_id_herdr_no_longer_lists_is_forgotten(world: World, goldens) -> None:
     world.store.remember("alpha", "w7")
-    result = world.ensure()
+    result = world.ensure(goldens=goldens, golden="ensure_forgets_vanished_record")
     assert result["created"] is True
     assert world.recorded() == [result["workspaceId"]]
 
@@ -51,10 +51,10 @@ def test_lookalike_label_without_token_is_ignored_and_a_new_workspace_created(wo
     assert not [c for c in world.mutations() if lookalike in c[4:] or root in c[4:]]
 
 
-def test_duplicate_owned_workspaces_lowest_id_chosen_nothing_closed(world: World) -> None:
+def test_duplicate_owned_workspaces_lowest_id_chosen_nothing_closed(world: World, goldens) -> None:
     w1, p1 = world.fake.plant_workspace("a", tokens=TOKEN)
     w2, _ = world.fake.plant_workspace("b", tokens=TOKEN)
-    result = world.ensure()
+    result = world.ensure(goldens=goldens, golden="ensure_duplicates_lowest")
     assert result == {"kind": "ready", "workspaceId": w1, "anchorPaneId": p1}
     assert sorted(world.ws_ids()) == sorted([w1, w2])
     assert world.mutations() == []
@@ -83,32 +83,34 @@ def test_discovered_workspace_with_no_panes_gets_a_tab_whose_root_anchors(world:
         ("drop_field", {"path": "result.root_pane"}, "herdr tab create reported no root pane"),
     ],
 )
-def test_failed_tab_create_or_no_root_pane_is_unavailable(world: World, mode: str, extra: dict, reason: str) -> None:
+def test_failed_tab_create_or_no_root_pane_is_unavailable(world: World, mode: str, extra: dict, reason: str,
+                                                          goldens) -> None:
     _empty_owned_workspace(world)
     world.fake.fault("tab create", mode, **extra)
-    assert world.ensure() == {"kind": "unavailable", "reason": reason}
+    assert world.ensure(goldens=goldens, golden=f"ensure_tab_create_{mode}") == {"kind": "unavailable",
+                                                                                  "reason": reason}
 
 
 @pytest.mark.parametrize("mode", ["error", "garble", "plain", "empty"])
-def test_pane_list_failing_or_unreadable_is_unavailable(world: World, mode: str) -> None:
+def test_pane_list_failing_or_unreadable_is_unavailable(world: World, mode: str, goldens) -> None:
     world.fake.plant_workspace("alpha-workers", tokens=TOKEN)
     world.fake.fault("pane list", mode)
-    result = world.ensure()
+    result = world.ensure(goldens=goldens, golden=f"ensure_pane_list_{mode}")
     assert result["kind"] == "unavailable" and "pane list" in result["reason"]
     assert world.mutations() == []
 
 
-def test_create_failure_is_unavailable_with_no_residue(world: World) -> None:
+def test_create_failure_is_unavailable_with_no_residue(world: World, goldens) -> None:
     world.fake.fault("workspace create", "error", code="workspace_create_failed", message="no pty")
-    result = world.ensure()
+    result = world.ensure(goldens=goldens, golden="ensure_create_fails")
     assert result == {"kind": "unavailable",
                       "reason": "herdr workspace create failed: workspace_create_failed: no pty"}
     assert world.ws_ids() == [] and world.recorded() == []
 
 
-def test_create_answer_without_workspace_id_is_unavailable(world: World) -> None:
+def test_create_answer_without_workspace_id_is_unavailable(world: World, goldens) -> None:
     world.fake.fault("workspace create", "drop_field", path="result.workspace.workspace_id")
-    result = world.ensure()
+    result = world.ensure(goldens=goldens, golden="ensure_create_no_workspace_id")
     assert result == {"kind": "unavailable", "reason": "herdr workspace create reported no workspace id"}
     # The unmarked, unrecorded workspace herdr made is not ours by construction: never touched again.
     assert world.recorded() == []
@@ -122,9 +124,9 @@ def test_report_metadata_failure_closes_and_forgets_the_new_workspace(world: Wor
     assert verbs(world.mutations()) == ["workspace create", "workspace report-metadata", "workspace close"]
 
 
-def test_create_answer_without_root_pane_closes_and_forgets(world: World) -> None:
+def test_create_answer_without_root_pane_closes_and_forgets(world: World, goldens) -> None:
     world.fake.fault("workspace create", "drop_field", path="result.root_pane")
-    result = world.ensure()
+    result = world.ensure(goldens=goldens, golden="ensure_create_no_root_pane")
     assert result == {"kind": "unavailable", "reason": "herdr workspace create reported no root pane"}
     assert world.ws_ids() == [] and world.recorded() == []
 
@@ -182,10 +184,11 @@ STEP_FAULTS = [
 
 
 @pytest.mark.parametrize(("verb", "mode", "extra", "phase"), STEP_FAULTS)
-def test_open_failure_in_a_created_workspace_leaves_zero_residue(world: World, verb, mode, extra, phase) -> None:
+def test_open_failure_in_a_created_workspace_leaves_zero_residue(world: World, verb, mode, extra, phase,
+                                                                  goldens) -> None:
     world.start("r1")
     world.fake.fault(verb, mode, **extra)
-    result = world.open("r1")
+    result = world.open("r1", goldens=goldens, golden=f"open_fails_{verb.split()[1]}_{mode}_created")
     assert result["kind"] == "unavailable"
     assert result.get("phase") == phase
     assert world.ws_ids() == [] and world.pane_ids() == [] and world.recorded() == []
@@ -194,11 +197,11 @@ def test_open_failure_in_a_created_workspace_leaves_zero_residue(world: World, v
 
 @pytest.mark.parametrize(("verb", "mode", "extra", "phase"), STEP_FAULTS)
 def test_open_failure_in_an_existing_workspace_closes_only_the_new_pane(world: World, verb, mode, extra,
-                                                                          phase) -> None:
+                                                                          phase, goldens) -> None:
     wid, root = world.fake.plant_workspace("alpha-workers", tokens=TOKEN)
     world.start("r1")
     world.fake.fault(verb, mode, **extra)
-    result = world.open("r1")
+    result = world.open("r1", goldens=goldens, golden=f"open_fails_{verb.split()[1]}_{mode}_existing")
     assert result["kind"] == "unavailable" and result.get("phase") == phase
     assert world.ws_ids() == [wid] and world.recorded() == [wid]
     assert not any(c[2:4] == ["workspace", "close"] for c in world.calls())

@@ -111,11 +111,11 @@ def test_reported_session_attributes_a_pane_when_no_pane_is_recorded(world: Worl
     assert world.store.run("r1").pane_id == panes["r1"]
 
 
-def test_settled_run_pane_cause_settled_and_unidentified_shell(world: World) -> None:
+def test_settled_run_pane_cause_settled_and_unidentified_shell(world: World, goldens) -> None:
     panes = converge(world, "r1", "r2")
     stranger = world.fake.plant_pane(panes["r1"])
     world.settle("r1")
-    outcomes = world.reconcile()
+    outcomes = world.reconcile(goldens=goldens, golden="reconcile_settled_and_unidentified")
     assert {"kind": "stale-released", "paneId": panes["r1"], "runId": "r1", "cause": "settled"} in outcomes
     assert {"kind": "stale-released", "paneId": stranger, "runId": "", "cause": "unidentified"} in outcomes
     assert {"kind": "intact", "runId": "r2", "paneId": panes["r2"]} in outcomes
@@ -170,12 +170,12 @@ def test_dead_follower_with_pid_is_replaced_and_old_pane_closed_as_duplicate(wor
     assert world.reconcile() == [{"kind": "intact", "runId": "r1", "paneId": new}]
 
 
-def test_dead_follower_without_pid_is_untracked_and_kept(world: World) -> None:
+def test_dead_follower_without_pid_is_untracked_and_kept(world: World, goldens) -> None:
     panes = converge(world, "r1")
     world.start("r1", pid=None)  # the run is re-registered without a session-host pid
     world.store.set_pane("r1", panes["r1"], "worker-alpha-1-a1-r1")
     world.fake.kill_follower(panes["r1"])
-    outcomes = world.reconcile()
+    outcomes = world.reconcile(goldens=goldens, golden="reconcile_dead_no_pid_kept")
     assert outcomes == [{"kind": "untracked", "runId": "r1",
                          "reason": "follower exited but no session-host pid was ever recorded; not replacing"}]
     assert panes["r1"] in world.pane_ids() and world.mutations() == []
@@ -201,10 +201,10 @@ def test_failed_replacement_closes_the_dead_pane_right_away(world: World, golden
 # ---------------------------------------------------------------------------------------- budget
 
 
-def test_missing_pane_with_pid_and_budget_is_reopened(world: World) -> None:
+def test_missing_pane_with_pid_and_budget_is_reopened(world: World, goldens) -> None:
     panes = converge(world, "r1")
     world.fake.kill_shell(panes["r1"])  # the pane is gone (and with it the workspace)
-    outcomes = world.reconcile()
+    outcomes = world.reconcile(goldens=goldens, golden="reconcile_missing_pane_reopened")
     assert kinds(outcomes) == ["reassociated", "stale-released"]
     assert len(world.pane_ids()) == 1
 
@@ -217,9 +217,9 @@ def test_exhausted_budget_reports_and_mutates_nothing(world: World, goldens) -> 
     assert world.mutations() == []
 
 
-def test_missing_pid_is_untracked_without_spending_budget(world: World) -> None:
+def test_missing_pid_is_untracked_without_spending_budget(world: World, goldens) -> None:
     world.start("r1", pid=None)
-    assert world.reconcile() == [{"kind": "untracked", "runId": "r1",
+    assert world.reconcile(goldens=goldens, golden="reconcile_no_pid") == [{"kind": "untracked", "runId": "r1",
                                   "reason": "no session-host pid was ever recorded for this run"}]
     assert world.store.run("r1").attempts == 0 and world.mutations() == []
 
@@ -309,10 +309,10 @@ def test_workspace_listed_empty_gets_an_explicit_close(world: World, goldens) ->
     assert world.ws_ids() == [] and world.recorded() == []
 
 
-def test_failed_workspace_close_keeps_the_record(world: World) -> None:
+def test_failed_workspace_close_keeps_the_record(world: World, goldens) -> None:
     wid = _empty_marked(world)
     world.fake.fault("workspace close", "error", code="confirmation_required", message="worktree group")
-    outcomes = world.reconcile(managed=["alpha"])
+    outcomes = world.reconcile(managed=["alpha"], goldens=goldens, golden="reconcile_workspace_close_fails")
     assert outcomes == [{"kind": "workspace-remove-failed", "project": "alpha", "workspaceId": wid,
                          "reason": "herdr workspace close failed: confirmation_required: worktree group"}]
     assert world.recorded() == [wid]
@@ -341,12 +341,16 @@ def test_duplicate_marked_workspaces_converge_to_one(world: World) -> None:
 @pytest.mark.parametrize(("verb", "mode"), [("pane list", "garble"), ("pane list", "error"),
                                             ("pane list", "drop_field"), ("workspace list", "error"),
                                             ("workspace list", "not_json")])
-def test_unreadable_listing_fails_the_whole_pass_with_no_mutation(world: World, verb: str, mode: str) -> None:
+def test_unreadable_listing_fails_the_whole_pass_with_no_mutation(world: World, verb: str, mode: str,
+                                                                    goldens) -> None:
+    from pure.herdr import fleet
+
     panes = converge(world, "r1", "r2")
     world.settle("r2")
     world.fake.kill_follower(panes["r1"])
     world.fake.fault(verb, mode, path="result.panes")
-    done = world.reconcile_raw()
+    request = fleet.ReconcileRequest(session="fleet", follower=("panefleet",))
+    done, _ = world.op("herdr.reconcile", request, goldens, f"reconcile_fails_{verb.split()[0]}_list_{mode}")
     assert done.outcome.status == "error"
     assert done.outcome.result["ok"] is False and verb in done.outcome.result["reason"]
     assert world.mutations() == []
@@ -426,18 +430,20 @@ def test_release_none_without_pane_or_label(world: World) -> None:
     assert world.calls() == []
 
 
-def test_release_none_for_a_strangers_pane_id(world: World) -> None:
+def test_release_none_for_a_strangers_pane_id(world: World, goldens) -> None:
     _op_ws, op_pane = world.fake.plant_workspace("operator", process=["vim"])
     world.ensure()
     world.fake.reset_calls()
-    result = world.release(pane_id=op_pane, pane_label="worker-alpha-1-a1-r1", run_id="r1", project="alpha")
+    result = world.release(pane_id=op_pane, pane_label="worker-alpha-1-a1-r1", run_id="r1", project="alpha",
+                           goldens=goldens, golden="release_none_stranger")
     assert result == {"kind": "none"}
     assert op_pane in world.pane_ids() and world.mutations() == []
 
 
-def test_release_unowned_when_agent_differs(world: World) -> None:
+def test_release_unowned_when_agent_differs(world: World, goldens) -> None:
     pane, _label = _opened(world)
-    result = world.release(pane_id=pane, pane_label="worker-alpha-9-a1-other", run_id="r1", project="alpha")
+    result = world.release(pane_id=pane, pane_label="worker-alpha-9-a1-other", run_id="r1", project="alpha",
+                           goldens=goldens, golden="release_unowned_agent")
     assert result["kind"] == "unowned" and pane in world.pane_ids() and world.mutations() == []
 
 
@@ -458,18 +464,20 @@ def test_release_released_after_release_agent_then_close(world: World, goldens) 
 
 
 @pytest.mark.parametrize("verb", ["pane list", "pane release-agent", "pane close"])
-def test_release_failed_when_listing_release_or_close_fails(world: World, verb: str) -> None:
+def test_release_failed_when_listing_release_or_close_fails(world: World, verb: str, goldens) -> None:
     pane, label = _opened(world)
     world.fake.fault(verb, "error")
-    result = world.release(pane_id=pane, pane_label=label, run_id="r1", project="alpha")
+    result = world.release(pane_id=pane, pane_label=label, run_id="r1", project="alpha", goldens=goldens,
+                           golden=f"release_failed_{verb.split()[1]}")
     assert result["kind"] == "failed" and verb in result["reason"]
 
 
-def test_restored_pane_without_token_or_agent_is_retired_through_the_store_leg(world: World) -> None:
+def test_restored_pane_without_token_or_agent_is_retired_through_the_store_leg(world: World, goldens) -> None:
     pane, label = _opened(world)
     world.fake.restart()
     assert "agent" not in world.fake.pane(pane) or world.fake.pane(pane)["hook"] is None
-    result = world.release(pane_id=pane, pane_label=label, run_id="r1", project="alpha")
+    result = world.release(pane_id=pane, pane_label=label, run_id="r1", project="alpha", goldens=goldens,
+                           golden="release_restored_store_leg")
     assert result == {"kind": "released", "paneId": pane}
 
 
