@@ -338,6 +338,9 @@ class Surface:
         self.gone: set[str] = set()
         # Root panes this pass made (workspace create, tab create): bare shells no run owns.
         self.fresh_roots: dict[str, str] = {}
+        # Workspaces holding a pane this pass made but could not identify (a split whose answer was
+        # unreadable): never judged empty this pass; the next pass lists the pane and closes it.
+        self.unknown: set[str] = set()
 
     def candidates(self, project: str) -> list[str]:
         return sorted(w for w, o in self.owned.items() if o.project == project and w not in self.gone)
@@ -355,7 +358,7 @@ class Surface:
             if pane_id in ids:
                 ids.remove(pane_id)
                 self.closed[wid].append(pane_id)
-                if not ids:
+                if not ids and wid not in self.unknown:
                     # herdr 0.8.2 closes a workspace with its last pane.
                     self.gone.add(wid)
 
@@ -497,6 +500,8 @@ def open_pane(
         return (yield from abandon(f"herdr pane split failed: {failure_text(split)}", "split", None))
     new = parse_split_pane(split.stdout)
     if isinstance(new, Failure):
+        if surface is not None and not ensured.created:
+            surface.unknown.add(ensured.workspace_id)
         return (yield from abandon(new.failure(), None, None))
     pane_id = new.unwrap()
     steps: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -770,7 +775,7 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
         surface.pane_closed(pane_id)
         outcomes.append({"kind": "stale-released", "paneId": pane_id, "runId": info.run_id, "cause": info.cause})
 
-    occupied = set(standing.values())
+    occupied = set(standing.values()) | surface.unknown
     for owned, panes in entries:
         wid = owned.workspace_id
         if wid in opened_ws or wid in occupied:

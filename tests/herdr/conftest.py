@@ -54,10 +54,32 @@ class SubprocessExecutor(Executor):
         return super().execute(step)
 
 
-class World:
-    """One fake herdr server, one store, and the real shell loop between them."""
+class InProcessExecutor(Executor):
+    """The shell executor with herdr answered by the fake's model in this process (no spawn at all).
 
-    def __init__(self, root: Path, session: str = "fleet", fast: bool = False) -> None:
+    For property tests that run thousands of passes; the fake's parser, model and answers are the
+    very code the ``herdr`` executable runs."""
+
+    def __init__(self, fake: FakeHerdr, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fake = fake
+
+    def execute(self, step: m.Step) -> m.Observation:
+        if isinstance(step, m.Run) and step.tool == "herdr":
+            self.calls["herdr"] = self.calls.get("herdr", 0) + 1
+            code, stdout, stderr = self.fake.call(list(step.args))
+            return m.Proc(exit_code=code, stdout=stdout, stderr=stderr)
+        return super().execute(step)
+
+
+class World:
+    """One fake herdr server, one store, and the real shell loop between them.
+
+    ``mode``: ``sh`` (the production executor spawning the fake ``herdr`` through ``sh``),
+    ``subprocess`` (the same executable, spawned without ``sh``), ``inprocess`` (no spawn)."""
+
+    def __init__(self, root: Path, session: str = "fleet", fast: bool = False, mode: str | None = None) -> None:
+        mode = mode or ("subprocess" if fast else "sh")
         self.root = root
         bin_dir = root / "bin"
         make_bin(bin_dir)
@@ -71,10 +93,15 @@ class World:
             "HERDR_SESSION": session,
         }
         self.session = session
-        self.fake = FakeHerdr(str(self.state_path), session)
+        self.fake = FakeHerdr(None if mode == "inprocess" else str(self.state_path), session)
         self.store = HerdrStore(self.state_dir / "herdr.sqlite3")
-        executor = SubprocessExecutor if fast else Executor
-        self.executor = executor(env=self.env, store=self.store.handle)
+        self.executor: Executor
+        if mode == "inprocess":
+            self.executor = InProcessExecutor(self.fake, env=self.env, store=self.store.handle)
+        elif mode == "subprocess":
+            self.executor = SubprocessExecutor(env=self.env, store=self.store.handle)
+        else:
+            self.executor = Executor(env=self.env, store=self.store.handle)
 
     def close(self) -> None:
         self.store.close()

@@ -507,3 +507,23 @@ def test_status_reads_what_reconcile_would_and_writes_nothing(world: World, gold
     assert world.mutations() == []
     assert not [e for e in journal if isinstance(e.step, m.Store) and not e.step.action.startswith(("list", "read"))]
     assert world.recorded() == ["w1", "w9"]
+
+
+@pytest.mark.parametrize("mode", ["garble", "drop_field"])
+def test_unreadable_split_answer_keeps_the_workspace_owned_until_the_leak_is_closed(world: World, mode: str,
+                                                                                     goldens) -> None:
+    """Found by the convergence property: after a restart (no token) the only listed pane is closed
+    when its replacement fails, but the replacement's split did happen and its id was unreadable.
+    Reporting the workspace removed (and forgetting it) would leak it forever."""
+    panes = converge(world, "r1")
+    world.fake.restart()
+    world.fake.fault("pane split", mode, path="result.pane.pane_id")
+    outcomes = world.reconcile(goldens=goldens, golden=f"reconcile_split_answer_{mode}")
+    assert kinds(outcomes) == ["untracked"]
+    assert panes["r1"] not in world.pane_ids()
+    leaked = world.pane_ids()
+    assert len(leaked) == 1 and world.recorded() == ["w1"]
+    outcomes = world.reconcile()
+    assert {"kind": "stale-released", "paneId": leaked[0], "runId": "", "cause": "unidentified"} in outcomes
+    assert kinds(outcomes)[0] == "reassociated"
+    assert kinds(world.reconcile()) == ["intact"]

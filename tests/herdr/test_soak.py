@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pure.herdr.fleet import pane_label
 from tests.herdr.conftest import World
@@ -89,52 +91,114 @@ def check_invariants(world: World, foreign_ids: set[str], foreign: dict[str, Any
     assert len(workspaces) == len(projects_with_panes) + len(foreign_ids)
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(280)
-def test_convergence_soak(tmp_path: Path) -> None:
-    world = World(tmp_path, fast=True)
-    rng = random.Random(20261130)
-    op_ws, _ = world.fake.plant_workspace("operator", process=["vim", "notes.md"])
-    look_ws, _ = world.fake.plant_workspace("alpha-workers", process=["panefleet", "herdr", "follow", "x"])
-    foreign_ids = {op_ws, look_ws}
-    foreign = snapshot_foreign(world, foreign_ids)
-    next_run = 0
-    restarts = kills = faults = 0
-    for cycle in range(CYCLES):
-        for _ in range(rng.randint(1, 3)):
-            event = rng.random()
-            live = [r for r in world.store.runs() if not r.settled]
-            if event < 0.40 or not live:
-                next_run += 1
-                pid = None if rng.random() < 0.15 else 10_000 + next_run
-                world.start(f"run-{next_run:04d}-{rng.randrange(16**6):06x}", project=rng.choice(PROJECTS),
-                            issue=next_run, attempt=rng.randint(1, 3), pid=pid)
-            elif event < 0.70:
-                world.settle(rng.choice(live).run_id)
-            elif event < 0.80:
-                world.fake.restart()
-                restarts += 1
-            else:
-                held = [p for p in world.fake.panes() if p["workspace_id"] in owned_ids(world) and p["fg"]]
-                if held:
-                    world.fake.kill_follower(rng.choice(held)["pane_id"])
-                    kills += 1
-        if rng.random() < 0.8:
-            verb, mode, extra = rng.choice(FAULTS)
+Event = tuple[Any, ...]
+
+
+def random_events(rng: random.Random, count: int) -> list[Event]:
+    events: list[Event] = []
+    for _ in range(count):
+        roll = rng.random()
+        if roll < 0.40:
+            events.append(("start", rng.choice(PROJECTS), rng.random() >= 0.15, rng.randint(1, 3)))
+        elif roll < 0.70:
+            events.append(("settle", rng.randrange(1000)))
+        elif roll < 0.80:
+            events.append(("restart",))
+        else:
+            events.append(("kill", rng.randrange(1000)))
+    return events
+
+
+class Soak:
+    """Drives cycles of events + reconcile passes over a World and checks the invariants."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        op_ws, _ = world.fake.plant_workspace("operator", process=["vim", "notes.md"])
+        look_ws, _ = world.fake.plant_workspace("alpha-workers", process=["panefleet", "herdr", "follow", "x"])
+        self.foreign_ids = {op_ws, look_ws}
+        self.foreign = snapshot_foreign(world, self.foreign_ids)
+        self.next_run = 0
+        self.counts = {"restart": 0, "kill": 0, "fault": 0, "start": 0, "settle": 0}
+
+    def apply(self, event: Event) -> None:
+        world = self.world
+        live = [r for r in world.store.runs() if not r.settled]
+        kind = event[0]
+        if kind == "start" or (kind == "settle" and not live):
+            self.next_run += 1
+            project, has_pid, attempt = event[1:] if kind == "start" else (PROJECTS[0], True, 1)
+            pid = 10_000 + self.next_run if has_pid else None
+            world.start(f"run-{self.next_run:04d}-{self.next_run * 7919 % 16**6:06x}", project=project,
+                        issue=self.next_run, attempt=attempt, pid=pid)
+            self.counts["start"] += 1
+        elif kind == "settle":
+            world.settle(live[event[1] % len(live)].run_id)
+            self.counts["settle"] += 1
+        elif kind == "restart":
+            world.fake.restart()
+            self.counts["restart"] += 1
+        elif kind == "kill":
+            owned = owned_ids(world)
+            held = [p for p in world.fake.panes() if p["workspace_id"] in owned and p["fg"]]
+            if held:
+                world.fake.kill_follower(held[event[1] % len(held)]["pane_id"])
+                self.counts["kill"] += 1
+
+    def cycle(self, events: list[Event], fault: int | None) -> None:
+        world = self.world
+        for event in events:
+            self.apply(event)
+        if fault is not None:
+            verb, mode, extra = FAULTS[fault % len(FAULTS)]
             world.fake.fault(verb, mode, **extra)
-            faults += 1
+            self.counts["fault"] += 1
         world.reconcile_raw(managed=PROJECTS)  # may fail or partly fail: it must never do harm
-        assert snapshot_foreign(world, foreign_ids) == foreign
-        assert touched_foreign(world, foreign, foreign_ids) == []
+        assert snapshot_foreign(world, self.foreign_ids) == self.foreign
+        assert touched_foreign(world, self.foreign, self.foreign_ids) == []
         world.fake.clear_faults()
         # One clean pass converges whatever the faulty pass left (a failed close, a leaked split).
         world.reconcile(managed=PROJECTS)
-        check_invariants(world, foreign_ids, foreign)
-        assert touched_foreign(world, foreign, foreign_ids) == []
+        check_invariants(world, self.foreign_ids, self.foreign)
+        assert touched_foreign(world, self.foreign, self.foreign_ids) == []
         world.fake.reset_calls()
         outcomes = world.reconcile(managed=PROJECTS)
-        assert world.mutations() == [], (cycle, outcomes)
+        assert world.mutations() == [], outcomes
         assert {o["kind"] for o in outcomes} <= {"intact", "untracked"}
         world.fake.reset_calls()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(280)
+def test_convergence_soak(tmp_path: Path) -> None:
+    """50 cycles against the fake ``herdr`` executable (spawned per call, state in its JSON file)."""
+    world = World(tmp_path, mode="subprocess")
+    rng = random.Random(20261130)
+    soak = Soak(world)
+    for _cycle in range(CYCLES):
+        events = random_events(rng, rng.randint(1, 3))
+        soak.cycle(events, rng.randrange(len(FAULTS)) if rng.random() < 0.8 else None)
     world.close()
-    assert restarts >= 3 and kills >= 3 and faults >= 30
+    assert soak.counts["restart"] >= 3 and soak.counts["kill"] >= 3 and soak.counts["fault"] >= 30
+
+
+EVENT = st.one_of(
+    st.tuples(st.just("start"), st.sampled_from(PROJECTS), st.booleans(), st.integers(1, 3)),
+    st.tuples(st.just("settle"), st.integers(0, 999)),
+    st.tuples(st.just("restart")),
+    st.tuples(st.just("kill"), st.integers(0, 999)),
+)
+CYCLE = st.tuples(st.lists(EVENT, min_size=1, max_size=3), st.none() | st.integers(0, len(FAULTS) - 1))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cycles=st.lists(CYCLE, min_size=1, max_size=25))
+def test_convergence_property(tmp_path_factory: pytest.TempPathFactory, cycles: list) -> None:
+    """The same invariants over arbitrary event/fault sequences, herdr answered in-process."""
+    world = World(tmp_path_factory.mktemp("prop"), mode="inprocess")
+    try:
+        soak = Soak(world)
+        for events, fault in cycles:
+            soak.cycle(events, fault)
+    finally:
+        world.close()

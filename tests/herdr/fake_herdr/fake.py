@@ -800,14 +800,28 @@ def main(argv: list[str]) -> int:
 class FakeHerdr:
     """Test-side handle on the fake's state file: plant, break, restart, inspect."""
 
-    def __init__(self, path: str, session: str = "fleet") -> None:
+    def __init__(self, path: str | None, session: str = "fleet") -> None:
+        """``path`` None keeps the server state in memory (an in-process fake, see ``call``)."""
         self.path = path
         self.session = session
+        self.memory: dict[str, Any] = empty_state()
 
     @contextmanager
     def edit(self) -> Iterator[dict[str, Any]]:
+        if self.path is None:
+            yield self.memory
+            return
         with locked_state(self.path) as state:
             yield state
+
+    def call(self, argv: list[str]) -> tuple[int, str, str]:
+        """One herdr invocation without a process: same parser, model and answers as the executable."""
+        with self.edit() as state:
+            try:
+                result = handle(state, list(argv))
+            except Exit as exc:
+                result = exc
+        return result.code, result.stdout, result.stderr
 
     def read(self) -> dict[str, Any]:
         with self.edit() as state:
