@@ -33,7 +33,7 @@ from pure.omx import startup, txn
 from pure.omx import worktree as wt
 from pure.omx.locks import Barrier, with_barrier, with_scaling_lock
 from pure.omx.names import sanitize_team_name
-from pure.omx.state import Json, TeamPaths, TeamState, render_json, resolve_state_root
+from pure.omx.state import Json, TeamPaths, TeamState, read_team_state, render_json, resolve_state_root
 from pure.program import Gen, PlanError, Program, expect, fail
 
 T = TypeVar("T")
@@ -118,6 +118,7 @@ class Run:
         self.inject = injections(req.env)
         self.config: Json = json.loads(json.dumps(state.config))
         self.generation: int = int(state.config.get("config_generation", 0))
+        self.base_state = state
         self.base_config_text = state.config_text
         self.base_manifest_text = state.manifest_text
         self.manifest = state.raw_manifest
@@ -148,11 +149,45 @@ def _ack(step: m.Step) -> Gen[None]:
 
 
 def _patch(text: str, updates: dict[str, Any]) -> str:
-    """Replace keys of a JSON object in place (key order kept, new keys appended)."""
+    """Replace keys of a JSON object in place (key order kept, new keys appended), as oh-my-codex
+    rewrites ``manifest.v2.json``."""
     value: Json = json.loads(text)
     for key, item in updates.items():
         value[key] = item
     return render_json(value)
+
+
+# The key order of config.json as oh-my-codex's saveTeamConfig writes it when a manifest exists (the
+# config it saves was rebuilt from the manifest, so keys only config.json had are dropped).
+SAVED_CONFIG_ORDER = (
+    "name", "task", "agent_type", "worker_launch_mode", "lifecycle_profile", "worker_count", "max_workers",
+    "workers", "created_at", "tmux_session", "tmux_session_id", "tmux_session_created", "next_task_id",
+    "leader_cwd", "team_state_root", "workspace_mode", "worktree_mode", "leader_pane_id", "leader_pane_pid",
+    "hud_pane_pid", "hud_pane_id", "tmux_pane_owner_id", "resize_hook_name", "resize_hook_target",
+    "next_worker_index", "display_name", "requested_name", "identity_source", "config_generation",
+)
+ALWAYS_SAVED = ("leader_pane_id", "leader_pane_pid", "hud_pane_pid", "hud_pane_id")
+# panefleet's own config keys, kept across a save (oh-my-codex never writes them).
+PANEFLEET_KEYS = ("worker_cli",)
+
+
+def saved_config_text(state: TeamState, updates: dict[str, Any]) -> str:
+    """``config.json`` after oh-my-codex's ``saveTeamConfig`` of the canonical config plus ``updates``."""
+    if state.raw_manifest is None:
+        return _patch(state.config_text, updates)
+    source: Json = {**state.raw_manifest, **state.config, **updates}
+    out: Json = {}
+    for key in SAVED_CONFIG_ORDER:
+        if key in ("agent_type", "worker_launch_mode", "max_workers"):
+            out[key] = state.config.get(key)
+        elif key in source and (source[key] is not None or key in ALWAYS_SAVED or key in state.raw_manifest):
+            out[key] = source[key]
+        elif key in ALWAYS_SAVED:
+            out[key] = None
+    for key in PANEFLEET_KEYS:
+        if key in state.raw_config:
+            out[key] = state.raw_config[key]
+    return render_json(out)
 
 
 def _membership_updates(workers: list[Json], next_index: int) -> dict[str, Any]:
@@ -442,7 +477,10 @@ def save_config(paths: TeamPaths, generation: int, updates: dict[str, Any], barr
         if current != generation:
             raise fail(f"team_config_stale_generation:{paths.team}:{generation}:{current}")
         manifest_text = yield from txn.read_text(paths.manifest)
-        change = txn.Change(config_text, _patch(config_text, updates))
+        loaded = read_team_state(paths, config_text, manifest_text)
+        if isinstance(loaded, Failure):
+            raise fail(f"team_state_malformed:{loaded.failure()}")
+        change = txn.Change(config_text, saved_config_text(loaded.unwrap(), updates))
         manifest = None if manifest_text is None else txn.Change(manifest_text, _patch(manifest_text, updates))
         return (yield from txn.commit(paths, b, txn.Transaction(
             base_generation=generation, tasks=(), config=change, manifest=manifest)))
@@ -788,6 +826,9 @@ def _tracking_commit(run: Run, rollback_workers: list[Json]) -> Gen[None]:
         if config_text is None:
             raise fail(f"team_config_missing:{paths.team}")
         manifest_text = yield from txn.read_text(paths.manifest)
+        loaded = read_team_state(paths, config_text, manifest_text)
+        if isinstance(loaded, Failure):
+            raise fail(f"team_state_malformed:{loaded.failure()}")
         source = manifest_text if manifest_text is not None else config_text
         current: Json = json.loads(source)
         members = [w for w in current.get("workers") or [] if isinstance(w, dict)]
@@ -798,7 +839,7 @@ def _tracking_commit(run: Run, rollback_workers: list[Json]) -> Gen[None]:
             next_index = max(next_index, worker["index"] + 1)
         updates = _membership_updates(members, next_index)
         generation = yield from txn.raw_generation(paths)
-        change = txn.Change(config_text, _patch(config_text, updates))
+        change = txn.Change(config_text, saved_config_text(loaded.unwrap(), updates))
         manifest = None if manifest_text is None else txn.Change(manifest_text, _patch(manifest_text, updates))
         yield from txn.commit(paths, b, txn.Transaction(base_generation=generation or 0, tasks=(), config=change,
                                                          manifest=manifest, recover_to_new_on_failure=True))
@@ -848,7 +889,7 @@ def _membership_commit(run: Run, unresolved: list[Json]) -> Gen[None]:
         members += unresolved
         next_index = max([_pos(base_source.get("next_worker_index"), 1), *(w["index"] + 1 for w in unresolved)])
         updates = _membership_updates(members, next_index)
-        config = txn.Change(config_now, _patch(run.base_config_text, updates))
+        config = txn.Change(config_now, saved_config_text(run.base_state, updates))
         manifest = None
         if run.base_manifest_text is not None or manifest_now is not None:
             manifest = txn.Change(manifest_now, None if run.base_manifest_text is None

@@ -10,9 +10,10 @@ from typing import Any
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|id-\d{4}")
 GENERATION = re.compile(r'"config_generation": \d+')
-# Not compared: oh-my-codex's delivery log (panefleet keeps its own audit log) and the inbox text
-# (panefleet renders the same header and task list, not the same instructions).
-SKIPPED = (".omx/logs/",)
+# Not compared: oh-my-codex's delivery log (panefleet keeps its own audit log), its current-task
+# baseline (a planning feature outside scaling) and the inbox text (panefleet renders the same
+# header and task list, not the same instructions).
+SKIPPED = (".omx/logs/", ".omx/state/current-task-baseline.json")
 SKIPPED_NAMES = ("inbox.md",)
 
 
@@ -30,6 +31,8 @@ def files(cwd: Path) -> dict[str, str]:
         rel = str(path.relative_to(cwd))
         if rel.startswith(SKIPPED) or path.name in SKIPPED_NAMES or not path.is_file():
             continue
+        if rel.startswith(".git/") or "/.git" in rel or (rel.startswith(".omx/team/") and path.name == "AGENTS.md"):
+            continue  # git internals; the generated worktree-root instructions differ by design
         out[rel] = norm_text(path.read_text(encoding="utf-8"), cwd)
     return out
 

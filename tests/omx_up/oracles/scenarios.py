@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.omx_up.fixtures import UpTeam
+from tests.omx_up.fixtures import UpTeam, init_git_repo
 
 STUB_OK: dict[str, Any] = {"owner": "team:scale-up", "splits": ["%31"],
                            "panes": [["%11", 0, 42411], ["%21", 0, 42421], ["%31", 0, 42424]]}
@@ -20,6 +20,14 @@ TASK = {"subject": "oracle task", "description": "oracle task description", "own
 
 def _no_pid(config: dict[str, Any]) -> None:
     config["workers"][0].pop("pid", None)
+
+
+def _worktree(mode: dict[str, Any] | None) -> Callable[[dict[str, Any]], None]:
+    def change(config: dict[str, Any]) -> None:
+        config["workspace_mode"] = "worktree"
+        if mode is not None:
+            config["worktree_mode"] = mode
+    return change
 
 
 Scenario = dict[str, Any]
@@ -52,12 +60,25 @@ SCENARIOS: dict[str, Scenario] = {
         "stub": STUB_OK, "tasks": [TASK],
         "env": {"OMX_TEAM_WORKER_LAUNCH_ARGS": "--dangerously-bypass-approvals-and-sandbox --sandbox workspace-write"}},
     "capacity": {"stub": STUB_OK, "count": 20},
+    "detached_worktree": {"stub": STUB_OK, "tasks": [TASK], "git": True,
+                          "change": _worktree({"enabled": True, "detached": True, "name": None})},
+    "named_worktree": {"stub": STUB_OK, "tasks": [TASK], "git": True,
+                       "change": _worktree({"enabled": True, "detached": False, "name": "feature/oracle"})},
+    "derived_worktree_mode": {"stub": STUB_OK, "git": True, "change": _worktree(None)},
+    "worktree_identity_failure": {"stub": STUB_OK, "tasks": [TASK], "git": True,
+                                  "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"},
+                                  "change": _worktree({"enabled": True, "detached": True, "name": None})},
+    "worktree_finalization_failure": {"stub": STUB_OK, "tasks": [TASK], "git": True,
+                                      "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "finalization"},
+                                      "change": _worktree({"enabled": True, "detached": True, "name": None})},
 }
 
 
 def setup(name: str, cwd: Path) -> UpTeam:
     scenario = SCENARIOS[name]
     change: Callable[[dict[str, Any]], None] | None = scenario.get("change")
+    if scenario.get("git"):
+        init_git_repo(cwd)
     return UpTeam(cwd, change=change)
 
 

@@ -51,15 +51,19 @@ def main() -> None:
     scenario_path, state_path, log_path = (os.environ[k] for k in ("STUB_SCENARIO", "STUB_STATE", "STUB_LOG"))
     with open(scenario_path, encoding="utf-8") as handle:
         scenario = json.load(handle)
-    try:
-        with open(state_path, encoding="utf-8") as handle:
-            state = json.load(handle)
-    except FileNotFoundError:
-        state = {}
-    args = sys.argv[1:]
-    code, stdout, stderr = answer(scenario, state, args)
-    with open(state_path, "w", encoding="utf-8") as handle:
-        json.dump(state, handle)
+    import fcntl
+
+    with open(state_path + ".lock", "w", encoding="utf-8") as lock:  # concurrent captures race otherwise
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(state_path, encoding="utf-8") as handle:
+                state = json.load(handle)
+        except FileNotFoundError:
+            state = {}
+        args = sys.argv[1:]
+        code, stdout, stderr = answer(scenario, state, args)
+        with open(state_path, "w", encoding="utf-8") as handle:
+            json.dump(state, handle)
     with open(log_path, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(args) + "\n")
     sys.stdout.write(stdout)
