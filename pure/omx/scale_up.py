@@ -259,6 +259,8 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     if not isinstance(owner, str) or not owner.strip():
         raise _refuse(f"scale_up_split_target_owner_unavailable:{target}")
     owner = owner.strip()
+    expected_before_migration = expected
+    pre_migration_manifest = state.manifest_text
     if expected is None:
         state = yield from _migrate_legacy_pid(paths, state, owner)
         target, expected, _leader = split_target(state.config)
@@ -268,6 +270,11 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     if first.pid != expected:
         raise _refuse(f"scale_up_split_target_pid_changed:{target}:{expected}:{first.pid}")
     run = Run(req, paths, state, owner)
+    if expected_before_migration is None:
+        # oh-my-codex quirk kept on purpose (spec §16): the rollback baseline of the manifest is the
+        # bytes read before a legacy pid migration, so a migrated leader pid is null again in reads
+        # after a rollback (a migrated worker pid survives: the rollback rewrites ``workers``).
+        run.base_manifest_text = pre_migration_manifest
     mode, derived = wt.resolve_mode(run.config)
     run.worktree_mode, run.worktree_mode_derived = mode, derived
     if mode is not None and derived:
@@ -883,11 +890,10 @@ def _membership_commit(run: Run, unresolved: list[Json]) -> Gen[None]:
         if config_now is None:
             raise fail(f"team_config_missing:{paths.team}")
         manifest_now = yield from txn.read_text(paths.manifest)
-        base_config: Json = json.loads(run.base_config_text)
-        base_source = json.loads(run.base_manifest_text) if run.base_manifest_text is not None else base_config
-        members = [w for w in base_source.get("workers") or [] if isinstance(w, dict)]
+        base = run.base_state.config
+        members = [w for w in base.get("workers") or [] if isinstance(w, dict)]
         members += unresolved
-        next_index = max([_pos(base_source.get("next_worker_index"), 1), *(w["index"] + 1 for w in unresolved)])
+        next_index = max([_pos(base.get("next_worker_index"), 1), *(w["index"] + 1 for w in unresolved)])
         updates = _membership_updates(members, next_index)
         config = txn.Change(config_now, saved_config_text(run.base_state, updates))
         manifest = None

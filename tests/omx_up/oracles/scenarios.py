@@ -22,6 +22,20 @@ def _no_pid(config: dict[str, Any]) -> None:
     config["workers"][0].pop("pid", None)
 
 
+def _leader_only(config: dict[str, Any]) -> None:
+    config["workers"][0].pop("pane_id", None)
+    config["workers"][0].pop("pid", None)
+
+
+def _leader_only_no_pid(config: dict[str, Any]) -> None:
+    _leader_only(config)
+    config["leader_pane_pid"] = None
+
+
+def _no_owner(config: dict[str, Any]) -> None:
+    config["tmux_pane_owner_id"] = " "
+
+
 def _worktree(mode: dict[str, Any] | None) -> Callable[[dict[str, Any]], None]:
     def change(config: dict[str, Any]) -> None:
         config["workspace_mode"] = "worktree"
@@ -65,6 +79,18 @@ SCENARIOS: dict[str, Scenario] = {
     "named_worktree": {"stub": STUB_OK, "tasks": [TASK], "git": True,
                        "change": _worktree({"enabled": True, "detached": False, "name": "feature/oracle"})},
     "derived_worktree_mode": {"stub": STUB_OK, "git": True, "change": _worktree(None)},
+    "split_from_leader": {"stub": STUB_OK, "tasks": [TASK], "change": _leader_only},
+    "leader_pid_migration": {"stub": STUB_OK, "change": _leader_only_no_pid},
+    "leader_pid_migration_then_rollback": {"stub": STUB_OK, "change": _leader_only_no_pid, "read_after": True,
+                                           "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"}},
+    "worker_pid_migration_then_rollback": {"stub": STUB_OK, "change": _no_pid, "read_after": True,
+                                           "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"}},
+    "split_failure": {"stub": {**STUB_OK, "split_answer": [1, "", "no space for new pane\n"]}, "tasks": [TASK]},
+    "split_without_pane_id": {"stub": {**STUB_OK, "split_answer": [0, "oops\n", ""]}},
+    "owner_unavailable": {"stub": STUB_OK, "change": _no_owner},
+    "kill_fails_after_identity_failure": {"stub": {**STUB_OK, "kill_keeps": True}, "tasks": [TASK],
+                                          "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"}},
+    "dispatch_failure": {"stub": {**STUB_OK, "send_fails": True}, "tasks": [TASK]},
     "worktree_identity_failure": {"stub": STUB_OK, "tasks": [TASK], "git": True,
                                   "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"},
                                   "change": _worktree({"enabled": True, "detached": True, "name": None})},

@@ -3,7 +3,8 @@
 Scenario keys: ``owner``; ``splits`` (pane ids answered by successive ``split-window`` calls);
 ``panes`` (``[[pane, dead, pid], ...]`` listed by ``list-panes``; a killed pane disappears unless
 ``kill_keeps``); ``list_rules`` (``[[from_call, to_call, code, stdout], ...]``: an answer that
-overrides the pane table for those ``list-panes`` call numbers); ``tag_fails``; ``send_fails``.
+overrides the pane table for those ``list-panes`` call numbers); ``tag_fails``; ``send_fails``;
+``kill_keeps``; ``split_answer`` (``[code, stdout, stderr]`` for every ``split-window``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ def answer(scenario: dict[str, Any], state: dict[str, Any], args: list[str]) -> 
     if verb == "show-option":
         return 0, scenario.get("owner", "team:scale-up") + "\n", ""
     if verb == "split-window":
+        if scenario.get("split_answer") is not None:
+            code, stdout, stderr = scenario["split_answer"]
+            return code, stdout, stderr
         splits = scenario.get("splits", ["%31"])
         index = state.get("splits", 0)
         state["splits"] = index + 1
