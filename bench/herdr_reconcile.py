@@ -8,7 +8,7 @@ workspace, one ``process-info`` per held pane, no mutation) and (3) a pass after
     .venv/bin/python bench/herdr_reconcile.py [--projects 20] [--runs 10] [--executor sh|subprocess] [--json]
 
 ``--executor sh`` (default) is the production shell executor; ``subprocess`` isolates the fake's own
-cost from ``sh``'s spawn overhead.
+cost from ``sh``'s spawn overhead; ``inprocess`` answers herdr in-process (planning + store cost only).
 """
 
 from __future__ import annotations
@@ -50,11 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--projects", type=int, default=20)
     parser.add_argument("--runs", type=int, default=10, help="live runs per project")
-    parser.add_argument("--executor", choices=("sh", "subprocess"), default="sh")
+    parser.add_argument("--executor", choices=("sh", "subprocess", "inprocess"), default="sh")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="panefleet-bench-") as tmp:
-        world = World(Path(tmp), fast=args.executor == "subprocess")
+        world = World(Path(tmp), mode=args.executor)
         projects = [f"proj{p:02d}" for p in range(args.projects)]
         for p, project in enumerate(projects):
             for r in range(args.runs):
