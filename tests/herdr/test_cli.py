@@ -164,3 +164,16 @@ def test_a_held_lock_refuses_without_touching_herdr(world: World, monkeypatch: p
     assert done.outcome.status == "refused" and done.outcome.result["ok"] is False
     assert "holds" in done.outcome.result["reason"]
     assert world.calls() == []
+
+
+def test_every_herdr_run_is_replayable_from_its_audit_log(pf: Panefleet, world: World) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    world.fake.fault("pane rename", "error")
+    pf("reconcile")
+    pf("reconcile")
+    logs = sorted((world.state_dir / "audit").glob("*herdr-reconcile*.jsonl"))
+    assert len(logs) == 2
+    for log in logs:
+        done = subprocess.run([sys.executable, str(ROOT / "cli.py"), "replay", str(log), "-o", "json"],
+                              capture_output=True, text=True, env=pf.env, cwd=ROOT, check=False)
+        assert json.loads(done.stdout)["ok"] is True, done.stdout
