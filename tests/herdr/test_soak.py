@@ -192,10 +192,13 @@ CYCLE = st.tuples(st.lists(EVENT, min_size=1, max_size=3), st.none() | st.intege
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cycles=st.lists(CYCLE, min_size=1, max_size=25))
-def test_convergence_property(tmp_path_factory: pytest.TempPathFactory, cycles: list) -> None:
-    """The same invariants over arbitrary event/fault sequences, herdr answered in-process."""
+@given(cycles=st.lists(CYCLE, min_size=1, max_size=25), custom_sessions=st.booleans())
+def test_convergence_property(tmp_path_factory: pytest.TempPathFactory, cycles: list,
+                              custom_sessions: bool) -> None:
+    """The same invariants over arbitrary event/fault sequences, herdr answered in-process, with
+    herdr 0.8.2's dropping of custom-source ``agent_session`` switched on or off."""
     world = World(tmp_path_factory.mktemp("prop"), mode="inprocess")
+    world.fake.configure(store_custom_sessions=custom_sessions)
     try:
         soak = Soak(world)
         for events, fault in cycles:
