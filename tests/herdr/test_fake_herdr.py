@@ -220,3 +220,27 @@ def test_fault_plan_modes(cli: Cli, world: World) -> None:
     world.fake.stop()
     done = cli("--session", "fleet", "workspace", "list")
     assert json.loads(done.stderr)["error"]["code"] == "server_not_running"
+
+
+def test_fault_plan_process_modes(cli: Cli, world: World) -> None:
+    import time
+
+    cli.ok("workspace", "create")
+    world.fake.fault("pane run", "run_exit")
+    assert cli("--session", "fleet", "pane", "run", "w1:p1", "panefleet", "herdr", "follow", "r").returncode == 0
+    assert [p["name"] for p in cli.ok("pane", "process-info", "--pane", "w1:p1")["result"]["process_info"][
+        "foreground_processes"]] == ["bash"]
+    world.fake.fault("pane run", "run_as", argv=["node", "/srv/other.js"])
+    cli("--session", "fleet", "pane", "run", "w1:p1", "panefleet", "herdr", "follow", "r")
+    procs = cli.ok("pane", "process-info", "--pane", "w1:p1")["result"]["process_info"]["foreground_processes"]
+    assert [(p["name"], p["argv"]) for p in procs] == [("node", ["node", "/srv/other.js"])]
+    world.fake.fault("pane list", "latency", ms=300)
+    started = time.monotonic()
+    cli.ok("pane", "list")
+    assert time.monotonic() - started >= 0.3
+    world.fake.configure(macos=True)
+    procs = cli.ok("pane", "process-info", "--pane", "w1:p1")["result"]["process_info"]["foreground_processes"]
+    assert procs[0]["argv0"] == "node"
+    world.fake.fault("workspace list", "multiline")
+    done = cli("--session", "fleet", "workspace", "list")
+    assert done.stdout.count("\n") == 2
