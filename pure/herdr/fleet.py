@@ -910,7 +910,33 @@ def _open_body(request: OpenRequest) -> Program:
     if run.settled:
         reason = f"run {run.run_id} is settled; a settled run keeps no representation"
         return _done("refused", {"kind": "unavailable", "reason": reason}, reason)
-    opened = yield from open_pane(request.session, run, request.follower, None)
+    surface: Surface | None = None
+    if run.pane_id is not None:
+        # The run already has a recorded pane: if it still stands in an owned workspace with a living
+        # (or undecidable) follower, opening another would only make a duplicate. One listing serves
+        # both the check and the anchor choice.
+        found = yield from discover(request.session, (run.project,))
+        if isinstance(found, Failure):
+            return _done("error", {"kind": "unavailable", "reason": found.failure()}, found.failure())
+        disc = found.unwrap()
+        entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
+        for owned in disc.owned:
+            listed = yield from list_panes(request.session, owned.workspace_id)
+            if isinstance(listed, Failure):
+                return _done("error", {"kind": "unavailable", "reason": listed.failure()}, listed.failure())
+            entries.append((owned, listed.unwrap()))
+        wrote = yield from apply_ownership(disc)
+        if isinstance(wrote, Failure):
+            return _done("error", {"kind": "unavailable", "reason": wrote.failure()}, wrote.failure())
+        held, _junk = attribute(entries, [run])
+        if run.run_id in held and run.pid is not None:
+            pane, wid = held[run.run_id]
+            pulse = yield from probe(request.session, pane.pane_id)
+            if pulse.pulse != "dead":
+                existing = _opened_json(Tracked(pane.pane_id, _label_of(run), run.pid, wid))
+                return _done("ok", {**existing, "reused": True, "pulse": pulse.pulse})
+        surface = Surface(disc.owned, {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries})
+    opened = yield from open_pane(request.session, run, request.follower, surface)
     if isinstance(opened, Unavailable):
         return _done("error", _opened_json(opened), opened.reason)
     yield from store(

@@ -236,3 +236,20 @@ def test_open_refuses_unknown_and_settled_runs(world: World) -> None:
     world.settle("r1")
     assert "settled" in world.open("r1")["reason"]
     assert world.calls() == []
+
+
+def test_open_twice_reuses_a_living_pane_and_replaces_a_dead_one(world: World, goldens) -> None:
+    world.start("r1")
+    first = world.open("r1")
+    world.fake.reset_calls()
+    again = world.open("r1", goldens=goldens, golden="open_reuses_living_pane")
+    assert again == {**first, "reused": True, "pulse": "alive"}
+    assert world.mutations() == []
+    world.fake.kill_follower(first["paneId"])
+    replaced = world.open("r1")
+    assert replaced["kind"] == "tracked" and replaced["paneId"] not in (first["paneId"], "w1:p1")
+    assert world.store.run("r1").pane_id == replaced["paneId"]
+    # The dead pane (and the root shell) are junk now; reconcile folds them away.
+    outcomes = world.reconcile()
+    assert outcomes[0] == {"kind": "intact", "runId": "r1", "paneId": replaced["paneId"]}
+    assert world.pane_ids() == [replaced["paneId"]]
