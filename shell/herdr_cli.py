@@ -400,6 +400,9 @@ def render_status(result: dict[str, Any]) -> str:
 
 
 def render_open(result: dict[str, Any]) -> str:
+    if result.get("kind") == "tracked" and result.get("reused"):
+        return (f"pane {result['paneId']} ({result['label']}) already represents the run "
+                f"(follower {result.get('pulse')}); nothing opened")
     if result.get("kind") == "tracked":
         return f"opened pane {result['paneId']} ({result['label']}) in workspace {result['workspaceId']}"
     phase = " (split refused)" if result.get("phase") == "split" else ""
