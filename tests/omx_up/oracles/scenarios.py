@@ -91,6 +91,11 @@ SCENARIOS: dict[str, Scenario] = {
     "kill_fails_after_identity_failure": {"stub": {**STUB_OK, "kill_keeps": True}, "tasks": [TASK],
                                           "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"}},
     "dispatch_failure": {"stub": {**STUB_OK, "send_fails": True}, "tasks": [TASK]},
+    "cli_map_codex_claude": {
+        "count": 2, "tasks": [],
+        "stub": {"owner": "team:scale-up", "splits": ["%31", "%32"],
+                 "panes": [["%11", 0, 42411], ["%21", 0, 42421], ["%31", 0, 42431], ["%32", 0, 42432]]},
+        "env": {"OMX_TEAM_WORKER_CLI_MAP": "codex,claude"}},
     "worktree_identity_failure": {"stub": STUB_OK, "tasks": [TASK], "git": True,
                                   "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"},
                                   "change": _worktree({"enabled": True, "detached": True, "name": None})},
