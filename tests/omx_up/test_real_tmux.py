@@ -126,3 +126,22 @@ def test_dry_run_changes_nothing(tmux_server: TmuxServer, team: tuple[dict[str, 
     assert verbs.count("split-window") == 2 and verbs.count("set-option") == 2
     assert team_files(work) == before_files
     assert tmux_server.panes() == before_panes
+
+
+def test_concurrent_scale_ups_serialize_and_replay(tmux_server: TmuxServer, team: tuple[dict[str, str], Path, str],
+                                                   tmp_path: Path) -> None:
+    """Two scale-ups at once: the scaling lock serializes them; both audit logs replay exactly."""
+    env, work, _leader = team
+    procs = [subprocess.Popen([*CLI, "team", "scale-up", "alpha", "--count", "2", "--cwd", str(work), "-o", "json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert all(r["ok"] for r in results), results
+    names = sorted(w["name"] for r in results for w in r["addedWorkers"])
+    assert names == ["worker-2", "worker-3", "worker-4", "worker-5"]
+    config = json.loads((work / ".omx/state/team/alpha/config.json").read_text())
+    assert [w["name"] for w in config["workers"]] == ["worker-1", "worker-2", "worker-3", "worker-4", "worker-5"]
+    panes = tmux_server.panes()
+    assert all(panes[w["pane_id"]] == (False, w["pid"]) for w in config["workers"])
+    for audit in sorted((tmp_path / "pf-state" / "audit").glob("*scale_up*.jsonl")):
+        done = pf("replay", str(audit), "-o", "json", env=env)
+        assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True, done.stdout
