@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,7 +65,7 @@ def _task_lines(task: Json) -> list[str]:
 
 
 def render_inbox(*, team: str, worker: str, role: str, tasks: Sequence[Json], paths: TeamPaths,
-                 leader_cwd: str, specialization: str | None = None) -> str:
+                 leader_cwd: str, specialization: str | None = None, context: Sequence[str] = ()) -> str:
     """The worker's first assignment. The header and the task list have oh-my-codex's exact layout;
     the instructions say the same things (ACK, claim, transition, idle status, state root) in
     panefleet's words, without oh-my-codex's goal-workflow and verification boilerplate."""
@@ -73,6 +74,8 @@ def render_inbox(*, team: str, worker: str, role: str, tasks: Sequence[Json], pa
     for task in tasks:
         lines.extend(_task_lines(task))
     lines.append("")
+    for section in context:
+        lines.extend([section.rstrip("\n"), ""])
     status = paths.worker_file(worker, "status.json")
     ack = json.dumps({"team_name": team, "from_worker": worker, "to_worker": "leader-fixed",
                       "body": f"ACK: {worker} initialized"}, separators=(",", ":"))
@@ -99,6 +102,41 @@ def render_inbox(*, team: str, worker: str, role: str, tasks: Sequence[Json], pa
         lines.extend(["## Your Specialization", "", f"You are operating as a **{role}** agent.", "",
                       specialization.strip(), ""])
     return "\n".join(lines)
+
+
+ULTRAGOAL_ID_RE = re.compile(r"G[0-9]{3}[-\w]*", re.ASCII)
+
+
+def ultragoal_section(text: str | None) -> str | None:
+    """The leader-owned Ultragoal context of ``team/<team>/ultragoal-context.json`` as an inbox
+    section, or None when the file is absent or not a valid leader-owned context."""
+    if text is None:
+        return None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(raw, dict) or raw.get("kind") != "leader_owned_ultragoal_context":
+        return None
+    goal_raw, title_raw = raw.get("activeGoalId"), raw.get("activeGoalTitle")
+    goal = goal_raw.strip() if isinstance(goal_raw, str) else ""
+    if (raw.get("goalsPath") != ".omx/ultragoal/goals.json" or raw.get("ledgerPath") != ".omx/ultragoal/ledger.jsonl"
+            or raw.get("checkpointPolicy") != "fresh_leader_get_goal_required"
+            or ULTRAGOAL_ID_RE.fullmatch(goal) is None):
+        return None
+    title = title_raw.strip() if isinstance(title_raw, str) else ""
+    mode = "aggregate" if raw.get("codexGoalMode") == "aggregate" else "per_story"
+    return "\n".join([
+        "### Leader-owned Ultragoal context",
+        "",
+        f"- Active goal: {goal}" + (f" ({title})" if title else ""),
+        f"- Codex goal mode: {mode}; goals in .omx/ultragoal/goals.json, ledger in .omx/ultragoal/ledger.jsonl",
+        "- The leader checkpoints the goal after a fresh get_goal; workers do not own Ultragoal goal state: do not "
+        "write Ultragoal ledgers, change .omx/ultragoal, or claim that a shell command changed Codex goal state.",
+        "- Your task results and evidence (mention .omx/ultragoal and the goal id) feed the leader's checkpoint:",
+        f'  `omx ultragoal checkpoint --goal-id {goal} --status complete --evidence "<team evidence>" '
+        "--codex-goal-json <fresh get_goal JSON>`",
+    ])
 
 
 # -------------------------------------------------------------------------------- request records

@@ -293,6 +293,12 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     return _ok(result)
 
 
+def _team_file(paths: TeamPaths, config: Json, cwd: str, name: str) -> str:
+    """A file of the team directory under the config's ``team_state_root`` (else the state root)."""
+    root = _str(config.get("team_state_root")) or paths.state_root
+    return posixpath.join(posixpath.normpath(posixpath.join(cwd, root)), "team", paths.team, name)
+
+
 def _approved_execution_gate(paths: TeamPaths, config: Json, cwd: str) -> Gen[None]:
     """Step 7: a persisted approved-execution binding must be usable before any worker launches.
 
@@ -302,9 +308,7 @@ def _approved_execution_gate(paths: TeamPaths, config: Json, cwd: str) -> Gen[No
     without the approved context they would get under oh-my-codex, such a scale-up is refused with
     ``approved_execution_binding_unsupported:<prd>:<task>``.
     """
-    root = _str(config.get("team_state_root")) or paths.state_root
-    path = posixpath.join(posixpath.normpath(posixpath.join(cwd, root)), "team", paths.team, "approved-execution.json")
-    data = yield from expect(m.ReadFile(path=path), m.FileData)
+    data = yield from expect(m.ReadFile(path=_team_file(paths, config, cwd, "approved-execution.json")), m.FileData)
     if data.content is None and not data.error:
         return
     try:
@@ -657,8 +661,11 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         run.maybe_inject("identity")
         yield from _wait_ready(run, pane, pinned.pid)
         mine = [task for task in tasks if task.get("owner") == name]
+        ultragoal = yield from _read_optional(_team_file(paths, run.config, run.req.cwd, "ultragoal-context.json"))
+        section = dsp.ultragoal_section(ultragoal)
         inbox = dsp.render_inbox(team=paths.team, worker=name, role=role or "", tasks=mine, paths=paths,
-                                 leader_cwd=run.req.cwd, specialization=None if tree is not None else prompt)
+                                 leader_cwd=run.req.cwd, specialization=None if tree is not None else prompt,
+                                 context=() if section is None else (section,))
         yield from _ack(m.WriteFile(path=paths.worker_file(name, "inbox.md"), content=inbox))
         run.maybe_inject("inbox")
         failure = yield from _dispatch(run, name, index, pane, pinned.pid, tree is not None)

@@ -843,3 +843,28 @@ def test_half_created_worktree_is_proven_and_removed(tmp_path: Path) -> None:
                               text=True).stdout
     assert branches.strip() == ""
     assert team.worker_names() == ["worker-1"]
+
+
+def test_f03_leader_owned_ultragoal_context_reaches_the_inbox(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    context = {"kind": "leader_owned_ultragoal_context", "goalsPath": ".omx/ultragoal/goals.json",
+               "ledgerPath": ".omx/ultragoal/ledger.jsonl", "activeGoalId": "G001-team-runtime-bridge",
+               "checkpointPolicy": "fresh_leader_get_goal_required"}
+    (team.dir / "ultragoal-context.json").write_text(json.dumps(context, indent=2) + "\n")
+    out = run(team, request(team, tasks=(task("Implement ultragoal follow-up"),)), StubTmux(),
+              golden=(goldens, "f03_ultragoal_context"))
+    assert out.result["ok"] is True, out.result
+    assert out.commands("split-window")
+    inbox = (team.dir / "workers" / "worker-2" / "inbox.md").read_text()
+    assert "Implement ultragoal follow-up" in inbox and "### Leader-owned Ultragoal context" in inbox
+    assert "G001-team-runtime-bridge" in inbox and "workers do not own ultragoal goal state" in inbox.lower()
+    assert "omx ultragoal checkpoint --goal-id G001-team-runtime-bridge" in inbox
+
+
+def test_invalid_ultragoal_context_is_ignored(tmp_path: Path) -> None:
+    team = UpTeam(tmp_path)
+    (team.dir / "ultragoal-context.json").write_text('{"kind": "leader_owned_ultragoal_context", '
+                                                     '"activeGoalId": "not-a-goal"}')
+    out = run(team, request(team, tasks=(task("plain"),)), StubTmux())
+    assert out.result["ok"] is True
+    assert "Ultragoal" not in (team.dir / "workers" / "worker-2" / "inbox.md").read_text()
