@@ -15,6 +15,12 @@ Deviations from the seed, decided for real herdr 0.8.2 (each pinned by a test in
   converged; worse, after a herdr restart the id can be reissued to a stranger's workspace, and a
   blind close by id would destroy it. A workspace listed with no panes at all still gets an explicit
   ``workspace close``; ``workspace_not_found`` there also means "gone" and is reported as removed.
+* **The record leg needs the label we gave.** A recorded workspace id that herdr lists without the
+  token counts as ours only while it still carries the label panefleet created it with
+  (``<project>-workers``; labels survive herdr restarts). Otherwise the record is forgotten: after a
+  restart herdr reissues the ids of workspaces closed before it (one closed outside panefleet, say,
+  by its last shell exiting), and a stale record would otherwise claim a stranger's workspace and
+  close its panes as junk. The label never grants ownership; it can only withdraw a stale record.
 * **Attribution by recorded pane id also checks the rename label** when herdr lists one (labels
   survive a herdr restart): a recorded ``wN:pM`` whose listed pane carries another label is not the
   run's pane (pane-id reuse after a restart). Release-orphaned proof does the same.
@@ -260,7 +266,10 @@ def discover(session: str, projects: Sequence[str]) -> Gen[Result[Discovery, str
             if wid in owned:
                 continue
             hit = by_id.get(wid)
-            if hit is None:
+            if hit is None or hit.label != workspace_label(project):
+                # Gone, or an id herdr reissued after a restart to a workspace we did not make (ours
+                # carry the label we gave them, and labels survive restarts). The label never grants
+                # ownership; here it can only withdraw a record that no longer proves anything.
                 forget.append((project, wid))
                 continue
             owned[wid] = Owned(wid, project, hit.label)

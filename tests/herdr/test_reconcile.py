@@ -527,3 +527,21 @@ def test_unreadable_split_answer_keeps_the_workspace_owned_until_the_leak_is_clo
     assert {"kind": "stale-released", "paneId": leaked[0], "runId": "", "cause": "unidentified"} in outcomes
     assert kinds(outcomes)[0] == "reassociated"
     assert kinds(world.reconcile()) == ["intact"]
+
+
+def test_stale_record_of_a_workspace_closed_outside_panefleet_never_claims_a_reissued_id(world: World,
+                                                                                         goldens) -> None:
+    panes = converge(world, "a1", project="alpha")
+    converge(world, "b1", project="beta")
+    beta_ws = world.recorded("beta")[0]
+    beta_pane = next(p for p in world.pane_ids() if p.startswith(beta_ws + ":"))
+    world.fake.kill_shell(beta_pane)  # its shell exits: herdr drops the pane and the workspace
+    world.fake.restart()  # no pass ran in between: the record still names beta_ws
+    stranger, stranger_pane = world.fake.plant_workspace("scratch", process=["vim"])
+    assert stranger == beta_ws and world.recorded("beta") == [beta_ws]
+    outcomes = world.reconcile(goldens=goldens, golden="reconcile_stale_record_reissued_id")
+    assert stranger_pane in world.pane_ids()
+    assert not [c for c in world.mutations() if stranger in " ".join(c[4:])]
+    assert beta_ws not in world.recorded("beta")
+    assert {o["runId"] for o in outcomes if o["kind"] == "reassociated"} == {"a1", "b1"}
+    assert panes["a1"] not in world.pane_ids()  # restarted: its follower was replaced
