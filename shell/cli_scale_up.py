@@ -103,6 +103,42 @@ def existing_shells(environ: dict[str, str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(c for c in candidates if c and os.path.isfile(c)))
 
 
+class GitPrediction:
+    """Dry-run answers for git: reads run for real, except inside the worktrees the plan would
+    create (they do not exist, so their ``rev-parse`` answers are predicted); changes succeed."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.created: dict[str, str] = {}  # predicted worktree path -> repository root
+
+    def _inside(self, cwd: str | None) -> tuple[str, str] | None:
+        for path, root in self.created.items():
+            if cwd is not None and (cwd == path or cwd.startswith(path + "/")):
+                return path, root
+        return None
+
+    def __call__(self, step: Any) -> Any:
+        from pure import model as m
+        from shell.dryrun import READ_ONLY
+
+        args = tuple(step.args)
+        if args[:2] == ("worktree", "add"):
+            path = args[args.index("-b") + 2] if "-b" in args else next(a for a in args[2:] if not a.startswith("-"))
+            self.created[path] = step.cwd or ""
+            return m.Proc(exit_code=0)
+        inside = self._inside(step.cwd)
+        if inside is not None:
+            path, root = inside
+            if "--git-path" in args:
+                return m.Proc(exit_code=0, stdout=f"{root}/.git/worktrees/{os.path.basename(path)}/{args[-1]}\n")
+            if "--git-common-dir" in args:
+                return m.Proc(exit_code=0, stdout=f"{root}/.git\n")
+            return m.Proc(exit_code=0)
+        if step.mutates or not args or args[0] not in READ_ONLY["git"]:
+            return m.Proc(exit_code=0)
+        return self.real.execute(step)
+
+
 def explain(result: dict[str, Any], status: str) -> str:
     """The outcome for a person: what was added, or what was rolled back and what was kept and why."""
     if result.get("ok"):
@@ -144,7 +180,8 @@ def cmd_scale_up(args: argparse.Namespace) -> int:
         sys.stderr.write(f"panefleet team scale-up: {exc}\n")
         return EXIT_USAGE
     if args.dry_run:
-        return run_cli_operation("team.scale_up", request, args, env=environ)
+        return run_cli_operation("team.scale_up", request, args, env=environ,
+                                 predictors={"git": GitPrediction(make_executor(args, environ))})
     executor = make_executor(args, environ)
     done, _journal, _audit = run_operation("team.scale_up", request, executor, env=environ)
     result: Any = done.outcome.result

@@ -60,6 +60,9 @@ def run_process(
         )
     except OSError as exc:
         return m.Proc(exit_code=None, stderr=f"{tool}: {exc.strerror or exc}")
+    except sh.ForkException as exc:  # e.g. the working directory does not exist
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else "could not start"
+        return m.Proc(exit_code=None, stderr=f"{tool}: {reason}")
     return m.Proc(
         exit_code=done.exit_code,
         stdout=done.stdout.decode("utf-8", "replace"),

@@ -145,3 +145,26 @@ def test_concurrent_scale_ups_serialize_and_replay(tmux_server: TmuxServer, team
     for audit in sorted((tmp_path / "pf-state" / "audit").glob("*scale_up*.jsonl")):
         done = pf("replay", str(audit), "-o", "json", env=env)
         assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True, done.stdout
+
+
+def test_worktree_dry_run_predicts_the_worktree_and_changes_nothing(
+        tmux_server: TmuxServer, team: tuple[dict[str, str], Path, str]) -> None:
+    env, work, _leader = team
+    git_env = {**env, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+               "GIT_COMMITTER_EMAIL": "t@e"}
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(["git", *args], cwd=work, check=True, env=git_env, capture_output=True)
+    for name in ("config.json", "manifest.v2.json"):
+        path = work / ".omx/state/team/alpha" / name
+        data = json.loads(path.read_text())
+        data["workspace_mode"] = "worktree"
+        path.write_text(json.dumps(data, indent=2))
+    before_files, before_panes = team_files(work), tmux_server.panes()
+    code, plan = pf_json("team", "scale-up", "alpha", "--count", "1", "--cwd", str(work), "--dry-run", env=env)
+    assert code == 0, plan
+    worker = plan["predicted"]["addedWorkers"][0]
+    assert worker["worktree_path"] == str(work / ".omx/team/alpha/worktrees/worker-2")
+    assert worker["worktree_created"] is True and worker["working_dir"] == worker["worktree_path"]
+    assert team_files(work) == before_files and tmux_server.panes() == before_panes
+    listed = subprocess.run(["git", "worktree", "list"], cwd=work, capture_output=True, text=True).stdout
+    assert len(listed.strip().splitlines()) == 1
