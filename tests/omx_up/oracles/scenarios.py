@@ -91,6 +91,9 @@ SCENARIOS: dict[str, Scenario] = {
     "kill_fails_after_identity_failure": {"stub": {**STUB_OK, "kill_keeps": True}, "tasks": [TASK],
                                           "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"}},
     "dispatch_failure": {"stub": {**STUB_OK, "send_fails": True}, "tasks": [TASK]},
+    # the one designed difference: no receipt can be observed, so no wait and an honest last_reason
+    "hook_preferred_policy": {"stub": STUB_OK, "tasks": [TASK], "dispatch_mode": "hook_preferred_with_fallback",
+                              "ours": {"hook_receipt_unobservable:": "fallback_confirmed:"}},
     "cli_map_codex_claude": {
         "count": 2, "tasks": [],
         "stub": {"owner": "team:scale-up", "splits": ["%31", "%32"],
@@ -110,7 +113,7 @@ def setup(name: str, cwd: Path) -> UpTeam:
     change: Callable[[dict[str, Any]], None] | None = scenario.get("change")
     if scenario.get("git"):
         init_git_repo(cwd)
-    return UpTeam(cwd, change=change)
+    return UpTeam(cwd, change=change, dispatch_mode=scenario.get("dispatch_mode", "transport_direct"))
 
 
 def call(name: str, cwd: Path) -> dict[str, Any]:
