@@ -57,9 +57,9 @@ def test_d01_disabled_gate_runs_no_tmux(tmp_path: Path, goldens: Goldens) -> Non
 
 
 @pytest.mark.parametrize("count", [0, -1])
-def test_d02_d03_count_must_be_positive(tmp_path: Path, count: int) -> None:
+def test_d02_d03_count_must_be_positive(tmp_path: Path, goldens: Goldens, count: int) -> None:
     team = UpTeam(tmp_path)
-    out = run(team, request(team, count=count), StubTmux())
+    out = run(team, request(team, count=count), StubTmux(), golden=(goldens, f"d02_d03_count_{count}"))
     assert out.error == f"count must be a positive integer (got {count})"
     assert out.log == []
 
@@ -868,3 +868,11 @@ def test_invalid_ultragoal_context_is_ignored(tmp_path: Path) -> None:
     out = run(team, request(team, tasks=(task("plain"),)), StubTmux())
     assert out.result["ok"] is True
     assert "Ultragoal" not in (team.dir / "workers" / "worker-2" / "inbox.md").read_text()
+
+
+def test_f04_no_approved_binding_gives_a_generic_inbox(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    out = run(team, request(team, tasks=(task("Generic follow-up"),)), StubTmux(), golden=(goldens, "f04_no_binding"))
+    assert out.result["ok"] is True and out.sequence() == SUCCESS
+    inbox = (team.dir / "workers" / "worker-2" / "inbox.md").read_text()
+    assert "Generic follow-up" in inbox and "## Approved Handoff Context" not in inbox
