@@ -979,8 +979,7 @@ def rollback(run: Run, abort: Abort) -> Gen[m.Done]:
             resolved = set(report.resolved_ids())
             failed = report.failed_kills()
             proof = report.proof_failures()
-            refused = tuple(r.pane_id for r in report.results if r.fate == "pid_changed")
-            if failed or proof or refused:
+            if failed or proof:  # proof failures include pid/owner refusals (reason pane_pid_changed)
                 if failed:
                     debts.append(f"pane_teardown_failed:{','.join(failed)}")
                 if proof:

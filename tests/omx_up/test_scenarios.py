@@ -876,3 +876,53 @@ def test_f04_no_approved_binding_gives_a_generic_inbox(tmp_path: Path, goldens: 
     assert out.result["ok"] is True and out.sequence() == SUCCESS
     inbox = (team.dir / "workers" / "worker-2" / "inbox.md").read_text()
     assert "Generic follow-up" in inbox and "## Approved Handoff Context" not in inbox
+
+
+# -------------------------------------------------------------------- code-only failure strings
+
+
+def test_finalization_failure_when_the_event_cannot_be_appended(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    (team.dir / "events" / "events.ndjson").mkdir()  # appending to a directory fails
+    out = run(team, request(team, tasks=(task(),)), StubTmux(), golden=(goldens, "finalization_failed"))
+    assert out.error.startswith("scale_up_finalization_failed:")
+    assert out.sequence() == SUCCESS + " " + ROLLBACK_KILL
+    assert team.worker_names() == ["worker-1"]
+    assert not (team.dir / "tasks" / "task-1.json").exists()
+
+
+def test_proof_lost_after_rollback_kill_is_recorded_as_debt(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    stub = StubTmux()
+
+    def snapshot(call: int, killed: set[str]) -> m.Proc:
+        if killed:
+            return m.Proc(exit_code=1, stderr="server gone\n")
+        return default_snapshot(call, killed)
+
+    stub.snapshot = snapshot
+    out = run(team, request(team, tasks=(task(),), env={"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"}), stub,
+              golden=(goldens, "rollback_proof_unavailable_after_kill"))
+    assert out.error == "scale_up_rollback_cleanup_debt:pane_proof_unavailable:%31:query_failed"
+    assert out.sequence().endswith(ROLLBACK_KILL)
+    config = team.config()
+    assert [w["name"] for w in config["workers"]] == ["worker-1", "worker-2"]  # kept: not proven gone
+    assert config["workers"][1]["pane_id"] == "%31" and config["workers"][1]["pid"] == 42424
+    assert json.loads((team.dir / "tasks" / "task-1.json").read_text())["owner"] == "worker-2"
+
+
+def test_owner_refusal_during_rollback_is_recorded_as_debt(tmp_path: Path, goldens: Goldens) -> None:
+    team = UpTeam(tmp_path)
+    stub = StubTmux()
+    answers = iter([m.Proc(exit_code=0, stdout="team:scale-up\n")] * 3)  # split + two keystrokes
+
+    def owner_then_foreign(args: tuple[str, ...]) -> m.Proc:
+        if args[0] == "show-option":
+            return next(answers, m.Proc(exit_code=0, stdout="team:intruder\n"))
+        return stub(args)
+
+    out = run(team, request(team, env={"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "config"}), owner_then_foreign,
+              golden=(goldens, "rollback_owner_refused"))
+    assert out.error == "scale_up_rollback_cleanup_debt:pane_proof_unavailable:%31:pane_pid_changed"
+    assert not out.commands("kill-pane")
+    assert [w["name"] for w in team.config()["workers"]] == ["worker-1", "worker-2"]
