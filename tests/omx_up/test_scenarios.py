@@ -17,6 +17,7 @@ import pytest
 
 from pure import model as m
 from tests.harness import Goldens
+from tests.harness import ScenarioExecutor as ScenarioExecutorBase
 from tests.omx_up.fixtures import (
     StubTmux,
     UpTeam,
@@ -926,3 +927,48 @@ def test_owner_refusal_during_rollback_is_recorded_as_debt(tmp_path: Path, golde
     assert out.error == "scale_up_rollback_cleanup_debt:pane_proof_unavailable:%31:pane_pid_changed"
     assert not out.commands("kill-pane")
     assert [w["name"] for w in team.config()["workers"]] == ["worker-1", "worker-2"]
+
+
+class FailingWrites(ScenarioExecutorBase):
+    """Real files, except that the first write whose path ends with ``suffix`` fails."""
+
+    def __init__(self, root: Path, tmux: StubTmux, suffix: str) -> None:
+        super().__init__(root, tmux)
+        self.suffix = suffix
+        self.failed = False
+
+    def execute(self, step: m.Step) -> m.Observation:
+        if isinstance(step, m.WriteFile) and step.path.endswith(self.suffix) and not self.failed:
+            self.failed = True
+            return m.Ack(ok=False, error="EACCES: permission denied")
+        return super().execute(step)
+
+
+def test_pid_persistence_failure_refuses_before_any_split(tmp_path: Path) -> None:
+    from pure.omx.scale_up import scale_up
+    from tests.harness import run_scenario
+
+    team = UpTeam(tmp_path, worker_pid=None)
+    executor = FailingWrites(tmp_path, StubTmux(), ".membership-task-transaction.json")
+    done, _ = run_scenario(lambda: scale_up(request(team)), executor)
+    assert done.outcome.result == {"ok": False, "error": "scale_up_split_target_pid_persistence_failed:%21:"
+                                                         "EACCES: permission denied"}
+    assert done.outcome.status == "refused"
+    assert "pid" not in team.config()["workers"][0]
+    assert not any(a[0] in ("split-window", "set-option") for a in executor.tmux_log)
+
+
+def test_task_materialization_failure_rolls_back(tmp_path: Path) -> None:
+    from pure.omx.scale_up import scale_up
+    from tests.harness import run_scenario
+
+    team = UpTeam(tmp_path)
+    before = team.config()
+    executor = FailingWrites(tmp_path, StubTmux(), "tasks/task-2.json")
+    tasks = (task("first"), task("second"))
+    done, _ = run_scenario(lambda: scale_up(request(team, tasks=tasks)), executor)
+    assert done.outcome.result == {"ok": False, "error": "scale_up_task_materialization_failed:"
+                                                         "EACCES: permission denied"}
+    assert list((team.dir / "tasks").iterdir()) == []  # the task written before the failure is gone too
+    assert without_generation(team.config()) == without_generation(before)
+    assert not any(a[0] == "split-window" for a in executor.tmux_log)
