@@ -25,6 +25,12 @@ from pure.omx import state as st
 from pure.program import Gen, Program, expect, fail
 
 SESSION_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+TEAM_NAME_RULE = "a team name is 1-30 characters of a-z, 0-9 and '-', starting with a letter or digit"
+
+
+def check_team_name(team: str) -> None:
+    if st.TEAM_NAME_RE.fullmatch(team) is None:
+        raise fail(f"invalid_team_name:{team} ({TEAM_NAME_RULE})", status="refused")
 
 
 @frozen(kw_only=True)
@@ -65,6 +71,9 @@ def load_team(paths: st.TeamPaths) -> Gen[st.TeamState]:
         manifest_text = None if config_text is None else (yield from read_text(paths.manifest))
         return config_text, manifest_text
 
+    present = yield from expect(m.Stat(path=paths.config), m.Value)
+    if present.value == "absent":  # no lock directory is created for a team that does not exist
+        raise fail(f"Team {paths.team} not found", status="refused")
     config_text, manifest_text = yield from locks.with_barrier(paths, body)
     if config_text is None:
         raise fail(f"Team {paths.team} not found", status="refused")
@@ -81,10 +90,13 @@ def _ok(result: dict[str, Any], status: m.Status = "ok") -> m.Done:
 
 
 def team_init(req: TeamInitRequest) -> Program:
-    if st.TEAM_NAME_RE.fullmatch(req.team) is None:
-        raise fail(f"invalid_team_name:{req.team}", status="refused")
+    check_team_name(req.team)
     if req.leader_pane is not None and req.new_session:
         raise fail("choose one of --leader-pane and --new-session", status="refused")
+    cwd_kind = yield from expect(m.Stat(path=req.cwd), m.Value)
+    if cwd_kind.value != "dir":
+        raise fail(f"working directory does not exist: {req.cwd}" if cwd_kind.value == "absent"
+                   else f"working directory is not a directory: {req.cwd}", status="refused")
     root = st.resolve_state_root(req.cwd, req.env)
     paths = st.TeamPaths(root, req.team)
     existing = yield from read_text(paths.config)
@@ -177,6 +189,7 @@ def _pane_report(role: str, name: str, pane: object, pinned: object, snapshot: m
 
 
 def team_status(req: TeamStatusRequest) -> Program:
+    check_team_name(req.team)
     root = st.resolve_state_root(req.cwd, req.env)
     paths = st.TeamPaths(root, req.team)
     team = yield from load_team(paths)
@@ -206,15 +219,21 @@ def team_status(req: TeamStatusRequest) -> Program:
     for report in reports:
         if report["role"] == "worker":
             report["state"] = statuses.get(report["name"])
-    healthy = all(r.get("verdict") == "live" and r.get("pidMatch") and r.get("ownerMatch") for r in reports
-                  if r["role"] != "hud")
+    proven = all(r.get("verdict") == "live" and r.get("pidMatch") and r.get("ownerMatch") for r in reports
+                 if r["role"] != "hud")
     result = {
         "ok": True, "team": req.team, "stateRoot": root, "ownerId": expected_owner,
         "tmuxSession": config.get("tmux_session"), "workerCount": config.get("worker_count"),
         "configGeneration": config.get("config_generation"), "panes": reports, "debt": debt,
-        "healthy": healthy and debt is None,
+        "panesProven": proven, "healthy": proven and debt is None,
     }
-    return _ok(result, status="ok" if debt is None else "debt")
+    snapshot_verdict = t.verdict_from_answer("%0", snapshot)
+    if snapshot_verdict.unavailable:
+        message = f"pane_snapshot_unavailable:{snapshot_verdict.reason}:{snapshot_verdict.detail}"
+        return m.Done(outcome=m.Outcome(status="error", message=message,
+                                        result=m.JsonValue({**result, "ok": False, "error": message})))
+    # exit status: 0 healthy; 3 needs attention (debt recorded, or a pane not proven ours and live)
+    return _ok(result, status="ok" if result["healthy"] else "debt")
 
 
 ops.register("team.init", TeamInitRequest, team_init)

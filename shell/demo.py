@@ -28,7 +28,13 @@ def run_demo(*, keep: bool, socket: str | None, as_json: bool) -> int:
     if shutil.which("tmux") is None:
         sys.stderr.write("panefleet demo: tmux is not installed (apt-get install tmux)\n")
         return 1
-    name = socket or f"panefleet-demo-{uuid.uuid4().hex[:8]}"
+    name = socket or os.environ.get("PANEFLEET_TMUX_SOCKET") or f"panefleet-demo-{uuid.uuid4().hex[:8]}"
+    probe_env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    if run_process("tmux", ("-L", name, "list-sessions"), env=probe_env).exit_code == 0:
+        # The demo stops its server when it is done: it must never adopt one that holds other work.
+        sys.stderr.write(f"panefleet demo: a tmux server is already running on `tmux -L {name}`; the demo needs "
+                         "a server of its own (it stops the server when it finishes). Pick another --tmux-socket.\n")
+        return 4
     workdir = tempfile.mkdtemp(prefix="panefleet-demo-")
     env = dict(os.environ)
     env.pop("TMUX", None)

@@ -39,12 +39,18 @@ def _pane_line(p: dict[str, Any]) -> str:
     return "  " + "  ".join(bits)
 
 
+def plural(count: object, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
 def render_status(result: dict[str, Any]) -> str:
-    failed = render_error(result)
-    if failed:
-        return failed
-    lines = [
-        f"team {result['team']}  ({result.get('workerCount')} workers, owner tag {result.get('ownerId')}, "
+    if "panes" not in result:
+        return render_error(result) or ""
+    lines = []
+    if result.get("ok") is False:
+        lines.append(f"error: {result.get('error')}")
+    lines += [
+        f"team {result['team']}  ({plural(result.get('workerCount'), 'worker')}, owner tag {result.get('ownerId')}, "
         f"config generation {result.get('configGeneration')})",
         f"state: {result['stateRoot']}",
         "panes:",
@@ -53,10 +59,16 @@ def render_status(result: dict[str, Any]) -> str:
     debt = result.get("debt")
     if debt is None:
         lines.append("debt: none")
+    elif debt.get("malformed"):
+        lines.append("debt: the debt file is not valid JSON (see `panefleet team debt show`)")
     else:
         lines.append(f"debt: status {debt.get('status')}, unresolved "
                      f"{', '.join(str(p.get('pane_id')) for p in debt.get('unresolved_panes') or []) or '-'}; "
                      f"reasons: {', '.join(debt.get('reasons') or []) or '-'}  (see `panefleet team debt show`)")
-    lines.append("healthy: every pane proven live, pid pinned and owner-tagged" if result.get("healthy")
-                 else "attention: not every pane is proven live with its pinned pid and owner tag")
+    if result.get("healthy"):
+        lines.append("healthy: every pane proven live, pid pinned and owner-tagged")
+    elif not result.get("panesProven"):
+        lines.append("attention: not every pane is proven live with its pinned pid and owner tag")
+    else:
+        lines.append("attention: every pane is proven, but cleanup debt is recorded")
     return "\n".join(lines)
