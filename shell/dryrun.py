@@ -35,6 +35,8 @@ class DryRunExecutor:
         self.dirs: set[str] = set()
         self.removed_trees: set[str] = set()
         self.panes: dict[str, tuple[bool, int | None]] | None = None
+        self.snapshot_failure: m.Proc | None = None  # a real failure to read the pane table stays a failure
+        self.predicted: set[str] = set()
         self.tags: dict[str, str] = {}
         self.killed: set[str] = set()
         self.new_panes = 0
@@ -45,20 +47,29 @@ class DryRunExecutor:
         if self.panes is None:
             answer = self.real.execute(t.list_panes_step())
             assert isinstance(answer, m.Proc)
-            parsed = t.parse_pane_table(answer.stdout).value_or({}) if answer.exit_code == 0 else {}
-            self.panes = {pane: (row.dead, row.pid) for pane, row in parsed.items()}
+            parsed = t.parse_pane_table(answer.stdout) if answer.exit_code == 0 else None
+            if parsed is None or not isinstance(parsed.value_or(None), dict):
+                self.snapshot_failure = answer
+                self.panes = {}
+            else:
+                self.panes = {pane: (row.dead, row.pid) for pane, row in parsed.unwrap().items()}
         return self.panes
 
     def _tmux(self, step: m.Run) -> m.Proc:
         verb = step.args[0] if step.args else ""
         if verb == "list-panes" and tuple(step.args) == t.LIST_PANES:
             rows = self._snapshot()
+            if self.snapshot_failure is not None:
+                return self.snapshot_failure
             text = "".join(f"{pane}\t{int(dead)}\t{'' if pid is None else pid}\n" for pane, (dead, pid) in rows.items())
             return m.Proc(exit_code=0, stdout=text)
         if verb == "show-option" and "-t" in step.args:
             pane = step.args[step.args.index("-t") + 1]
             if pane in self.tags:
                 return m.Proc(exit_code=0, stdout=self.tags[pane] + "\n")
+        target = step.args[step.args.index("-t") + 1] if "-t" in step.args[:-1] else None
+        if verb in READ_ONLY["tmux"] and target in self.predicted:
+            return m.Proc(exit_code=0)  # a pane that only exists in the plan: nothing real to read
         if verb in READ_ONLY["tmux"]:
             answer = self.real.execute(step)
             assert isinstance(answer, m.Proc)
@@ -69,6 +80,7 @@ class DryRunExecutor:
             pane = f"%{max(numbers) + 1}"
             self.new_panes += 1
             rows[pane] = (False, PLACEHOLDER_PID_BASE + self.new_panes)
+            self.predicted.add(pane)
             return m.Proc(exit_code=0, stdout=pane + "\n")
         if verb == "set-option" and "-t" in step.args:
             pane = step.args[step.args.index("-t") + 1]
