@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -17,9 +18,28 @@ EXIT_CODES = """exit codes:
   0  ok
   1  runtime error (the outcome says what failed)
   2  usage error
-  3  finished, but cleanup debt was recorded (see `panefleet team debt show`)
+  3  finished, but something needs attention: cleanup debt was recorded
+     (see `panefleet team debt show`), or for `team status` a pane not proven ours
   4  refused: nothing was changed
 """
+
+
+class UsageError(Exception):
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are raised so that `-o json` can still answer with JSON."""
+
+    def error(self, message: str) -> Any:
+        raise UsageError(self, message)
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    pairs = zip(argv, [*argv[1:], ""], strict=False)
+    return any((a in ("-o", "--output") and b == "json") or a in ("-ojson", "--output=json") for a, b in pairs)
 
 
 def _common(parser: argparse.ArgumentParser, *, tmux: bool = True, dry_run: bool = False) -> None:
@@ -52,25 +72,38 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from shell.cli_common import emit_json
-    from shell.loop import AuditError, replay
+    from shell.loop import AuditError, panefleet_version, replay
 
     try:
         report = replay(Path(args.audit_file))
     except (AuditError, OSError) as exc:
-        sys.stderr.write(f"panefleet replay: {exc}\n")
+        message = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.strerror else str(exc)
+        sys.stderr.write(f"panefleet replay: {message}\n")
+        if args.output == "json":
+            emit_json({"ok": False, "error": message})
         return 1
+    hint = ""
+    if report.divergence and report.recorded_version != panefleet_version():
+        hint = (f" (recorded by panefleet {report.recorded_version}, replayed by {panefleet_version()}: "
+                "a changed planner explains a divergence)")
     if args.output == "json":
         emit_json({"ok": report.ok, "operation": report.operation, "steps": report.steps,
-                   "divergence": report.divergence})
-    elif report.ok:
-        sys.stdout.write(f"replayed {report.operation}: {report.steps} steps, every decision re-derived identically\n")
+                   "divergence": report.divergence, "incomplete": report.incomplete,
+                   "recordedVersion": report.recorded_version})
+    elif report.divergence:
+        sys.stdout.write(f"replay of {report.operation} DIVERGES after {report.steps} steps: {report.divergence}{hint}\n")
+    elif report.incomplete:
+        sys.stdout.write(f"replay of {report.operation}: {report.steps} steps re-derived identically, but the log ends "
+                         "before the run finished (the run was interrupted)\n")
     else:
-        sys.stdout.write(f"replay of {report.operation} DIVERGES after {report.steps} steps: {report.divergence}\n")
+        sys.stdout.write(f"replayed {report.operation}: {report.steps} steps, every decision re-derived identically\n")
     return 0 if report.ok else 1
 
 
 def cmd_decide(args: argparse.Namespace) -> int:
     """Read {"operation", "request", "journal"} JSON on stdin, print the decision (for ports/tools)."""
+    from returns.result import Failure
+
     from pure import model as m
     from pure import ops, wire
     from pure.program import decide
@@ -82,18 +115,24 @@ def cmd_decide(args: argparse.Namespace) -> int:
     body: dict[str, Any] = data.unwrap()
     op = ops.get(str(body.get("operation")))
     if op is None:
-        sys.stderr.write(f"panefleet decide: unknown operation {body.get('operation')!r}\n")
+        known = ", ".join(sorted(ops.load_all()))
+        sys.stderr.write(f"panefleet decide: unknown operation {body.get('operation')!r} (known: {known})\n")
         return 2
     request = wire.structure(body.get("request"), op.request_type)
     entries: list[m.Entry] = []
-    for index, raw in enumerate(body.get("journal") or []):
+    journal = body.get("journal", [])
+    if not isinstance(journal, list):
+        sys.stderr.write("panefleet decide: journal must be a JSON array of entries\n")
+        return 2
+    for index, raw in enumerate(journal):
         parsed = wire.structure(raw, m.Entry)
-        if parsed.value_or(None) is None:
-            sys.stderr.write(f"panefleet decide: journal[{index}] is invalid\n")
+        if isinstance(parsed, Failure):
+            sys.stderr.write(f"panefleet decide: journal[{index}] is invalid: {parsed.failure().what}\n")
             return 2
         entries.append(parsed.unwrap())
-    if request.value_or(None) is None:
-        sys.stderr.write(f"panefleet decide: request does not fit {op.request_type.__name__}\n")
+    if isinstance(request, Failure):
+        sys.stderr.write(f"panefleet decide: request does not fit {op.request_type.__name__}: "
+                         f"{request.failure().what}\n")
         return 2
     req = request.unwrap()
     sys.stdout.write(wire.to_json(decide(lambda: op.program(req), entries)))
@@ -144,7 +183,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The whole command tree; with ``argv``, only the command group it selects is built in full
     (the others get a one-line placeholder), which keeps start-up fast."""
     first = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="panefleet",
         description="Plan and apply changes to fleets of AI coding-agent worker panes in tmux and Herdr, "
         "touching only panes it can prove it owns.",
@@ -155,6 +194,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("schema", help="print the JSON Schema of the wire format")
+    p.add_argument("-o", "--output", choices=("text", "json"), default="json", help="the schema is JSON either way")
     p.set_defaults(handler=cmd_schema)
 
     p = sub.add_parser("replay", help="re-derive every decision of a recorded run from its audit log")
@@ -163,6 +203,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_replay)
 
     p = sub.add_parser("decide", help="answer one planning question: JSON {operation, request, journal} on stdin")
+    p.add_argument("-o", "--output", choices=("text", "json"), default="json", help="the decision is JSON either way")
     p.set_defaults(handler=cmd_decide)
 
     p = sub.add_parser("demo", help="run a self-contained demo on a private tmux server")
@@ -218,13 +259,28 @@ def _register(module_name: str, subparsers: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(args_list)
-    args = parser.parse_args(args_list)
+    try:
+        args = parser.parse_args(args_list)
+    except UsageError as exc:
+        exc.parser.print_usage(sys.stderr)
+        sys.stderr.write(f"{exc.parser.prog}: error: {exc}\n")
+        if _wants_json(args_list):
+            sys.stdout.write(json.dumps({"ok": False, "error": f"usage: {exc}"}) + "\n")
+        return 2
     try:
         return int(args.handler(args))
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
     except BrokenPipeError:
+        return 1
+    except Exception as exc:  # noqa: BLE001 - a last line of defence: no tracebacks for users
+        if os.environ.get("PANEFLEET_DEBUG"):
+            raise
+        message = f"internal error: {type(exc).__name__}: {exc} (set PANEFLEET_DEBUG=1 for a traceback)"
+        sys.stderr.write(f"panefleet: {message}\n")
+        if _wants_json(args_list):
+            sys.stdout.write(json.dumps({"ok": False, "error": message}) + "\n")
         return 1
 
 

@@ -117,6 +117,7 @@ def run_operation(
                 {
                     "type": "start",
                     "format_version": m.FORMAT_VERSION,
+                    "panefleet_version": panefleet_version(),
                     "operation": name,
                     "request": wire.unstructure(request),
                 }
@@ -131,6 +132,15 @@ def run_operation(
     return done, journal, (log.path if log is not None else None)
 
 
+def panefleet_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("panefleet")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 # --------------------------------------------------------------------------------------------- replay
 
 
@@ -139,10 +149,12 @@ class ReplayReport:
     operation: str
     steps: int
     divergence: str | None
+    incomplete: bool = False
+    recorded_version: str = "unknown"
 
     @property
     def ok(self) -> bool:
-        return self.divergence is None
+        return self.divergence is None and not self.incomplete
 
 
 class AuditError(Exception):
@@ -172,6 +184,7 @@ def replay(path: Path) -> ReplayReport:
     if start.get("format_version", "").split(".")[0] != m.FORMAT_VERSION.split(".")[0]:
         raise AuditError(f"{path}: unsupported format_version {start.get('format_version')!r}")
     name = str(start.get("operation"))
+    version = str(start.get("panefleet_version", "unknown"))
     op = ops.get(name)
     if op is None:
         raise AuditError(f"{path}: unknown operation {name!r}")
@@ -189,16 +202,31 @@ def replay(path: Path) -> ReplayReport:
             if parsed is None:
                 raise AuditError(f"{path}: record {index} is not a valid entry")
             if not isinstance(decision, m.Next) or parsed.step not in decision.steps:
-                return ReplayReport(name, count, f"record {index}: recorded step {wire.to_json(parsed.step, pretty=False)}"
-                                    f" but decide gives {wire.to_json(decision, pretty=False)}")
+                return ReplayReport(name, count, f"record {index}: the log has `{_brief(parsed.step)}` but decide "
+                                    f"gives {_brief_decision(decision)}", recorded_version=version)
             driver.feed(parsed.step, parsed.observation)
             count += 1
         elif kind == "done":
             recorded = wire.structure_as(record.get("decision"), m.Decision).value_or(None)
             if recorded != decision:
-                return ReplayReport(name, count, f"record {index}: recorded {json.dumps(record.get('decision'))}"
-                                    f" but decide gives {wire.to_json(decision, pretty=False)}")
-            return ReplayReport(name, count, None)
+                shown = _brief_decision(recorded) if recorded is not None else "an unreadable decision"
+                return ReplayReport(name, count, f"record {index}: the log ends with {shown} but decide gives "
+                                    f"{_brief_decision(decision)}", recorded_version=version)
+            return ReplayReport(name, count, None, recorded_version=version)
         else:
             raise AuditError(f"{path}: record {index} has unknown type {kind!r}")
-    return ReplayReport(name, count, "the log ends before the run finished (interrupted run)")
+    return ReplayReport(name, count, None, incomplete=True, recorded_version=version)
+
+
+def _brief(step: m.Step) -> str:
+    from shell.cli_common import describe_step
+
+    text = describe_step(step)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _brief_decision(decision: m.Next | m.Done) -> str:
+    if isinstance(decision, m.Next):
+        return "`" + "`, `".join(_brief(s) for s in decision.steps) + "`"
+    outcome = decision.outcome
+    return f"done ({outcome.status}{': ' + outcome.message if outcome.message else ''})"

@@ -47,3 +47,34 @@ def test_replay_of_a_missing_or_garbage_file(tmp_path: Path) -> None:
     bad.write_text("{oops\n")
     done = subprocess.run([*CLI, "replay", str(bad)], capture_output=True, text=True)
     assert done.returncode == 1 and "malformed JSON" in done.stderr
+
+
+def test_usage_errors_answer_json_when_json_was_asked() -> None:
+    done = subprocess.run([*CLI, "team", "status", "-o", "json"], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert json.loads(done.stdout) == {"ok": False, "error": "usage: the following arguments are required: team"}
+    done = subprocess.run([*CLI, "team", "status", "x", "--tmux-socket", "", "-o", "json"], capture_output=True, text=True)
+    assert done.returncode == 2 and "invalid tmux socket name" in json.loads(done.stdout)["error"]
+    done = subprocess.run([*CLI, "replay", "/nonexistent.jsonl", "-o", "json"], capture_output=True, text=True)
+    assert done.returncode == 1 and json.loads(done.stdout)["ok"] is False
+
+
+def test_replay_tells_an_interrupted_log_from_a_divergent_one(tmp_path: Path) -> None:
+    golden = json.loads((ROOT / "tests/goldens/tmux/teardown/killed_after_full_proof.json").read_text())
+    lines = [json.dumps({"type": "start", "format_version": "1.0", "operation": golden["operation"],
+                         "request": golden["request"]})]
+    lines += [json.dumps({"type": "entry", **e}) for e in golden["journal"][:2]]
+    log = tmp_path / "cut.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    done = subprocess.run([*CLI, "replay", str(log), "-o", "json"], capture_output=True, text=True)
+    report = json.loads(done.stdout)
+    assert done.returncode == 1 and report["incomplete"] is True and report["divergence"] is None
+    assert report["steps"] == 2
+
+
+def test_decide_names_what_is_wrong() -> None:
+    done = subprocess.run([*CLI, "decide"], input='{"operation": "nope"}', capture_output=True, text=True)
+    assert "known: " in done.stderr and "tmux.teardown" in done.stderr
+    bad = {"operation": "tmux.teardown", "request": {"targets": []}, "journal": ["x"]}
+    done = subprocess.run([*CLI, "decide"], input=json.dumps(bad), capture_output=True, text=True)
+    assert done.returncode == 2 and "journal[0] is invalid:" in done.stderr
