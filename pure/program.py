@@ -19,18 +19,24 @@ from typing import TypeVar
 
 from pure.model import (
     Ack,
+    AppendFile,
     Done,
     Entry,
     FileData,
     JsonResult,
     JsonValue,
     Listing,
+    MakeDir,
     Next,
     Observation,
     Outcome,
     Proc,
+    RemovePath,
+    Run,
     Step,
+    Store,
     Value,
+    WriteFile,
 )
 
 T = TypeVar("T")
@@ -69,8 +75,24 @@ def expect(step: Step, kind: type[Obs]) -> Gen[Obs]:
     return observation
 
 
-def _error_done(message: str) -> Done:
-    return Done(outcome=Outcome(status="error", result=JsonValue({"ok": False, "error": message}), message=message))
+def is_mutation(step: Step) -> bool:
+    """Whether a step changes the world (what a dry run predicts instead of doing)."""
+    if isinstance(step, Run):
+        return step.mutates
+    if isinstance(step, Store):
+        return not step.action.startswith(("get", "list", "read", "load"))
+    return isinstance(step, (WriteFile, AppendFile, RemovePath, MakeDir))
+
+
+def _error_done(message: str, changes: Sequence[Step] = ()) -> Done:
+    """A program that could not finish. When it had already changed things, say exactly what, so
+    nobody is told (or assumes) that nothing happened."""
+    result: dict[str, object] = {"ok": False, "error": message}
+    if changes:
+        from pure.wire import unstructure
+
+        result["changesMade"] = [unstructure(step) for step in changes]
+    return Done(outcome=Outcome(status="error", result=JsonValue(result), message=message))
 
 
 class Driver:
@@ -81,6 +103,7 @@ class Driver:
         self._factory = factory
         self._pending: Step | None = None
         self._done: Done | None = None
+        self._changes: list[Step] = []
         self._start()
 
     def _finish(self, done: Done) -> None:
@@ -102,9 +125,9 @@ class Driver:
         except PlanError as err:
             self._finish(Done(outcome=err.outcome))
         except ObservationMismatch as err:
-            self._finish(_error_done(f"journal_mismatch:{err}"))
+            self._finish(_error_done(f"journal_mismatch:{err}", self._changes))
         except Exception as err:  # noqa: BLE001 - totality: a bug becomes a typed outcome
-            self._finish(_error_done(f"internal_error:{type(err).__name__}:{err}"))
+            self._finish(_error_done(f"internal_error:{type(err).__name__}:{err}", self._changes))
 
     def _start(self) -> None:
         try:
@@ -131,6 +154,8 @@ class Driver:
         if step != self._pending:
             self._finish(_error_done(f"journal_divergence:expected {self._pending!r}, journal has {step!r}"))
             return
+        if is_mutation(step):
+            self._changes.append(step)
         self._guard(lambda gen: gen.send(observation))
 
 

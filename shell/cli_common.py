@@ -68,11 +68,9 @@ def describe_step(step: m.Step) -> str:
 
 
 def is_change(step: m.Step) -> bool:
-    if isinstance(step, m.Run):
-        return step.mutates
-    return isinstance(step, (m.WriteFile, m.AppendFile, m.RemovePath, m.MakeDir, m.Store)) and not (
-        isinstance(step, m.Store) and step.action.startswith(("get", "list", "read", "load"))
-    )
+    from pure.program import is_mutation
+
+    return is_mutation(step)
 
 
 def describe_observation(obs: m.Observation) -> str:

@@ -66,3 +66,20 @@ def test_divergent_journal_is_a_typed_error() -> None:
     assert isinstance(decision, m.Done)
     assert decision.outcome.status == "error"
     assert decision.outcome.message.startswith("journal_divergence")
+
+
+def test_a_crash_after_changes_says_what_was_changed() -> None:
+    from pure.program import expect
+
+    def program():  # type: ignore[no-untyped-def]
+        yield from expect(m.WriteFile(path="/w/a", content="x"), m.Ack)
+        yield from expect(m.ReadFile(path="/w/b"), m.FileData)
+        raise ValueError("boom")
+
+    journal = [m.Entry(step=m.WriteFile(path="/w/a", content="x"), observation=m.Ack(ok=True)),
+               m.Entry(step=m.ReadFile(path="/w/b"), observation=m.FileData(content=None))]
+    done = decide(program, journal)
+    assert isinstance(done, m.Done) and done.outcome.message == "internal_error:ValueError:boom"
+    assert done.outcome.result == {"ok": False, "error": "internal_error:ValueError:boom",
+                                   "changesMade": [{"op": "write_file", "path": "/w/a", "content": "x",
+                                                    "mode": None, "note": ""}]}
