@@ -134,7 +134,19 @@ def run_cli_operation(
     if as_json:
         emit_json(result)
     else:
-        sys.stdout.write(render(result).rstrip("\n") + "\n")
+        changes = result.get("changesMade")
+        if isinstance(changes, list) and changes:
+            # A crash in the middle: whatever the renderer says, list exactly what was changed.
+            from pure import wire
+
+            sys.stdout.write(f"error: {result.get('error')}\n")
+            sys.stdout.write("panefleet stopped after making these changes (check them; run "
+                             "`panefleet team status` / `herdr status`):\n")
+            for raw in changes:
+                step = wire.structure_as(raw, m.Step).value_or(None)
+                sys.stdout.write(f"  - {describe_step(step) if step is not None else raw}\n")
+        else:
+            sys.stdout.write(render(result).rstrip("\n") + "\n")
         if done.debt:
             for debt in done.debt:
                 sys.stdout.write(f"debt: {debt.kind} {debt.subject}: {debt.reason}\n")
