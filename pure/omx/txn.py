@@ -22,7 +22,8 @@ message is oh-my-codex's ``Error.message`` — callers that wrap errors catch ``
   (``committed`` ⇒ new bytes, ``prepared`` ⇒ old bytes); validated first.
 * ``finalize(paths, barrier)`` – §6.5: validate a ``committed`` journal and delete it.
 * ``load_team(paths, barrier)`` – the public read: recover, then read config + manifest into a
-  :class:`~pure.omx.state.TeamState` (``None`` when ``config.json`` is absent).
+  :class:`~pure.omx.state.TeamState` (``None`` when ``config.json`` is absent; a config that is
+  present but malformed ends the program with ``team_state_malformed:<file>: <what>``).
 * ``read_text(path)`` / ``write_text(path, text)`` / ``remove_file(path)`` – file helpers that
   turn a failed step into a ``PlanError``.
 """
@@ -47,6 +48,7 @@ TASK_FILE_RE = re.compile(r"task-([A-Za-z0-9_-]+)\.json")
 TASK_ID_RE = re.compile(r"[0-9]{1,20}")
 INTERRUPTION = "injected_scale_down_interruption:after-first-task-write"
 ROLLBACK_PERSISTENCE = "injected_scale_down_failure:rollback-persistence-failure"
+STATE_MALFORMED = "team_state_malformed"
 
 
 @frozen
@@ -317,7 +319,11 @@ def commit(paths: TeamPaths, barrier: Barrier | None, txn: Transaction) -> Gen[i
 def read_state(paths: TeamPaths) -> Gen[TeamState | None]:
     """Read config + manifest as they are (call under the barrier after ``recover``).
 
-    ``None`` when ``config.json`` is absent; a malformed config ends the program with its error.
+    ``None`` when ``config.json`` is absent (the team does not exist). A config that is there but
+    unusable (not JSON, not an object, a field of the wrong type) ends the program with
+    ``team_state_malformed:<file>[ field <f>]: <what>`` (status ``error``), as ``team status`` does:
+    oh-my-codex's ``readTeamConfig`` answers null and reports "Team X not found", which hides a
+    corrupt file behind a missing team.
     """
     config_text = yield from read_text(paths.config)
     if config_text is None:
@@ -325,7 +331,7 @@ def read_state(paths: TeamPaths) -> Gen[TeamState | None]:
     manifest_text = yield from read_text(paths.manifest)
     parsed = read_team_state(paths, config_text, manifest_text)
     if isinstance(parsed, Failure):
-        return None
+        raise fail(f"{STATE_MALFORMED}:{parsed.failure()}")
     return parsed.unwrap()
 
 

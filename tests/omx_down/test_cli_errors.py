@@ -1,0 +1,97 @@
+"""What the scale-down, debt and task commands say when the team itself is the problem, and how
+their arguments are checked: the CLI in-process (``cli.main``), exit codes and text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import cli
+from pure import model as m
+from pure.omx import locks, txn
+from tests.harness import ScenarioExecutor
+from tests.omx_down.fixtures import Team, drive, program_of
+
+
+@pytest.fixture
+def env(clean_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("OMX_TEAM_SCALING_ENABLED", "1")
+    monkeypatch.setenv("PANEFLEET_TMUX_SOCKET", "pf-none-" + tmp_path.name)
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    return cwd
+
+
+def run(capsys: pytest.CaptureFixture[str], cwd: Path, *args: str) -> tuple[int, str]:
+    code = cli.main(["team", *args, "--cwd", str(cwd)])
+    return code, capsys.readouterr().out
+
+
+def no_tmux(args: tuple[str, ...]) -> m.Proc:
+    raise AssertionError(f"unexpected tmux call {args}")
+
+
+def tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): (p.read_text() if p.is_file() else "/") for p in sorted(root.rglob("*"))}
+
+
+# ------------------------------------------------------------------------- 1: corrupt config.json
+
+CORRUPT_COMMANDS = [
+    ("scale-down", ("scale-down", "t", "--worker", "worker-1")),
+    ("scale-down-count", ("scale-down", "t", "--force")),
+    ("debt-reconcile", ("debt", "reconcile", "t")),
+    ("task-create", ("task", "create", "t", "--subject", "s", "--description", "d")),
+    ("task-claim", ("task", "claim", "t", "1", "--worker", "worker-1")),
+]
+
+
+@pytest.mark.parametrize(("label", "args"), CORRUPT_COMMANDS, ids=[c[0] for c in CORRUPT_COMMANDS])
+def test_corrupt_config_is_a_typed_error_not_a_missing_team(env: Path, capsys: pytest.CaptureFixture[str],
+                                                            label: str, args: tuple[str, ...]) -> None:
+    team = Team(env, "t", 2)
+    team.write_task("1", "one")
+    (team.dir / "config.json").write_text("{\n")
+    before = tree(team.dir)
+    code, out = run(capsys, env, *args)
+    config = team.dir / "config.json"
+    assert out.startswith(f"error: team_state_malformed:{config}: malformed JSON at line 2 column 1"), out
+    assert "not found" not in out
+    assert code == 1
+    assert tree(team.dir) == before  # nothing changed
+
+
+def test_config_with_a_bad_field_names_the_field(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    team = Team(env, "t", 2)
+    team.update(lambda c: c.__setitem__("workers", "nope"))
+    (team.dir / "manifest.v2.json").unlink()
+    code, out = run(capsys, env, "scale-down", "t", "--worker", "worker-1", "-o", "json")
+    assert code == 1
+    assert json.loads(out) == {"ok": False, "error": f"team_state_malformed:{team.dir / 'config.json'} field "
+                                                     "workers: must be an array"}
+
+
+@pytest.mark.parametrize("args", [("scale-down", "t", "--worker", "worker-1"), ("debt", "reconcile", "t")])
+def test_missing_config_is_still_team_not_found(env: Path, capsys: pytest.CaptureFixture[str],
+                                                args: tuple[str, ...]) -> None:
+    (env / ".omx" / "state" / "team" / "t").mkdir(parents=True)
+    code, out = run(capsys, env, *args)
+    assert (code, out) == (4, "error: Team t not found\n")
+
+
+def test_read_state_distinguishes_missing_from_malformed(tmp_path: Path) -> None:
+    team = Team(tmp_path, "t", 1)
+
+    def read() -> m.Done:
+        body = locks.with_barrier(team.paths, lambda b: txn.load_team(team.paths, b))
+        done, _ = drive(lambda: program_of(body), ScenarioExecutor(tmp_path, no_tmux))
+        return done
+
+    (team.dir / "config.json").write_text("[]")
+    done = read()
+    assert done.outcome.status == "error"
+    assert done.outcome.message == f"team_state_malformed:{team.dir / 'config.json'}: expected a JSON object, got list"
+    (team.dir / "config.json").unlink()
+    assert read().outcome.status == "ok"  # None: a missing team is the caller's to report
