@@ -91,7 +91,8 @@ def cmd_scale_down(args: argparse.Namespace) -> int:
 
     request = ScaleDownRequest(team=args.team, cwd=_cwd(args), env=_env(), worker_names=tuple(args.worker),
                                count=args.count, force=args.force, drain_timeout_ms=args.drain_timeout_ms)
-    return run_cli_operation("team.scale_down", request, args, render=render_scale_down)
+    return run_cli_operation("team.scale_down", request, args,
+                             render=lambda result: render_scale_down(result, str(args.team)))
 
 
 def cmd_debt_show(args: argparse.Namespace) -> int:
@@ -132,15 +133,37 @@ def cmd_task_claim(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------ render
 
 
-def render_scale_down(result: dict[str, Any]) -> str:
+def render_scale_down(result: dict[str, Any], team: str = "TEAM") -> str:
     if result.get("ok"):
         removed = ", ".join(result.get("removedWorkers", []))
         return f"removed {removed}; {result.get('newWorkerCount')} worker(s) remain"
     error = str(result.get("error"))
-    hint = ""
-    if error.startswith(("scale_down_cleanup_debt", "scale_down_pane_proof_unavailable")):
-        hint = "\nmembership is committed; the panes above are kept as debt (see `panefleet team debt show`)"
-    return f"error: {error}{hint}"
+    return f"error: {error}" + "".join(f"\n{line}" for line in scale_down_hint(error, team))
+
+
+def scale_down_hint(error: str, team: str) -> list[str]:
+    """What a scale-down error means for the team, matched on the exact error codes (all of them
+    begin with ``scale_down_cleanup_debt``, so a prefix match would confuse them)."""
+    show = f"`panefleet team debt show {team}`"
+    retry = f"`panefleet team debt reconcile {team}`"
+    untouched = ("nothing was done: scale-down settles earlier cleanup debt first and stopped there "
+                 "(no membership change, no status change, no tmux call)")
+    if error.startswith(("scale_down_cleanup_debt:", "scale_down_pane_proof_unavailable:")):
+        return ["membership is committed; the panes listed below are kept as cleanup debt, not killed",
+                f"inspect with {show}; retry with {retry}"]
+    if error.startswith("scale_down_cleanup_debt_unreadable"):
+        return [f"the team's cleanup debt record (.scale-down-cleanup-debt.json) is not valid JSON; {untouched}",
+                f"inspect it with {show}, then repair or remove the file by hand"]
+    if error == "scale_down_cleanup_debt_malformed":
+        return [f"the team's cleanup debt record (.scale-down-cleanup-debt.json) fails validation; {untouched}",
+                f"inspect it with {show}, then repair or remove the file by hand"]
+    if error == "scale_down_cleanup_debt_membership_inconsistent":
+        return ["the cleanup debt record names removed workers of which only some are still members; "
+                + untouched, f"inspect it with {show}"]
+    if error.startswith(("scale_down_cleanup_debt_unresolved:", "scale_down_cleanup_debt_resource_cleanup_failed:")):
+        return ["cleanup debt could not be settled and is kept (scale-down does nothing more until it is)",
+                f"inspect with {show}; retry with {retry}"]
+    return []
 
 
 def render_task(result: dict[str, Any]) -> str:

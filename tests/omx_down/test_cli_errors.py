@@ -95,3 +95,38 @@ def test_read_state_distinguishes_missing_from_malformed(tmp_path: Path) -> None
     assert done.outcome.message == f"team_state_malformed:{team.dir / 'config.json'}: expected a JSON object, got list"
     (team.dir / "config.json").unlink()
     assert read().outcome.status == "ok"  # None: a missing team is the caller's to report
+
+
+# ------------------------------------------------------------------ 2: a corrupt debt file is named
+
+
+@pytest.mark.parametrize(("label", "content", "error", "exit_code"), [
+    ("unreadable", "{\n", "scale_down_cleanup_debt_unreadable:SyntaxError: ", 4),
+    ("malformed", '{"schema_version": 2}', "scale_down_cleanup_debt_malformed", 4),
+])
+def test_scale_down_with_a_bad_debt_record_says_nothing_was_done(
+        env: Path, capsys: pytest.CaptureFixture[str], label: str, content: str, error: str, exit_code: int) -> None:
+    team = Team(env, "t", 2)
+    team.debt_path().write_text(content)
+    before = tree(team.dir)
+    code, out = run(capsys, env, "scale-down", "t", "--worker", "worker-1", "--force")
+    assert code == exit_code
+    lines = out.splitlines()
+    assert lines[0].startswith(f"error: {error}")
+    assert "committed" not in out and "kept as" not in out and "debt:" not in out
+    assert ".scale-down-cleanup-debt.json" in lines[1] and "nothing was done" in lines[1]
+    assert "no membership change" in lines[1] and "no tmux call" in lines[1]
+    assert "`panefleet team debt show t`" in lines[2]
+    assert tree(team.dir) == before
+
+
+def test_committed_debt_still_says_membership_is_committed() -> None:
+    from shell.cli_scale_down import render_scale_down
+
+    text = render_scale_down({"ok": False, "error": "scale_down_cleanup_debt:pane_teardown_failed:%13;"
+                                                    "pane_teardown_unresolved:%13"}, "t")
+    assert "membership is committed" in text and "`panefleet team debt reconcile t`" in text
+    proof = render_scale_down({"ok": False, "error": "scale_down_pane_proof_unavailable:%13:query_failed"}, "t")
+    assert "membership is committed" in proof
+    prior = render_scale_down({"ok": False, "error": "scale_down_cleanup_debt_unresolved:%13"}, "t")
+    assert "membership is committed" not in prior and "could not be settled" in prior
