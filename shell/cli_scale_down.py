@@ -180,6 +180,8 @@ def render_task(result: dict[str, Any]) -> str:
 
 
 def render_debt(result: dict[str, Any]) -> str:
+    if result.get("ok") is False:
+        return f"error: {result.get('error')}"
     if result.get("debt") is None:
         return f"team {result.get('team')}: {result.get('summary')}"
     out = [f"team {result.get('team')}: cleanup debt, status {result.get('status')}",

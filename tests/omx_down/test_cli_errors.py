@@ -43,6 +43,7 @@ CORRUPT_COMMANDS = [
     ("scale-down", ("scale-down", "t", "--worker", "worker-1")),
     ("scale-down-count", ("scale-down", "t", "--force")),
     ("debt-reconcile", ("debt", "reconcile", "t")),
+    ("debt-show", ("debt", "show", "t")),
     ("task-create", ("task", "create", "t", "--subject", "s", "--description", "d")),
     ("task-claim", ("task", "claim", "t", "1", "--worker", "worker-1")),
 ]
@@ -130,3 +131,19 @@ def test_committed_debt_still_says_membership_is_committed() -> None:
     assert "membership is committed" in proof
     prior = render_scale_down({"ok": False, "error": "scale_down_cleanup_debt_unresolved:%13"}, "t")
     assert "membership is committed" not in prior and "could not be settled" in prior
+
+
+# ------------------------------------------------------------------------- 3: debt show, no team
+
+
+def test_debt_show_of_an_unknown_team_says_so(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, env, "debt", "show", "nosuch")
+    assert (code, out) == (4, "error: Team nosuch not found\n")
+    code, out = run(capsys, env, "debt", "show", "nosuch", "-o", "json")
+    assert (code, json.loads(out)) == (4, {"ok": False, "error": "Team nosuch not found"})
+
+
+def test_debt_show_without_debt(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    Team(env, "t", 2)
+    code, out = run(capsys, env, "debt", "show", "t")
+    assert (code, out) == (0, "team t: no cleanup debt recorded\n")
