@@ -11,6 +11,10 @@ first, exactly like oh-my-codex, and a claim takes the task's claim lock
   ``{"ok": false, "error": "task_not_found" | "blocked_dependency" | "claim_conflict" |
   "worker_not_found" | "already_terminal"}`` (``blocked_dependency`` adds ``dependencies``).
   ``expected_version`` ``None`` skips the version check. A claim-lock timeout is ``claim_conflict``.
+
+Both refuse (status ``refused``) a name that is not a valid team name (``Invalid team name: …``)
+and a team without ``config.json`` (``Team X not found``); a config that is present but malformed
+ends with ``team_state_malformed:<file>: <what>`` (status ``error``).
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ import json
 import re
 
 from attrs import field, frozen
+from returns.result import Failure
 
 from pure import model as m
 from pure import ops
 from pure.omx import locks, txn
 from pure.omx.debt import Ctx
-from pure.omx.names import is_safe_task_id, sanitize_team_name
+from pure.omx.names import is_safe_task_id, validate_team_name
 from pure.omx.state import Json, TeamPaths, render_json, resolve_state_root
 from pure.program import Gen, Program, expect, fail
 
@@ -151,7 +156,7 @@ def create_task(ctx: Ctx, req: TaskCreateRequest, held: locks.Barrier | None = N
     def body(barrier: locks.Barrier) -> Gen[Json]:
         state = yield from txn.load_team(ctx.paths, barrier)
         if state is None:
-            raise fail(f"Team {ctx.paths.team} not found")
+            raise fail(f"Team {ctx.paths.team} not found", status="refused")
         next_id, valid = _next_task_id(state.config.get("next_task_id"))
         listing = yield from expect(m.ListDir(path=ctx.paths.tasks_dir), m.Listing)
         on_disk = 1 + max((int(mt.group(1)) for name in (listing.names or ())
@@ -196,10 +201,12 @@ def task_create_program(req: TaskCreateRequest) -> Program:
 
 
 def _team(name: str) -> str:
-    sanitized = sanitize_team_name(name)
-    if not sanitized.map(lambda _: True).value_or(False):
-        raise fail(sanitized.failure(), status="refused")
-    return sanitized.unwrap()
+    """Task commands name an existing team exactly: no sanitising (scaling does that), a name that
+    is not a valid team name is refused with oh-my-codex's state-layer message."""
+    checked = validate_team_name(name)
+    if isinstance(checked, Failure):
+        raise fail(checked.failure(), status="refused")
+    return checked.unwrap()
 
 
 # ------------------------------------------------------------------------------------------- claim
@@ -302,6 +309,8 @@ def claim_task(ctx: Ctx, req: TaskClaimRequest, held: locks.Barrier | None = Non
 
     def body(barrier: locks.Barrier) -> Gen[Json]:
         yield from txn.recover(paths, barrier)
+        if (yield from txn.read_state(paths)) is None:
+            raise fail(f"Team {paths.team} not found", status="refused")
         existing = yield from read_task(paths, req.task_id)
         if existing is None:
             return {"ok": False, "error": "task_not_found"}

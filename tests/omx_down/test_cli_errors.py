@@ -147,3 +147,32 @@ def test_debt_show_without_debt(env: Path, capsys: pytest.CaptureFixture[str]) -
     Team(env, "t", 2)
     code, out = run(capsys, env, "debt", "show", "t")
     assert (code, out) == (0, "team t: no cleanup debt recorded\n")
+
+
+# ---------------------------------------------------------------- 4: task commands and team names
+
+
+def test_task_create_on_an_unknown_team_is_refused(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, env, "task", "create", "nosuch", "--subject", "s", "--description", "d")
+    assert (code, out) == (4, "error: Team nosuch not found\n")
+
+
+def test_task_claim_on_an_unknown_team_names_the_team(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, env, "task", "claim", "nosuch", "1", "--worker", "worker-1")
+    assert (code, out) == (4, "error: Team nosuch not found\n")
+    assert not (env / ".omx" / "state" / "team" / "nosuch").exists()
+
+
+INVALID = 'Team name must match /^[a-z0-9][a-z0-9-]{0,29}$/ (lowercase alphanumeric + hyphens, max 30 chars).'
+
+
+@pytest.mark.parametrize("name", ["../x", "My Team", "t_x", "a" * 31])
+@pytest.mark.parametrize("args", [("claim", "{}", "1", "--worker", "worker-1"),
+                                  ("create", "{}", "--subject", "s", "--description", "d")])
+def test_task_commands_refuse_invalid_team_names(env: Path, capsys: pytest.CaptureFixture[str], name: str,
+                                                 args: tuple[str, ...]) -> None:
+    Team(env, "x", 2).write_task("1", "one")  # what "../x" would sanitise to must not be touched
+    before = tree(env)
+    code, out = run(capsys, env, "task", *(a.format(name) for a in args))
+    assert (code, out) == (4, f'error: Invalid team name: "{name}". {INVALID}\n')
+    assert tree(env) == before
