@@ -41,7 +41,8 @@ T = TypeVar("T")
 DISABLED = "Dynamic scaling is disabled. Set OMX_TEAM_SCALING_ENABLED=1 to enable."
 ENABLED_VALUES = ("1", "true", "yes", "on", "enabled")
 READY_TIMEOUT_MS = 45_000
-READY_POLL_MS = 250
+READY_FIRST_PAUSE_MS = 150
+READY_MAX_PAUSE_MS = 8000
 INJECT_ENV = "OMX_TEAM_SCALE_UP_INJECT_FAILURE"
 PLACEHOLDER = "placeholder"
 
@@ -749,23 +750,33 @@ def _tag(pane: str, pid: int, owner: str) -> Gen[str | None]:
     return None
 
 
+def ready_backoff_ms(timeout_ms: int) -> list[int]:
+    """The pauses between readiness polls: 150 ms doubling up to 8 s, within the timeout."""
+    pauses: list[int] = []
+    pause, total = READY_FIRST_PAUSE_MS, 0
+    while total + pause <= timeout_ms:
+        pauses.append(pause)
+        total += pause
+        pause = min(pause * 2, READY_MAX_PAUSE_MS)
+    return pauses
+
+
 def _wait_ready(run: Run, pane: str, pid: int) -> Gen[None]:
-    """Step 21: unless ``OMX_TEAM_SKIP_READY_WAIT=1``, poll the pane (behind its pinned proof) until
-    it shows any output or the timeout passes; a timeout is not an error (oh-my-codex only warns)."""
+    """Step 21: unless ``OMX_TEAM_SKIP_READY_WAIT=1``, poll the pane (behind its pinned proof) with
+    a backoff of 150 ms doubling to 8 s until it shows any output or the timeout passes; a timeout
+    is not an error (oh-my-codex only warns), and neither is a pane that cannot be captured."""
     if run.req.env.get("OMX_TEAM_SKIP_READY_WAIT") == "1":
         return
     raw = run.req.env.get("OMX_TEAM_READY_TIMEOUT_MS", "")
     timeout = int(raw) if raw.isdigit() and int(raw) >= 5000 else READY_TIMEOUT_MS
-    waited = 0
-    while waited <= timeout:
+    for pause in [*ready_backoff_ms(timeout), None]:
         problem = yield from dsp.pinned_proof(pane, pid, run.owner)
         if problem is not None:
             return
         shot = yield from expect(t.tmux("capture-pane", "-t", pane, "-p"), m.Proc)
-        if shot.exit_code != 0 or shot.stdout.strip():
-            return  # ready, or readiness cannot be observed at all: dispatch decides from here
-        yield from expect(m.Sleep(ms=READY_POLL_MS), m.Ack)
-        waited += READY_POLL_MS
+        if shot.exit_code != 0 or shot.stdout.strip() or pause is None:
+            return  # ready, readiness cannot be observed, or out of time: dispatch decides from here
+        yield from expect(m.Sleep(ms=pause), m.Ack)
 
 
 def _dispatch(run: Run, name: str, index: int, pane: str, pid: int, worktree: bool) -> Gen[str | None]:
