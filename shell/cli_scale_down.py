@@ -10,9 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from shell.cli_args import add_dry_run, add_output, add_tmux
+
+if TYPE_CHECKING:
+    from pure import model as m
 
 ENV_PREFIXES = ("OMX_", "CODEX_HOME")
 
@@ -108,7 +112,29 @@ def cmd_debt_reconcile(args: argparse.Namespace) -> int:
     from shell.cli_common import run_cli_operation
 
     request = DebtRequest(team=args.team, cwd=_cwd(args), env=_env())
-    return run_cli_operation("team.debt_reconcile", request, args)
+    if getattr(args, "dry_run", False) or getattr(args, "output", "text") == "json":
+        return run_cli_operation("team.debt_reconcile", request, args)
+    return _run_reconcile_text(request, args)
+
+
+def _run_reconcile_text(request: object, args: argparse.Namespace) -> int:
+    """``run_cli_operation`` for the text of ``debt reconcile``, which needs the journal (what was
+    killed, found gone, cleaned) and not only oh-my-codex's ``{"ok": true}``."""
+    import sys
+
+    from shell.cli_common import EXIT_BY_STATUS, EXIT_ERROR, make_executor
+    from shell.loop import run_operation
+
+    environ = dict(os.environ)
+    done, journal, audit = run_operation("team.debt_reconcile", request, make_executor(args, environ), env=environ)
+    result = done.outcome.result if isinstance(done.outcome.result, dict) else {"ok": False,
+                                                                                "error": done.outcome.message}
+    sys.stdout.write(render_reconcile(result, journal, str(args.team)) + "\n")
+    for debt in done.debt:
+        sys.stdout.write(f"debt: {debt.kind} {debt.subject}: {debt.reason}\n")
+    if audit is not None and os.environ.get("PANEFLEET_SHOW_AUDIT"):
+        sys.stderr.write(f"audit log: {audit}\n")
+    return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
 
 
 def cmd_task_create(args: argparse.Namespace) -> int:
@@ -164,6 +190,16 @@ def scale_down_hint(error: str, team: str) -> list[str]:
         return ["cleanup debt could not be settled and is kept (scale-down does nothing more until it is)",
                 f"inspect with {show}; retry with {retry}"]
     return []
+
+
+def render_reconcile(result: dict[str, Any], journal: Sequence[m.Entry], team: str = "TEAM") -> str:
+    from pure.omx.debt import reconcile_report
+
+    report = reconcile_report(result, journal)
+    head = [] if result.get("ok") else [f"error: {result.get('error')}"]
+    if not result.get("ok") and not report:
+        head += scale_down_hint(str(result.get("error")), team)
+    return "\n".join(head + report) or "ok"
 
 
 def render_task(result: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from pure import model as m
 from pure.omx import locks, txn
 from tests.harness import ScenarioExecutor
 from tests.omx_down.fixtures import Team, drive, program_of
+from tests.omx_down.stub import Stub, run_op
 
 
 @pytest.fixture
@@ -176,3 +177,93 @@ def test_task_commands_refuse_invalid_team_names(env: Path, capsys: pytest.Captu
     code, out = run(capsys, env, "task", *(a.format(name) for a in args))
     assert (code, out) == (4, f'error: Invalid team name: "{name}". {INVALID}\n')
     assert tree(env) == before
+
+
+# -------------------------------------------------------------- 5: what debt reconcile did, in text
+
+
+def _debt_team(cwd: Path, status: str = "unresolved") -> Team:
+    team = Team(cwd, "t", 3)
+    team.set_panes(owner="team:scale-down", worker_2=("%13", 42413), worker_3=("%14", 42414))
+    for i, w, p in ((2, "worker-2", "%13"), (3, "worker-3", "%14")):
+        team.worker_file(w, "identity.json").write_text(json.dumps({"name": w, "index": i, "pane_id": p,
+                                                                     "pid": 42400 + int(p[1:])}))
+    panes = [{"name": "worker-2", "index": 2, "pane_id": "%13", "pid": 42413},
+             {"name": "worker-3", "index": 3, "pane_id": "%14", "pid": 42414}]
+    team.update(lambda c: c.__setitem__("workers", c["workers"][:1]))
+    team.debt_path().write_text(json.dumps({
+        "schema_version": 1, "operation": "scale_down", "status": status, "created_at": "2026-01-01T00:00:00.000Z",
+        "removed_worker_names": ["worker-2", "worker-3"], "workers": panes,
+        "resource_workers": [{"name": "worker-2"}, {"name": "worker-3"}], "unresolved_panes": panes}))
+    return team
+
+
+def _reconcile_text(tmp_path: Path, stub: Stub, cwd: Path) -> tuple[m.Done, str]:
+    from pure.omx.scale_down import DebtRequest
+    from shell.cli_scale_down import render_reconcile
+
+    done, journal = run_op("team.debt_reconcile", DebtRequest(team="t", cwd=str(cwd)),
+                           ScenarioExecutor(tmp_path, stub))
+    return done, render_reconcile(done.outcome.result, journal, "t")  # type: ignore[arg-type]
+
+
+def test_reconcile_text_names_killed_gone_and_cleaned(tmp_path: Path) -> None:
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    team = _debt_team(cwd)
+    done, text = _reconcile_text(tmp_path, Stub({"%13": (0, 42413)}), cwd)
+    assert done.outcome.result == {"ok": True}  # the JSON stays oh-my-codex's
+    workers = team.dir / "workers"
+    assert text.splitlines() == [
+        "cleanup debt for removed worker(s) worker-2, worker-3 (status unresolved)",
+        "  pane %13 (worker worker-2): killed",
+        "  pane %14 (worker worker-3): found gone, no kill needed",
+        f"  removed {workers / 'worker-2'}",
+        f"  removed {workers / 'worker-3'}",
+        "  debt record deleted",
+    ]
+
+
+def test_reconcile_text_names_what_is_kept(tmp_path: Path) -> None:
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    _debt_team(cwd)
+    done, text = _reconcile_text(tmp_path, Stub({"%13": (0, 99999)}), cwd)
+    assert done.outcome.status == "debt"
+    assert text.splitlines() == [
+        "error: scale_down_cleanup_debt_unresolved:%13",
+        "cleanup debt for removed worker(s) worker-2, worker-3 (status unresolved)",
+        "  pane %13 (worker worker-2): not proven safe to kill: kept as debt",
+        "  pane %14 (worker worker-3): found gone, no kill needed",
+        "  debt record kept (see `panefleet team debt show`)",
+    ]
+
+
+def test_reconcile_text_precommit_debt_is_discarded(tmp_path: Path) -> None:
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    team = Team(cwd, "t", 2)
+    team.debt_path().write_text(json.dumps({
+        "schema_version": 1, "operation": "scale_down", "status": "pending_teardown",
+        "removed_worker_names": ["worker-2"], "workers": [{"name": "worker-2", "index": 2, "pane_id": "%13",
+                                                             "pid": 42413}],
+        "resource_workers": [{"name": "worker-2"}]}))
+    stub = Stub()
+    _, text = _reconcile_text(tmp_path, stub, cwd)
+    assert stub.log == []
+    assert text.splitlines()[1:] == [
+        "  discarded: the removed workers are still members, so the membership commit never happened; "
+        "nothing was killed or removed", "  debt record deleted"]
+
+
+def test_reconcile_cli_text(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    team = Team(env, "t", 2)
+    assert run(capsys, env, "debt", "reconcile", "t") == (0, "no cleanup debt\n")
+    assert run(capsys, env, "debt", "reconcile", "t", "-o", "json") == (0, '{"ok": true}\n')
+    team.debt_path().write_text("{")
+    code, out = run(capsys, env, "debt", "reconcile", "t")
+    assert code == 4
+    assert out.splitlines() == ["error: scale_down_cleanup_debt_unreadable:SyntaxError: Expecting property name "
+                                "enclosed in double quotes",
+                                f"the cleanup debt record {team.debt_path()} is not valid JSON; nothing was done "
+                                "(repair or remove it by hand)"]
