@@ -43,13 +43,26 @@ def _version(text: str) -> int | None:
         raise argparse.ArgumentTypeError(f"expected an integer or null, got {text!r}") from None
 
 
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
 def register(team_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = team_sub.add_parser("scale-down", help="remove workers: commit membership, then prove and kill their panes")
     p.add_argument("team")
-    p.add_argument("--worker", action="append", default=[], metavar="NAME", help="a worker to remove (repeatable)")
-    p.add_argument("--count", type=int, default=None, help="remove N idle workers (default 1)")
+    select = p.add_mutually_exclusive_group()  # two different ways to choose the workers
+    select.add_argument("--worker", action="append", default=[], metavar="NAME",
+                        help="a worker to remove (repeatable)")
+    select.add_argument("--count", type=int, default=None, help="remove N idle workers (default 1)")
     p.add_argument("--force", action="store_true", help="also remove busy workers; skip the drain wait")
-    p.add_argument("--drain-timeout-ms", type=int, default=30_000, metavar="MS")
+    p.add_argument("--drain-timeout-ms", type=_non_negative, default=30_000, metavar="MS",
+                   help="how long to wait for the workers to drain (default 30000)")
     _common(p, dry_run=True)
     p.set_defaults(handler=cmd_scale_down)
 

@@ -267,3 +267,29 @@ def test_reconcile_cli_text(env: Path, capsys: pytest.CaptureFixture[str]) -> No
                                 "enclosed in double quotes",
                                 f"the cleanup debt record {team.debt_path()} is not valid JSON; nothing was done "
                                 "(repair or remove it by hand)"]
+
+
+# ------------------------------------------------------------------------------ 6: argument checks
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--worker", "worker-1", "--count", "1"), "argument --count: not allowed with argument --worker"),
+    (("--count", "2", "--worker", "worker-1"), "argument --worker: not allowed with argument --count"),
+    (("--drain-timeout-ms", "-5"), "argument --drain-timeout-ms: expected a non-negative integer, got '-5'"),
+    (("--drain-timeout-ms", "soon"), "argument --drain-timeout-ms: expected a non-negative integer, got 'soon'"),
+])
+def test_scale_down_usage_errors(env: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...],
+                                 message: str) -> None:
+    team = Team(env, "t", 3)
+    before = tree(env)
+    code = cli.main(["team", "scale-down", "t", *args, "--force", "--cwd", str(env)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert message in captured.err
+    assert tree(env) == before and team.worker_names() == ["worker-1", "worker-2", "worker-3"]
+
+
+def test_scale_down_zero_drain_timeout_is_accepted(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    Team(env, "t", 3)
+    code, out = run(capsys, env, "scale-down", "t", "--count", "1", "--drain-timeout-ms", "0", "--dry-run")
+    assert code == 0, out
