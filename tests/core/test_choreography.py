@@ -23,7 +23,11 @@ GUARDED = {"kill-pane", "split-window", "send-keys"}
 def _journals() -> list[tuple[str, list[dict[str, Any]]]]:
     found = []
     for path in sorted(GOLDENS.rglob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:  # a broken golden fails its own test, not the collection
+            found.append((str(path.relative_to(GOLDENS)), [{"step": {"op": "broken", "error": str(exc)}}]))
+            continue
         if isinstance(data, dict) and isinstance(data.get("journal"), list):
             request = data.get("request")
             if isinstance(request, dict) and request.get("authorize") is False:
@@ -37,6 +41,9 @@ def _target(args: list[str]) -> str | None:
 
 
 def check(journal: list[dict[str, Any]]) -> list[str]:
+    broken = [e["step"]["error"] for e in journal if e["step"].get("op") == "broken"]
+    if broken:
+        return [f"golden is not valid JSON: {broken[0]}"]
     calls = [e["step"]["args"] for e in journal if e["step"].get("op") == "run" and e["step"].get("tool") == "tmux"]
     problems = []
     for i, args in enumerate(calls):
