@@ -406,6 +406,10 @@ def render_open(result: dict[str, Any]) -> str:
     if result.get("kind") == "tracked":
         return f"opened pane {result['paneId']} ({result['label']}) in workspace {result['workspaceId']}"
     phase = " (split refused)" if result.get("phase") == "split" else ""
+    residue = result.get("residue")
+    if residue:
+        return (f"no pane opened{phase}: {result.get('reason')}; left behind in herdr: {', '.join(residue)} "
+                "(the next reconcile removes what it owns)")
     return f"no pane opened{phase}: {result.get('reason')}; nothing was left behind"
 
 

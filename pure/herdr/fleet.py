@@ -163,6 +163,8 @@ class Discovery:
     owned: tuple[Owned, ...]
     adopt: tuple[tuple[str, str], ...]
     forget: tuple[tuple[str, str], ...]
+    # Every workspace id herdr listed (owned or not): what existed before this operation created any.
+    listed: tuple[str, ...] = ()
 
 
 @frozen
@@ -184,6 +186,9 @@ class Tracked:
 class Unavailable:
     reason: str
     phase: Literal["split"] | None = None
+    # What this attempt may have left in herdr (workspace or pane ids, or a description when herdr's
+    # answer did not say which): empty only when the attempt proved it left nothing behind.
+    residue: tuple[str, ...] = ()
 
 
 def _json(value: object) -> JsonValue:
@@ -206,6 +211,8 @@ def _opened_json(opened: Tracked | Unavailable) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": "unavailable", "reason": opened.reason}
     if opened.phase is not None:
         out["phase"] = opened.phase
+    if opened.residue:
+        out["residue"] = list(opened.residue)
     return out
 
 
@@ -274,7 +281,7 @@ def discover(session: str, projects: Sequence[str]) -> Gen[Result[Discovery, str
                 continue
             owned[wid] = Owned(wid, project, hit.label)
     ordered = tuple(sorted(owned.values(), key=lambda o: o.workspace_id))
-    return Success(Discovery(ordered, tuple(adopt), tuple(forget)))
+    return Success(Discovery(ordered, tuple(adopt), tuple(forget), tuple(ws.workspace_id for ws in listed)))
 
 
 def apply_ownership(disc: Discovery) -> Gen[Result[None, str]]:
@@ -340,8 +347,12 @@ class Surface:
     plus the ones it opened. Lets ``ensure`` pick an anchor without listing again (one ``pane list``
     per owned workspace per pass) and without targeting a pane this pass already closed."""
 
-    def __init__(self, owned: Sequence[Owned], panes: Mapping[str, Sequence[str]]) -> None:
+    def __init__(
+        self, owned: Sequence[Owned], panes: Mapping[str, Sequence[str]], listed: Iterable[str] = ()
+    ) -> None:
         self.owned: dict[str, Owned] = {o.workspace_id: o for o in owned}
+        # Every workspace id the pass's listing showed, plus the ones it created since.
+        self.listed: set[str] = set(listed) | set(self.owned)
         self.panes: dict[str, list[str]] = {wid: list(panes.get(wid, ())) for wid in self.owned}
         self.closed: dict[str, list[str]] = {wid: [] for wid in self.owned}
         self.gone: set[str] = set()
@@ -356,6 +367,7 @@ class Surface:
 
     def add_workspace(self, owned: Owned, panes: Iterable[str]) -> None:
         self.owned[owned.workspace_id] = owned
+        self.listed.add(owned.workspace_id)
         self.panes[owned.workspace_id] = list(panes)
         self.closed[owned.workspace_id] = []
 
@@ -397,13 +409,15 @@ def ensure_workspace(session: str, project: str, surface: Surface | None) -> Gen
             if panes:
                 return Ready(owned.workspace_id, panes[0].pane_id, False)
             return (yield from _fresh_tab(session, owned.workspace_id, None))
+        before = frozenset(disc.listed)
     else:
         for wid in surface.candidates(project):
             known = surface.panes.get(wid, [])
             if known:
                 return Ready(wid, known[0], False)
             return (yield from _fresh_tab(session, wid, surface))
-    return (yield from _create_workspace(session, project, surface))
+        before = frozenset(surface.listed)
+    return (yield from _create_workspace(session, project, surface, before))
 
 
 def _fresh_tab(session: str, workspace_id: str, surface: Surface | None) -> Gen[Ready | Unavailable]:
@@ -419,19 +433,67 @@ def _fresh_tab(session: str, workspace_id: str, surface: Surface | None) -> Gen[
     return Ready(workspace_id, root.unwrap(), False)
 
 
-def _create_workspace(session: str, project: str, surface: Surface | None) -> Gen[Ready | Unavailable]:
+def _closed_or_gone(proc: Proc) -> bool:
+    return succeeded(proc) or error_code(proc) == "workspace_not_found"
+
+
+def _recover_created(session: str, project: str, known: frozenset[str], reason: str) -> Gen[Unavailable]:
+    """herdr's answer to ``workspace create`` said neither "created X" nor a definite "no": find what
+    it made — a workspace with this attempt's label that the listing before the create did not show —
+    and close it. Zero residue is claimed only when a fresh listing proves it."""
+    label = workspace_label(project)
+    unknown = f"a {label} workspace herdr may have created"
+    proc = yield from herdr(session, "workspace", "list")
+    if not succeeded(proc):
+        return Unavailable(f"{reason}; could not check for it: herdr workspace list failed: {failure_text(proc)}",
+                           residue=(unknown,))
+    listed = parse_workspace_list(proc.stdout)
+    if isinstance(listed, Failure):
+        return Unavailable(f"{reason}; could not check for it: {listed.failure()}", residue=(unknown,))
+    new = [ws.workspace_id for ws in listed.unwrap() if ws.workspace_id not in known and ws.label == label]
+    if not new:
+        return Unavailable(f"{reason}; herdr lists no workspace it created")
+    if len(new) > 1:
+        # More than one new workspace with our label: another party is creating them too. Which one
+        # is ours is unknowable, so none is touched.
+        return Unavailable(f"{reason}; herdr lists several new {label} workspaces, none provably ours",
+                           residue=tuple(new))
+    made = new[0]
+    closed = yield from herdr(session, "workspace", "close", made, mutates=True)
+    if _closed_or_gone(closed):
+        return Unavailable(f"{reason}; closed workspace {made}, which herdr created anyway")
+    # Keep it recorded (it carries our label), so the next reconcile owns it and removes it.
+    yield from store("herdr.workspace.remember", {"project": project, "workspace_id": made})
+    return Unavailable(
+        f"{reason}; herdr created workspace {made} anyway and closing it failed ({failure_text(closed)}); "
+        "it stays recorded for the next reconcile",
+        residue=(made,),
+    )
+
+
+def _create_workspace(
+    session: str, project: str, surface: Surface | None, known: frozenset[str]
+) -> Gen[Ready | Unavailable]:
     proc = yield from herdr(
         session, "workspace", "create", "--label", workspace_label(project), "--no-focus", mutates=True
     )
     if not succeeded(proc):
-        return Unavailable(f"herdr workspace create failed: {failure_text(proc)}")
+        reason = f"herdr workspace create failed: {failure_text(proc)}"
+        if proc.exit_code is None or error_code(proc) is not None:
+            return Unavailable(reason)  # herdr never ran, or answered a definite error
+        return (yield from _recover_created(session, project, known, reason))
     parsed = parse_created_workspace(proc.stdout)
     if isinstance(parsed, Failure):
-        return Unavailable(parsed.failure())
+        return (yield from _recover_created(session, project, known, parsed.failure()))
     made = parsed.unwrap()
 
     def discard(reason: str) -> Gen[Ready | Unavailable]:
-        yield from herdr(session, "workspace", "close", made.workspace_id, mutates=True)
+        closed = yield from herdr(session, "workspace", "close", made.workspace_id, mutates=True)
+        if not _closed_or_gone(closed):
+            # Keep the record: the next reconcile owns the workspace through it and removes it.
+            yield from store("herdr.workspace.remember", {"project": project, "workspace_id": made.workspace_id})
+            return Unavailable(f"{reason}; closing workspace {made.workspace_id} failed: {failure_text(closed)}",
+                               residue=(made.workspace_id,))
         yield from store("herdr.workspace.forget", {"project": project, "workspace_id": made.workspace_id})
         return Unavailable(reason)
 
@@ -480,17 +542,29 @@ def open_pane(
     if isinstance(ensured, Unavailable):
         return ensured
 
-    def abandon(reason: str, phase: Literal["split"] | None, pane_id: str | None) -> Gen[Unavailable]:
+    def abandon(
+        reason: str, phase: Literal["split"] | None, pane_id: str | None, unknown_pane: bool = False
+    ) -> Gen[Unavailable]:
+        residue: list[str] = []
         if pane_id is not None:
-            yield from herdr(session, "pane", "close", pane_id, mutates=True)
+            closed = yield from herdr(session, "pane", "close", pane_id, mutates=True)
+            if not succeeded(closed) and error_code(closed) != "pane_not_found":
+                residue.append(pane_id)
+        elif unknown_pane:
+            residue.append(f"an unidentified pane in workspace {ensured.workspace_id}")
         if ensured.created:
-            yield from herdr(session, "workspace", "close", ensured.workspace_id, mutates=True)
-            yield from store(
-                "herdr.workspace.forget", {"project": run.project, "workspace_id": ensured.workspace_id}
-            )
-            if surface is not None:
-                surface.drop_workspace(ensured.workspace_id)
-        return Unavailable(reason, phase)
+            closed = yield from herdr(session, "workspace", "close", ensured.workspace_id, mutates=True)
+            if _closed_or_gone(closed):
+                residue = []  # the workspace took every pane of this attempt with it
+                yield from store(
+                    "herdr.workspace.forget", {"project": run.project, "workspace_id": ensured.workspace_id}
+                )
+                if surface is not None:
+                    surface.drop_workspace(ensured.workspace_id)
+            else:
+                # Still recorded (ensure remembered it), so the next reconcile owns it and removes it.
+                residue.append(ensured.workspace_id)
+        return Unavailable(reason, phase, tuple(residue))
 
     split = yield from herdr(
         session,
@@ -511,7 +585,7 @@ def open_pane(
     if isinstance(new, Failure):
         if surface is not None and not ensured.created:
             surface.unknown.add(ensured.workspace_id)
-        return (yield from abandon(new.failure(), None, None))
+        return (yield from abandon(new.failure(), None, None, unknown_pane=True))
     pane_id = new.unwrap()
     steps: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("rename", ("pane", "rename", pane_id, label)),
@@ -689,7 +763,9 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
     if isinstance(wrote, Failure):
         return Failure(wrote.failure())
 
-    surface = Surface(disc.owned, {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries})
+    surface = Surface(
+        disc.owned, {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries}, disc.listed
+    )
     held, junk = attribute(entries, runs)
     outcomes: list[dict[str, Any]] = []
     standing: dict[str, str] = {p.pane_id: o.workspace_id for o, panes in entries for p in panes}
@@ -944,7 +1020,9 @@ def _open_body(request: OpenRequest) -> Program:
             if pulse.pulse != "dead":
                 existing = _opened_json(Tracked(pane.pane_id, _label_of(run), run.pid, wid))
                 return _done("ok", {**existing, "reused": True, "pulse": pulse.pulse})
-        surface = Surface(disc.owned, {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries})
+        surface = Surface(
+            disc.owned, {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries}, disc.listed
+        )
     opened = yield from open_pane(request.session, run, request.follower, surface)
     if isinstance(opened, Unavailable):
         return _done("error", _opened_json(opened), opened.reason)

@@ -177,3 +177,19 @@ def test_every_herdr_run_is_replayable_from_its_audit_log(pf: Panefleet, world: 
         done = subprocess.run([sys.executable, str(ROOT / "cli.py"), "replay", str(log), "-o", "json"],
                               capture_output=True, text=True, env=pf.env, cwd=ROOT, check=False)
         assert json.loads(done.stdout)["ok"] is True, done.stdout
+
+
+def test_open_with_an_unreadable_create_answer_leaves_nothing_and_says_so(pf: Panefleet, world: World) -> None:
+    pf("run", "start", "--project", "gamma", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "4242")
+    world.fake.fault("workspace create", "garble")
+    done = pf("open", "r1")
+    assert done.returncode == 1
+    assert "closed workspace w1, which herdr created anyway; nothing was left behind" in done.stdout
+    assert world.fake.workspaces() == []
+    world.fake.fault("workspace create", "garble")
+    world.fake.fault("workspace close", "error")
+    done = pf("open", "r1")
+    assert "left behind in herdr: w2" in done.stdout and "nothing was left behind" not in done.stdout
+    pf("run", "settle", "r1")
+    assert pf("reconcile", "--managed", "gamma").returncode == 0
+    assert world.fake.workspaces() == []

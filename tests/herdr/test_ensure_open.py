@@ -111,9 +111,47 @@ def test_create_failure_is_unavailable_with_no_residue(world: World, goldens) ->
 def test_create_answer_without_workspace_id_is_unavailable(world: World, goldens) -> None:
     world.fake.fault("workspace create", "drop_field", path="result.workspace.workspace_id")
     result = world.ensure(goldens=goldens, golden="ensure_create_no_workspace_id")
-    assert result == {"kind": "unavailable", "reason": "herdr workspace create reported no workspace id"}
-    # The unmarked, unrecorded workspace herdr made is not ours by construction: never touched again.
-    assert world.recorded() == []
+    # herdr made the workspace anyway: a fresh listing finds it by this attempt's label and it is closed.
+    assert result == {"kind": "unavailable", "reason": "herdr workspace create reported no workspace id; "
+                      "closed workspace w1, which herdr created anyway"}
+    assert world.ws_ids() == [] and world.recorded() == []
+
+
+@pytest.mark.parametrize("mode", ["garble", "empty", "not_json"])
+def test_unreadable_create_answer_finds_and_closes_what_herdr_created(world: World, mode: str) -> None:
+    lookalike, _ = world.fake.plant_workspace("alpha-workers")  # listed before: never touched
+    world.start("r1")
+    world.fake.fault("workspace create", mode)
+    result = world.open("r1")
+    assert result["kind"] == "unavailable" and "closed workspace w2, which herdr created anyway" in result["reason"]
+    assert "residue" not in result
+    assert world.ws_ids() == [lookalike] and world.recorded() == []
+    # The next open starts clean and reuses no id it leaked.
+    assert world.open("r1")["kind"] == "tracked"
+
+
+def test_unreadable_create_answer_whose_workspace_cannot_be_closed_is_residue_reconcile_removes(
+        world: World) -> None:
+    world.start("r1", project="gamma")
+    world.fake.fault("workspace create", "garble")
+    world.fake.fault("workspace close", "error")
+    result = world.open("r1")
+    assert result["residue"] == ["w1"] and "stays recorded" in result["reason"]
+    assert world.recorded("gamma") == ["w1"]
+    world.settle("r1")
+    outcomes = world.reconcile(managed=["gamma"])
+    assert {"kind": "workspace-removed", "project": "gamma", "workspaceId": "w1"} in [
+        {k: v for k, v in o.items() if k != "reason"} for o in outcomes]
+    assert world.ws_ids() == [] and world.recorded("gamma") == []
+
+
+def test_unreadable_create_answer_with_unreadable_relisting_claims_no_zero_residue(world: World) -> None:
+    world.start("r1")
+    world.fake.fault("workspace create", "garble")
+    world.fake.fault("workspace list", "garble", skip=1)  # the re-listing after the create
+    result = world.open("r1")
+    assert result["kind"] == "unavailable" and "could not check for it" in result["reason"]
+    assert result["residue"] == ["a alpha-workers workspace herdr may have created"]
 
 
 def test_report_metadata_failure_closes_and_forgets_the_new_workspace(world: World, goldens) -> None:

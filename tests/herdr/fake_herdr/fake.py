@@ -415,6 +415,10 @@ def take_fault(state: dict[str, Any], session: str, verb: str, args: list[str]) 
         times = int(fault.get("times", 1))
         if times == 0:
             continue
+        skip = int(fault.get("skip", 0))
+        if skip > 0:  # let the first ``skip`` matching calls through
+            fault["skip"] = skip - 1
+            continue
         if times > 0:
             fault["times"] = times - 1
         fault["hits"] = int(fault.get("hits", 0)) + 1
