@@ -139,8 +139,17 @@ class GitPrediction:
         return self.real.execute(step)
 
 
-def explain(result: dict[str, Any], status: str) -> str:
-    """The outcome for a person: what was added, or what was rolled back and what was kept and why."""
+def changed_anything(journal: list[Any]) -> bool:
+    """Whether a run changed anything (taking and releasing its own locks are no changes)."""
+    from pure.program import is_mutation
+
+    return any(is_mutation(entry.step) for entry in journal)
+
+
+def explain(result: dict[str, Any], status: str, changed: bool = True) -> str:
+    """The outcome for a person: what was added, or what was rolled back and what was kept and why.
+    ``changed`` says whether the run changed anything (besides its locks): a failure of a run that
+    changed nothing claims no rollback."""
     if result.get("ok"):
         lines = [f"added {len(result['addedWorkers'])} worker(s); the team now has {result['newWorkerCount']} "
                  f"(next worker index {result['nextWorkerIndex']})"]
@@ -150,7 +159,18 @@ def explain(result: dict[str, Any], status: str) -> str:
         return "\n".join(lines)
     error = str(result.get("error", ""))
     lines = [f"scale-up failed: {error}"]
-    if error.startswith("scale_up_rollback_cleanup_debt:"):
+    changes = result.get("changesMade")
+    if isinstance(changes, list) and changes:
+        from pure import model as m
+        from pure import wire
+        from shell.cli_common import describe_step
+
+        lines.append("panefleet stopped before it could roll back, after making these changes (check them; run "
+                     "`panefleet team status`):")
+        for raw in changes:
+            step = wire.structure_as(raw, m.Step).value_or(None)
+            lines.append(f"  - {describe_step(step) if step is not None else raw}")
+    elif error.startswith("scale_up_rollback_cleanup_debt:"):
         lines.append("Everything this run could prove safe to undo was rolled back. Kept as cleanup debt:")
         for item in error.split(":", 1)[1].split(";"):
             kind, _, subject = item.partition(":")
@@ -161,7 +181,7 @@ def explain(result: dict[str, Any], status: str) -> str:
         lines.append("The rollback could not persist the original membership; the transaction journal was kept "
                      "and the next read of the team converges it. Worker directories and startup scripts of "
                      "this run may remain.")
-    elif status == "refused":
+    elif status == "refused" or not changed:
         lines.append("Nothing was changed.")
     else:
         lines.append("Everything this run created (tasks, worker directories, worktrees, startup scripts, panes "
@@ -183,12 +203,12 @@ def cmd_scale_up(args: argparse.Namespace) -> int:
         return run_cli_operation("team.scale_up", request, args, env=environ,
                                  predictors={"git": GitPrediction(make_executor(args, environ))})
     executor = make_executor(args, environ)
-    done, _journal, _audit = run_operation("team.scale_up", request, executor, env=environ)
+    done, journal, _audit = run_operation("team.scale_up", request, executor, env=environ)
     result: Any = done.outcome.result
     if not isinstance(result, dict):
         result = {"ok": False, "error": done.outcome.message}
     if args.output == "json":
         emit_json(result)
     else:
-        sys.stdout.write(explain(result, done.outcome.status) + "\n")
+        sys.stdout.write(explain(result, done.outcome.status, changed_anything(journal)) + "\n")
     return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)

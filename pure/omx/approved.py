@@ -94,13 +94,17 @@ def normalize_binding(value: object) -> Binding | None:
     return Binding(prd_path=prd, task=task, command=command or None)
 
 
+def _not_json(constant: str) -> object:
+    raise ValueError(f"not JSON: {constant}")
+
+
 def parse_binding(data: m.FileData) -> Binding | Literal["missing", "malformed"]:
     """The binding file as read: absent ⇒ ``missing``; unreadable or unusable ⇒ ``malformed``."""
     if data.content is None:
         return "missing" if not data.error else "malformed"
     try:
-        value = json.loads(data.content)
-    except (json.JSONDecodeError, RecursionError):
+        value = json.loads(data.content, parse_constant=_not_json)
+    except (ValueError, RecursionError):  # JSONDecodeError, and NaN/Infinity, which JSON.parse rejects
         return "malformed"
     return normalize_binding(value) or "malformed"
 

@@ -21,15 +21,15 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 from returns.result import Failure
 
 from pure import model as m
 from pure import ops
 from pure import tmux as t
+from pure.omx import approved, startup, txn
 from pure.omx import dispatch as dsp
 from pure.omx import launch as ln
-from pure.omx import startup, txn
 from pure.omx import worktree as wt
 from pure.omx.locks import Barrier, with_barrier, with_scaling_lock
 from pure.omx.names import sanitize_team_name
@@ -123,6 +123,7 @@ class Run:
         self.base_config_text = state.config_text
         self.base_manifest_text = state.manifest_text
         self.manifest = state.raw_manifest
+        self.approved_section: str | None = None  # the approved handoff context for every inbox
         self.created_tasks: list[str] = []
         self.task_owner: dict[str, str | None] = {}
         self.added: list[Json] = []
@@ -134,6 +135,10 @@ class Run:
         self.runtime_existed = True
         self.worktree_mode: wt.WorktreeMode | None = None
         self.worktree_mode_derived = False
+
+        # The rollback context of the worker in flight (spec §8.2), kept current as its phases
+        # progress, so that an unexpected exception still rolls back with that worker's pane.
+        self.context = RollbackContext()
 
     def maybe_inject(self, phase: str) -> None:
         if phase in self.inject:
@@ -170,6 +175,17 @@ SAVED_CONFIG_ORDER = (
 ALWAYS_SAVED = ("leader_pane_id", "leader_pane_pid", "hud_pane_pid", "hud_pane_id")
 # panefleet's own config keys, kept across a save (oh-my-codex never writes them).
 PANEFLEET_KEYS = ("worker_cli",)
+
+
+def _json_object(text: str | None) -> Json | None:
+    """``text`` parsed as a JSON object, else ``None`` (absent, unparseable or not an object)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def saved_config_text(state: TeamState, updates: dict[str, Any]) -> str:
@@ -254,7 +270,7 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     start = _pos(config.get("next_worker_index"), len(workers) + 1)
     names = [f"worker-{start + i}" for i in range(req.count)]
     launches = yield from _plan_launches(req, paths, start, state)
-    yield from _approved_execution_gate(paths, config, req.cwd)
+    approved_section = yield from _approved_execution_gate(paths, config, req.cwd)
     owner = config.get("tmux_pane_owner_id")
     target, expected, _leader = split_target(config)
     if not isinstance(owner, str) or not owner.strip():
@@ -271,6 +287,7 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     if first.pid != expected:
         raise _refuse(f"scale_up_split_target_pid_changed:{target}:{expected}:{first.pid}")
     run = Run(req, paths, state, owner)
+    run.approved_section = approved_section
     if expected_before_migration is None:
         # oh-my-codex quirk kept on purpose (spec §16): the rollback baseline of the manifest is the
         # bytes read before a legacy pid migration, so a migrated leader pid is null again in reads
@@ -289,6 +306,10 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
         yield from _finish_event(run)
     except Abort as abort:
         return (yield from rollback(run, abort))
+    except PlanError as error:  # a typed failure nobody turned into an Abort: still roll back
+        return (yield from rollback(run, Abort(error.outcome.message, run.context)))
+    except Exception as error:  # noqa: BLE001 - safety net: a bug must not leak a tagged pane
+        return (yield from rollback(run, Abort(f"internal_error:{type(error).__name__}:{error}", run.context)))
     result: Json = {"ok": True, "addedWorkers": run.added, "newWorkerCount": run.config["worker_count"],
                     "nextWorkerIndex": run.config["next_worker_index"]}
     return _ok(result)
@@ -300,31 +321,17 @@ def _team_file(paths: TeamPaths, config: Json, cwd: str, name: str) -> str:
     return posixpath.join(posixpath.normpath(posixpath.join(cwd, root)), "team", paths.team, name)
 
 
-def _approved_execution_gate(paths: TeamPaths, config: Json, cwd: str) -> Gen[None]:
-    """Step 7: a persisted approved-execution binding must be usable before any worker launches.
-
-    ``missing`` passes; an unreadable or malformed binding, and one whose PRD file is gone, fail
-    closed with oh-my-codex's errors. Resolving the approved handoff context of an existing PRD
-    (oh-my-codex's planning-artifact resolver) is not implemented: rather than launch workers
-    without the approved context they would get under oh-my-codex, such a scale-up is refused with
-    ``approved_execution_binding_unsupported:<prd>:<task>``.
-    """
-    data = yield from expect(m.ReadFile(path=_team_file(paths, config, cwd, "approved-execution.json")), m.FileData)
-    if data.content is None and not data.error:
-        return
-    try:
-        value = json.loads(data.content or "")
-    except json.JSONDecodeError:
-        value = None
-    prd = value.get("prd_path") if isinstance(value, dict) else None
-    task_name = value.get("task") if isinstance(value, dict) else None
-    if not isinstance(prd, str) or not isinstance(task_name, str) or not prd.strip() or not task_name.strip():
-        raise _refuse(f"approved_execution_binding_malformed:{paths.team}")
-    prd, task_name = prd.strip(), task_name.strip()
-    kind = yield from expect(m.Stat(path=posixpath.join(cwd, prd)), m.Value)
-    if kind.value != "file":
-        raise _refuse(f"approved_execution_binding_stale:{prd}:{task_name}")
-    raise _refuse(f"approved_execution_binding_unsupported:{prd}:{task_name}")
+def _approved_execution_gate(paths: TeamPaths, config: Json, cwd: str) -> Gen[str | None]:
+    """Step 7: a persisted approved-execution binding must resolve before any worker launches
+    (``pure/omx/approved.py``). ``missing`` passes with no context; ``malformed``, ``stale`` and
+    ``ambiguous`` fail closed with oh-my-codex's errors; a valid binding passes and answers the
+    ``## Approved Handoff Context`` section every new worker's inbox carries."""
+    binding = _team_file(paths, config, cwd, "approved-execution.json")
+    resolution = yield from approved.resolve_binding(binding, _str(config.get("leader_cwd")) or cwd)
+    error = resolution.error(paths.team)
+    if error is not None:
+        raise _refuse(error)
+    return resolution.inbox_section()
 
 
 @frozen(kw_only=True)
@@ -492,8 +499,12 @@ def save_config(paths: TeamPaths, generation: int, updates: dict[str, Any], barr
         loaded = read_team_state(paths, config_text, manifest_text)
         if isinstance(loaded, Failure):
             raise fail(f"team_state_malformed:{loaded.failure()}")
-        change = txn.Change(config_text, saved_config_text(loaded.unwrap(), updates))
-        manifest = None if manifest_text is None else txn.Change(manifest_text, _patch(manifest_text, updates))
+        state = loaded.unwrap()
+        change = txn.Change(config_text, saved_config_text(state, updates))
+        # oh-my-codex's writeConfig keeps the manifest in sync only when it reads as a v2 manifest;
+        # a missing, unparseable or invalid one is left as it is and only config.json is written.
+        manifest = (None if manifest_text is None or state.raw_manifest is None
+                    else txn.Change(manifest_text, _patch(manifest_text, updates)))
         return (yield from txn.commit(paths, b, txn.Transaction(
             base_generation=generation, tasks=(), config=change, manifest=manifest)))
 
@@ -568,9 +579,10 @@ def _create_tasks(run: Run) -> Gen[list[Json]]:
 def _add_worker(run: Run, name: str, index: int, launches: Launches, position: int,
                 tasks: list[Json]) -> Gen[None]:
     paths, owner = run.paths, run.owner
+    run.context = RollbackContext(worker_name=name)
     target, pid, leader = split_target(run.config)
     if pid is None:
-        raise Abort(f"scale_up_split_target_pid_missing:{target}", RollbackContext(worker_name=name))
+        raise Abort(f"scale_up_split_target_pid_missing:{target}", run.context)
     policy = launches.policies[position]
     role = policy.role or run.req.agent_type
     working_dir = run.req.cwd
@@ -586,6 +598,7 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
             tree = yield from wt.ensure(root, paths.team, name, run.worktree_mode)
             if tree.created:
                 run.worktrees[name] = tree
+            run.context = RollbackContext(worker_name=name, worktree_path=tree.path)
             run.maybe_inject("worktree-ensure-post-create")
             run.maybe_inject("worktree-post-create")
             working_dir = tree.path
@@ -629,11 +642,12 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         raise Abort(f"scale_up_worker_preparation_failed:{name}:{error}",
                     RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)) from None
     # 16. L S L
-    context = RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)
+    context = run.context = RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)
     yield from _prove_split_target(target, pid, owner, context)
     # 17. split
     direction = "-h" if leader else "-v"
     command = startup.startup_command(script)
+    run.context = evolve(context, pane_id=None)
     split = yield from expect(t.tmux("split-window", direction, "-t", target, "-d", "-P", "-F", "#{pane_id}",
                                      "-c", working_dir, command, mutates=True), m.Proc)
     if split.exit_code != 0:
@@ -643,12 +657,14 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
     if not pane.startswith("%"):
         raise Abort(f"Failed to capture pane ID for {name}", context)
     # 18. pin
+    # A pane exists from here on: an exception before the record below still names it.
+    run.context = evolve(context, pane_id=pane)
     pinned = yield from t.prove(pane)
     record = _worker_record(run, name=name, index=index, role=role,
                             cli=PLACEHOLDER if launches.placeholder is not None else plan.worker_cli,
                             pid=pinned.pid if pinned.live else None, pane=pane, working_dir=working_dir, tree=tree)
-    context = RollbackContext(worker=record, pane_id=pane, worker_name=name,
-                              worktree_path=tree.path if tree else None)
+    context = run.context = RollbackContext(worker=record, pane_id=pane, worker_name=name,
+                                            worktree_path=tree.path if tree else None)
     if not pinned.live or pinned.pid is None:
         raise Abort(f"Failed to prove tmux pane for {name}", context)
     # 19. tag
@@ -666,7 +682,7 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         section = dsp.ultragoal_section(ultragoal)
         inbox = dsp.render_inbox(team=paths.team, worker=name, role=role or "", tasks=mine, paths=paths,
                                  leader_cwd=run.req.cwd, specialization=None if tree is not None else prompt,
-                                 context=() if section is None else (section,))
+                                 context=tuple(c for c in (run.approved_section, section) if c is not None))
         yield from _ack(m.WriteFile(path=paths.worker_file(name, "inbox.md"), content=inbox))
         run.maybe_inject("inbox")
         failure = yield from _dispatch(run, name, index, pane, pinned.pid, tree is not None)
@@ -854,8 +870,10 @@ def _tracking_commit(run: Run, rollback_workers: list[Json]) -> Gen[None]:
         loaded = read_team_state(paths, config_text, manifest_text)
         if isinstance(loaded, Failure):
             raise fail(f"team_state_malformed:{loaded.failure()}")
-        source = manifest_text if manifest_text is not None else config_text
-        current: Json = json.loads(source)
+        # A manifest that is not a JSON object is left untouched (oh-my-codex would crash here and
+        # leak the pane; the canonical read ignores such a manifest, so config.json records it).
+        manifest_value = _json_object(manifest_text)
+        current: Json = manifest_value if manifest_value is not None else json.loads(config_text)
         members = [w for w in current.get("workers") or [] if isinstance(w, dict)]
         next_index = _pos(current.get("next_worker_index"), 1)
         for worker in rollback_workers:
@@ -865,7 +883,7 @@ def _tracking_commit(run: Run, rollback_workers: list[Json]) -> Gen[None]:
         updates = _membership_updates(members, next_index)
         generation = yield from txn.raw_generation(paths)
         change = txn.Change(config_text, saved_config_text(loaded.unwrap(), updates))
-        manifest = None if manifest_text is None else txn.Change(manifest_text, _patch(manifest_text, updates))
+        manifest = None if manifest_value is None else txn.Change(manifest_text, _patch(manifest_text or "", updates))
         yield from txn.commit(paths, b, txn.Transaction(base_generation=generation or 0, tasks=(), config=change,
                                                          manifest=manifest, recover_to_new_on_failure=True))
         check = yield from txn.read_text(paths.config)
@@ -915,7 +933,11 @@ def _membership_commit(run: Run, unresolved: list[Json]) -> Gen[None]:
         updates = _membership_updates(members, next_index)
         config = txn.Change(config_now, saved_config_text(run.base_state, updates))
         manifest = None
-        if run.base_manifest_text is not None or manifest_now is not None:
+        if _json_object(run.base_manifest_text) is None and run.base_manifest_text is not None:
+            # The baseline manifest was not a JSON object (the canonical read ignored it): restore its bytes.
+            if manifest_now != run.base_manifest_text:
+                manifest = txn.Change(manifest_now, run.base_manifest_text)
+        elif run.base_manifest_text is not None or manifest_now is not None:
             manifest = txn.Change(manifest_now, None if run.base_manifest_text is None
                                   else _patch(run.base_manifest_text, updates))
         changes: list[txn.TaskChange] = []
@@ -952,8 +974,8 @@ def _membership_commit(run: Run, unresolved: list[Json]) -> Gen[None]:
 
 
 def _in_baseline(run: Run, name: str) -> bool:
-    source = run.base_manifest_text if run.base_manifest_text is not None else run.base_config_text
-    return any(isinstance(w, dict) and w.get("name") == name for w in json.loads(source).get("workers") or [])
+    base = _json_object(run.base_manifest_text) or _json_object(run.base_config_text) or {}
+    return any(isinstance(w, dict) and w.get("name") == name for w in base.get("workers") or [])
 
 
 def _guard(action: Callable[[], Gen[T]]) -> Gen[tuple[T | None, str | None]]:

@@ -70,3 +70,32 @@ def test_only_relevant_environment_is_recorded() -> None:
     env = gather_env({"OMX_TEAM_SCALING_ENABLED": "1", "CODEX_HOME": "/c", "AWS_SECRET_ACCESS_KEY": "x",
                       "HOME": "/h", "https_proxy": "p", "PATH": "/bin"})
     assert env == {"CODEX_HOME": "/c", "HOME": "/h", "OMX_TEAM_SCALING_ENABLED": "1", "https_proxy": "p"}
+
+
+def test_explain_claims_no_rollback_when_nothing_was_changed() -> None:
+    text = explain({"ok": False, "error": "team_state_malformed:config.json: not JSON"}, "error", changed=False)
+    assert "Nothing was changed." in text
+    assert "rolled back" not in text
+
+
+def test_explain_lists_the_changes_of_a_run_that_stopped_before_its_rollback() -> None:
+    from pure import model as m
+    from pure import wire
+
+    step = m.MakeDir(path="/s/team/t/workers/worker-2")
+    text = explain({"ok": False, "error": "internal_error:RuntimeError:boom",
+                    "changesMade": [wire.unstructure(step)]}, "error")
+    assert "rolled back" not in text.replace("before it could roll back", "")
+    assert "worker-2" in text
+
+
+def test_changed_anything_ignores_reads_and_locks() -> None:
+    from pure import model as m
+    from shell.cli_scale_up import changed_anything
+
+    lock = m.Entry(step=m.AcquireLock(path="/s/.team-locks/t.scaling", timeout_ms=1, retry_ms=1, stale_ms=1),
+                   observation=m.Ack(ok=True))
+    read = m.Entry(step=m.ReadFile(path="/s/team/t/config.json"), observation=m.FileData(content="{}"))
+    assert not changed_anything([lock, read])
+    write = m.Entry(step=m.WriteFile(path="/s/team/t/x", content=""), observation=m.Ack(ok=True))
+    assert changed_anything([lock, write])

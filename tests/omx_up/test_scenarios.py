@@ -693,8 +693,6 @@ def test_startup_script_executes_exactly_what_was_planned(tmp_path: Path) -> Non
     ("d07_binding_malformed", '{"prd_path":42}', False, "approved_execution_binding_malformed:scale-up"),
     ("d08_binding_stale", None, False, "approved_execution_binding_stale:{cwd}/.omx/plans/prd-stale.md:"
                                        "Execute stale scale-up handoff"),
-    ("binding_unsupported", None, True, "approved_execution_binding_unsupported:{cwd}/.omx/plans/prd-stale.md:"
-                                        "Execute stale scale-up handoff"),
 ])
 def test_d07_d08_approved_binding_gate_runs_only_tmux_version(
         tmp_path: Path, goldens: Goldens, name: str, binding: str | None, prd_exists: bool, error: str) -> None:

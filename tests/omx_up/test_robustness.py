@@ -1,0 +1,86 @@
+"""Scale-up under a malformed manifest and unexpected exceptions: nothing tagged is ever leaked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pure.omx import scale_up as su
+from tests.omx_up.fixtures import StubTmux, UpTeam, dispatch, request, run, task
+
+ROLLBACK_KILL = "L S(%31) L K(%31) L"
+GARBAGE = "garbage\n"
+
+
+def test_malformed_manifest_is_ignored_and_left_alone_like_oh_my_codex(tmp_path: Path) -> None:
+    """oh-my-codex's writeConfig syncs the manifest only when readTeamManifestV2Raw parses it; an
+    unparseable one is left as it is and only config.json is written, so the scale-up succeeds."""
+    team = UpTeam(tmp_path)
+    (team.dir / "manifest.v2.json").write_text(GARBAGE)
+    out = run(team, request(team), StubTmux())
+    assert out.result["ok"] is True, out.error
+    assert out.sequence() == "V L L S(%21) L SPLIT(%21) L L TAG(%31) " + dispatch("%31")
+    assert team.worker_names() == ["worker-1", "worker-2"]
+    assert (team.dir / "manifest.v2.json").read_text() == GARBAGE
+
+
+def test_malformed_manifest_rollback_restores_membership_and_kills_the_pane(tmp_path: Path) -> None:
+    team = UpTeam(tmp_path)
+    (team.dir / "manifest.v2.json").write_text(GARBAGE)
+    env = {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "inbox"}
+    out = run(team, request(team, tasks=(task(),), env=env), StubTmux())
+    assert out.error == "scale_up_worker_materialization_failed:worker-2:injected_scale_up_failure:inbox"
+    assert out.sequence().endswith(ROLLBACK_KILL)
+    assert team.worker_names() == ["worker-1"]
+    assert (team.dir / "manifest.v2.json").read_text() == GARBAGE
+    assert not (team.dir / "workers" / "worker-2").exists()
+
+
+def _boom(*_args: object, **_kwargs: object) -> str:
+    raise RuntimeError("boom")
+
+
+@pytest.mark.parametrize(("target", "expect_kill"), [
+    ("render_inbox", True),          # after the pane was pinned and tagged
+    ("role_instructions", False),    # during preparation, before any pane exists
+])
+def test_unexpected_exception_goes_through_the_rollback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        target: str, expect_kill: bool) -> None:
+    team = UpTeam(tmp_path)
+    owner = su.dsp if target == "render_inbox" else su
+    monkeypatch.setattr(owner, target, _boom)
+    prompts = tmp_path / ".codex" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "executor.md").write_text("executor prompt\n")
+    out = run(team, request(team, tasks=(task(),)), StubTmux())
+    assert out.done.outcome.status == "error"
+    assert out.error == "internal_error:RuntimeError:boom"
+    assert "changesMade" not in out.result
+    if expect_kill:
+        assert out.sequence().endswith(ROLLBACK_KILL)
+        assert out.commands("kill-pane") == [("kill-pane", "-t", "%31")]
+    else:
+        assert out.commands("split-window") == []
+    assert team.worker_names() == ["worker-1"]
+    assert team.config()["next_worker_index"] == 2
+    assert not (team.dir / "workers" / "worker-2").exists()
+    assert not (team.dir / "runtime" / "worker-2-startup.sh").exists()
+    assert list((team.dir / "tasks").iterdir()) == []
+    assert json.loads((team.dir / "dispatch" / "requests.json").read_text() or "[]") == [] \
+        if (team.dir / "dispatch" / "requests.json").exists() else True
+
+
+def test_unexpected_exception_right_after_the_split_keeps_the_unpinned_pane_as_debt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash between split-window and the pin: the pane cannot be proven ours, so it is kept as
+    debt (named, a member) rather than leaked or killed."""
+    team = UpTeam(tmp_path)
+    real = su._worker_record
+    monkeypatch.setattr(su, "_worker_record", lambda *a, **k: _boom() if k.get("pane") == "%31" else real(*a, **k))
+    out = run(team, request(team), StubTmux())
+    assert out.done.outcome.status == "debt"
+    assert "pane_pid_unpinned:%31" in out.error
+    assert out.commands("kill-pane") == []
+
