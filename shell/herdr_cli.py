@@ -37,14 +37,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--run-id", required=True)
     p.add_argument("--pid", type=int, default=None, help="the session-host pid the pane represents")
     p.add_argument("--session-file", default=None)
-    _common(p, herdr=False)
+    _common(p)
     p.set_defaults(handler=cmd_run_start)
     p = run_sub.add_parser("settle", help="mark a run settled (its pane is retired by the next reconcile)")
     p.add_argument("run_id")
     _common(p, herdr=False)
     p.set_defaults(handler=cmd_run_settle)
-    p = run_sub.add_parser("list", help="every run in the store")
-    _common(p, herdr=False)
+    p = run_sub.add_parser("list", help="every run of the herdr session in the store")
+    _common(p)
     p.set_defaults(handler=cmd_run_list)
 
     p = sub.add_parser("open", help="open a worker pane for a live run (zero residue on failure)")
@@ -215,7 +215,7 @@ def cmd_run_start(args: argparse.Namespace) -> int:
         return 1
     try:
         store.start_run(run_id=args.run_id, project=args.project, issue=args.issue, attempt=args.attempt,
-                        pid=args.pid, session_file=args.session_file)
+                        pid=args.pid, session_file=args.session_file, session=session_of(args, env))
     finally:
         store.close()
     _emit(args, {"ok": True, "runId": args.run_id}, f"run {args.run_id} is live ({args.project} #{args.issue})")
@@ -244,7 +244,7 @@ def cmd_run_list(args: argparse.Namespace) -> int:
     if store is None:
         return 1
     try:
-        runs = store.runs()
+        runs = store.runs(session_of(args, os.environ))
     finally:
         store.close()
     lines = [

@@ -2,7 +2,9 @@
 
 Lives at ``$PANEFLEET_STATE_DIR/herdr.sqlite3``, else ``$XDG_STATE_HOME/panefleet/herdr.sqlite3``, else
 ``~/.local/state/panefleet/herdr.sqlite3``. Holds, per project, the owned workspace ids (the "record"
-leg of ownership) and the run records (the live run set, with recorded pane and attempt budget).
+leg of ownership) and the run records (the live run set, with recorded pane and attempt budget),
+each scoped to the herdr session it belongs to (schema version 2; version-1 rows belong to ``fleet``).
+Run ids are unique across sessions; a run belongs to exactly one session.
 
 Concurrency: every write is one ``BEGIN IMMEDIATE`` transaction, so concurrent panefleet processes
 serialise on SQLite's lock (waiting up to the busy timeout) and never interleave half-writes.
@@ -26,6 +28,7 @@ from pure.herdr.records import RunRecord
 
 FILENAME = "herdr.sqlite3"
 BUSY_TIMEOUT_MS = 10_000
+DEFAULT_SESSION = "fleet"
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -51,6 +54,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX runs_project ON runs(project)",
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         "INSERT INTO meta(key, value) VALUES ('app', 'panefleet-herdr')",
+    ),
+    # 2: records are scoped per herdr session (workspace ids are per-session herdr ids). Rows written
+    # before sessions were recorded belong to the default session, ``fleet``.
+    (
+        "ALTER TABLE runs ADD COLUMN session TEXT NOT NULL DEFAULT 'fleet'",
+        "CREATE INDEX runs_session ON runs(session)",
+        """CREATE TABLE workspaces_v2 (
+            session TEXT NOT NULL,
+            project TEXT NOT NULL,
+            workspace_id TEXT NOT NULL,
+            recorded_seq INTEGER NOT NULL,
+            PRIMARY KEY (session, project, workspace_id)
+        )""",
+        """INSERT INTO workspaces_v2(session, project, workspace_id, recorded_seq)
+           SELECT 'fleet', project, workspace_id, recorded_seq FROM workspaces""",
+        "DROP TABLE workspaces",
+        "ALTER TABLE workspaces_v2 RENAME TO workspaces",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -138,34 +158,41 @@ class HerdrStore:
 
     # ---------------------------------------------------------------------------------- workspaces
 
-    def recorded(self, projects: list[str]) -> dict[str, list[str]]:
+    def recorded(self, projects: list[str], session: str = DEFAULT_SESSION) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {p: [] for p in projects}
         for project in projects:
             rows = self.conn.execute(
-                "SELECT workspace_id FROM workspaces WHERE project = ? ORDER BY recorded_seq", (project,)
+                "SELECT workspace_id FROM workspaces WHERE session = ? AND project = ? ORDER BY recorded_seq",
+                (session, project),
             ).fetchall()
             out[project] = [str(r[0]) for r in rows]
         return out
 
-    def all_workspaces(self) -> list[tuple[str, str]]:
-        rows = self.conn.execute("SELECT project, workspace_id FROM workspaces ORDER BY recorded_seq").fetchall()
-        return [(str(r[0]), str(r[1])) for r in rows]
+    def all_workspaces(self) -> list[tuple[str, str, str]]:
+        """Every recorded workspace as (session, project, workspace id)."""
+        rows = self.conn.execute(
+            "SELECT session, project, workspace_id FROM workspaces ORDER BY recorded_seq"
+        ).fetchall()
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
 
-    def remember(self, project: str, workspace_id: str) -> None:
+    def remember(self, project: str, workspace_id: str, session: str = DEFAULT_SESSION) -> None:
         with self._tx() as conn:
             seq = self._next_seq(conn, "workspaces", "recorded_seq")
             conn.execute(
-                "INSERT OR IGNORE INTO workspaces(project, workspace_id, recorded_seq) VALUES (?, ?, ?)",
-                (project, workspace_id, seq),
+                "INSERT OR IGNORE INTO workspaces(session, project, workspace_id, recorded_seq) VALUES (?, ?, ?, ?)",
+                (session, project, workspace_id, seq),
             )
 
-    def forget(self, project: str, workspace_id: str) -> None:
+    def forget(self, project: str, workspace_id: str, session: str = DEFAULT_SESSION) -> None:
         with self._tx() as conn:
-            conn.execute("DELETE FROM workspaces WHERE project = ? AND workspace_id = ?", (project, workspace_id))
+            conn.execute(
+                "DELETE FROM workspaces WHERE session = ? AND project = ? AND workspace_id = ?",
+                (session, project, workspace_id),
+            )
 
     # ---------------------------------------------------------------------------------------- runs
 
-    _COLUMNS = "run_id, project, issue, attempt, pid, pane_id, pane_label, session_file, settled, attempts"
+    _COLUMNS = "run_id, project, issue, attempt, pid, pane_id, pane_label, session_file, settled, attempts, session"
 
     def _record(self, row: tuple[Any, ...]) -> RunRecord:
         return RunRecord(
@@ -179,10 +206,17 @@ class HerdrStore:
             session_file=None if row[7] is None else str(row[7]),
             settled=bool(row[8]),
             attempts=int(row[9]),
+            session=str(row[10]),
         )
 
-    def runs(self) -> list[RunRecord]:
-        rows = self.conn.execute(f"SELECT {self._COLUMNS} FROM runs ORDER BY started_seq").fetchall()
+    def runs(self, session: str | None = None) -> list[RunRecord]:
+        """The runs of one herdr session (every session's when ``session`` is None), in start order."""
+        if session is None:
+            rows = self.conn.execute(f"SELECT {self._COLUMNS} FROM runs ORDER BY started_seq").fetchall()
+        else:
+            rows = self.conn.execute(
+                f"SELECT {self._COLUMNS} FROM runs WHERE session = ? ORDER BY started_seq", (session,)
+            ).fetchall()
         return [self._record(r) for r in rows]
 
     def run(self, run_id: str) -> RunRecord | None:
@@ -198,17 +232,19 @@ class HerdrStore:
         attempt: int,
         pid: int | None,
         session_file: str | None,
+        session: str = DEFAULT_SESSION,
     ) -> None:
         """Add a run to the live set (re-starting a known run id refreshes it and its budget)."""
         with self._tx() as conn:
             seq = self._next_seq(conn, "runs", "started_seq")
             conn.execute(
-                """INSERT INTO runs(run_id, project, issue, attempt, pid, session_file, settled, attempts, started_seq)
-                   VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?)
+                """INSERT INTO runs(run_id, project, issue, attempt, pid, session_file, settled, attempts,
+                                    started_seq, session)
+                   VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?)
                    ON CONFLICT(run_id) DO UPDATE SET project = excluded.project, issue = excluded.issue,
                      attempt = excluded.attempt, pid = excluded.pid, session_file = excluded.session_file,
                      settled = 0, attempts = 0""",
-                (run_id, project, issue, attempt, pid, session_file, seq),
+                (run_id, project, issue, attempt, pid, session_file, seq, session),
             )
 
     def settle(self, run_id: str) -> bool:
@@ -250,17 +286,17 @@ class HerdrStore:
             projects = p["projects"]
             if not isinstance(projects, list) or not all(isinstance(x, str) for x in projects):
                 raise TypeError("projects must be a list of strings")
-            return self.recorded(projects)
+            return self.recorded(projects, _str(p, "session"))
         if action == "list.herdr.runs":
-            return [wire.unstructure(r) for r in self.runs()]
+            return [wire.unstructure(r) for r in self.runs(_str(p, "session"))]
         if action == "get.herdr.run":
             record = self.run(_str(p, "run_id"))
             return None if record is None else wire.unstructure(record)
         if action == "herdr.workspace.remember":
-            self.remember(_str(p, "project"), _str(p, "workspace_id"))
+            self.remember(_str(p, "project"), _str(p, "workspace_id"), _str(p, "session"))
             return None
         if action == "herdr.workspace.forget":
-            self.forget(_str(p, "project"), _str(p, "workspace_id"))
+            self.forget(_str(p, "project"), _str(p, "workspace_id"), _str(p, "session"))
             return None
         if action == "herdr.run.set_pane":
             self.set_pane(_str(p, "run_id"), _str(p, "pane_id"), _str(p, "pane_label"))
@@ -281,7 +317,7 @@ class HerdrStore:
 
         return {
             "schema_version": SCHEMA_VERSION,
-            "workspaces": [{"project": p, "workspace_id": w} for p, w in self.all_workspaces()],
+            "workspaces": [{"session": s, "project": p, "workspace_id": w} for s, p, w in self.all_workspaces()],
             "runs": [wire.unstructure(r) for r in self.runs()],
         }
 

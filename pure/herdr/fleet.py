@@ -43,6 +43,9 @@ Deviations from the seed, decided for real herdr 0.8.2 (each pinned by a test in
   vanished ones) are made only after every listing was read, so a failed pass changes nothing.
 * **Fleet lock.** With ``lock_path`` set (the CLI always sets it) an operation holds a lock
   directory for its whole run, so two panefleet processes never open a pane for the same run.
+* **Sessions.** Each herdr session is a separate server with its own workspace ids, so the store
+  scopes runs and recorded workspace ids per session: an operation on session S reads and writes only
+  S's records, and a run of another session is refused by ``open``/``retire``.
 * **Inside a marked workspace everything is ours** (seed rule): a foreign pane planted *inside* an
   owned workspace is junk and is closed as ``unidentified``. Panes of unmarked, unrecorded
   workspaces (the operator's own, a lookalike label) are never listed, let alone touched.
@@ -165,6 +168,7 @@ class Discovery:
     forget: tuple[tuple[str, str], ...]
     # Every workspace id herdr listed (owned or not): what existed before this operation created any.
     listed: tuple[str, ...] = ()
+    session: str = DEFAULT_SESSION
 
 
 @frozen
@@ -250,7 +254,7 @@ def discover(session: str, projects: Sequence[str]) -> Gen[Result[Discovery, str
     if isinstance(parsed, Failure):
         return Failure(parsed.failure())
     listed = parsed.unwrap()
-    answer = yield from store("read.herdr.workspaces", {"projects": list(projects)})
+    answer = yield from store("read.herdr.workspaces", {"session": session, "projects": list(projects)})
     recorded_r = parse_recorded(answer, tuple(projects))
     if isinstance(recorded_r, Failure):
         return Failure(recorded_r.failure())
@@ -281,16 +285,22 @@ def discover(session: str, projects: Sequence[str]) -> Gen[Result[Discovery, str
                 continue
             owned[wid] = Owned(wid, project, hit.label)
     ordered = tuple(sorted(owned.values(), key=lambda o: o.workspace_id))
-    return Success(Discovery(ordered, tuple(adopt), tuple(forget), tuple(ws.workspace_id for ws in listed)))
+    return Success(
+        Discovery(ordered, tuple(adopt), tuple(forget), tuple(ws.workspace_id for ws in listed), session)
+    )
 
 
 def apply_ownership(disc: Discovery) -> Gen[Result[None, str]]:
     for project, wid in disc.adopt:
-        done = yield from _write("herdr.workspace.remember", {"project": project, "workspace_id": wid})
+        done = yield from _write(
+            "herdr.workspace.remember", {"session": disc.session, "project": project, "workspace_id": wid}
+        )
         if isinstance(done, Failure):
             return done
     for project, wid in disc.forget:
-        done = yield from _write("herdr.workspace.forget", {"project": project, "workspace_id": wid})
+        done = yield from _write(
+            "herdr.workspace.forget", {"session": disc.session, "project": project, "workspace_id": wid}
+        )
         if isinstance(done, Failure):
             return done
     return Success(None)
@@ -463,7 +473,7 @@ def _recover_created(session: str, project: str, known: frozenset[str], reason: 
     if _closed_or_gone(closed):
         return Unavailable(f"{reason}; closed workspace {made}, which herdr created anyway")
     # Keep it recorded (it carries our label), so the next reconcile owns it and removes it.
-    yield from store("herdr.workspace.remember", {"project": project, "workspace_id": made})
+    yield from store("herdr.workspace.remember", {"session": session, "project": project, "workspace_id": made})
     return Unavailable(
         f"{reason}; herdr created workspace {made} anyway and closing it failed ({failure_text(closed)}); "
         "it stays recorded for the next reconcile",
@@ -491,10 +501,10 @@ def _create_workspace(
         closed = yield from herdr(session, "workspace", "close", made.workspace_id, mutates=True)
         if not _closed_or_gone(closed):
             # Keep the record: the next reconcile owns the workspace through it and removes it.
-            yield from store("herdr.workspace.remember", {"project": project, "workspace_id": made.workspace_id})
+            yield from store("herdr.workspace.remember", {"session": session, "project": project, "workspace_id": made.workspace_id})
             return Unavailable(f"{reason}; closing workspace {made.workspace_id} failed: {failure_text(closed)}",
                                residue=(made.workspace_id,))
-        yield from store("herdr.workspace.forget", {"project": project, "workspace_id": made.workspace_id})
+        yield from store("herdr.workspace.forget", {"session": session, "project": project, "workspace_id": made.workspace_id})
         return Unavailable(reason)
 
     marked = yield from herdr(
@@ -513,7 +523,7 @@ def _create_workspace(
     if made.root_pane_id is None:
         return (yield from discard("herdr workspace create reported no root pane"))
     remembered = yield from _write(
-        "herdr.workspace.remember", {"project": project, "workspace_id": made.workspace_id}
+        "herdr.workspace.remember", {"session": session, "project": project, "workspace_id": made.workspace_id}
     )
     if isinstance(remembered, Failure):
         return (yield from discard(remembered.failure()))
@@ -557,7 +567,8 @@ def open_pane(
             if _closed_or_gone(closed):
                 residue = []  # the workspace took every pane of this attempt with it
                 yield from store(
-                    "herdr.workspace.forget", {"project": run.project, "workspace_id": ensured.workspace_id}
+                    "herdr.workspace.forget",
+                    {"session": session, "project": run.project, "workspace_id": ensured.workspace_id},
                 )
                 if surface is not None:
                     surface.drop_workspace(ensured.workspace_id)
@@ -740,7 +751,7 @@ def attribute(
 def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str]]:
     """``reconcileWorkerPanes`` against the store's live run set. Failure: the pass mutated nothing."""
     session = request.session
-    answer = yield from store("list.herdr.runs", {})
+    answer = yield from store("list.herdr.runs", {"session": session})
     runs_r = parse_runs(answer)
     if isinstance(runs_r, Failure):
         return Failure(runs_r.failure())
@@ -866,7 +877,7 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
         if wid in opened_ws or wid in occupied:
             continue
         removed = {"kind": "workspace-removed", "project": owned.project, "workspaceId": wid}
-        forget = {"project": owned.project, "workspace_id": wid}
+        forget = {"session": session, "project": owned.project, "workspace_id": wid}
         if panes and wid in surface.gone and not surface.panes.get(wid):
             # Every listed pane was closed by this pass: herdr closed the workspace with the last.
             yield from store("herdr.workspace.forget", forget)
@@ -972,7 +983,7 @@ def ensure_program(request: EnsureRequest) -> Program:
     return _done("ok", result)
 
 
-def _load_run(run_id: str) -> Gen[Result[RunRecord, str]]:
+def _load_run(run_id: str, session: str) -> Gen[Result[RunRecord, str]]:
     answer = yield from store("get.herdr.run", {"run_id": run_id})
     loaded = parse_run(answer)
     if isinstance(loaded, Failure):
@@ -980,6 +991,8 @@ def _load_run(run_id: str) -> Gen[Result[RunRecord, str]]:
     record = loaded.unwrap()
     if record is None:
         return Failure(f"no run {run_id!r} in the store (panefleet herdr run start first)")
+    if record.session != session:
+        return Failure(f"run {run_id!r} belongs to herdr session {record.session!r}, not {session!r}")
     return Success(record)
 
 
@@ -988,7 +1001,7 @@ def open_program(request: OpenRequest) -> Program:
 
 
 def _open_body(request: OpenRequest) -> Program:
-    loaded = yield from _load_run(request.run_id)
+    loaded = yield from _load_run(request.run_id, request.session)
     if isinstance(loaded, Failure):
         return _done("refused", {"kind": "unavailable", "reason": loaded.failure()}, loaded.failure())
     run = loaded.unwrap()
@@ -1037,7 +1050,7 @@ def retire_program(request: RetireRequest) -> Program:
 
 
 def _retire_body(request: RetireRequest) -> Program:
-    loaded = yield from _load_run(request.run_id)
+    loaded = yield from _load_run(request.run_id, request.session)
     if isinstance(loaded, Failure):
         return _done("refused", {"kind": "none", "reason": loaded.failure()}, loaded.failure())
     run = loaded.unwrap()
@@ -1090,7 +1103,7 @@ class StatusRequest:
 def status_program(request: StatusRequest) -> Program:
     """Read-only: the store's runs, the owned workspaces herdr lists, what each pane is, and the
     follower pulse of every held pane — exactly what a reconcile pass would read, and no write."""
-    answer = yield from store("list.herdr.runs", {})
+    answer = yield from store("list.herdr.runs", {"session": request.session})
     runs_r = parse_runs(answer)
     if isinstance(runs_r, Failure):
         return _done("error", {"ok": False, "reason": runs_r.failure()}, runs_r.failure())

@@ -5,14 +5,19 @@ Programs never touch the store directly: they yield ``Store(action, payload)`` s
 
 Reads (never mutate; their names start with get/list/read, so a dry run executes them for real)
 
-* ``read.herdr.workspaces`` ``{"projects": [P…]}`` → ``{P: [workspace_id…]}`` oldest first.
-* ``list.herdr.runs`` ``{}`` → ``[RunRecord…]`` every run, live and settled, in start order.
-* ``get.herdr.run`` ``{"run_id": R}`` → ``RunRecord`` or ``null``.
+* ``read.herdr.workspaces`` ``{"session": S, "projects": [P…]}`` → ``{P: [workspace_id…]}`` oldest
+  first, recorded in herdr session S only.
+* ``list.herdr.runs`` ``{"session": S}`` → ``[RunRecord…]`` every run of herdr session S, live and
+  settled, in start order.
+* ``get.herdr.run`` ``{"run_id": R}`` → ``RunRecord`` or ``null`` (run ids are unique across sessions;
+  the record names its session).
 
 Writes (mutations; a dry run predicts an ok answer and writes nothing)
 
-* ``herdr.workspace.remember`` ``{"project": P, "workspace_id": W}`` → ``null`` (idempotent).
-* ``herdr.workspace.forget`` ``{"project": P, "workspace_id": W}`` → ``null`` (idempotent).
+* ``herdr.workspace.remember`` ``{"session": S, "project": P, "workspace_id": W}`` → ``null`` (idempotent).
+* ``herdr.workspace.forget`` ``{"session": S, "project": P, "workspace_id": W}`` → ``null`` (idempotent).
+
+Workspace ids are herdr's per-session ids, so every workspace record is keyed by session too.
 * ``herdr.run.set_pane`` ``{"run_id": R, "pane_id": X, "pane_label": L}`` → ``null``.
 * ``herdr.run.clear_pane`` ``{"run_id": R}`` → ``null``.
 * ``herdr.run.set_attempts`` ``{"run_id": R, "attempts": N}`` → ``null``.
@@ -61,6 +66,7 @@ class RunRecord:
     session_file: str | None = None
     settled: bool = False
     attempts: int = 0
+    session: str = "fleet"
 
 
 def store_step(action: str, payload: Mapping[str, Any]) -> Store:

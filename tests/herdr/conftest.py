@@ -110,7 +110,7 @@ class World:
     def start(self, run_id: str, project: str = "alpha", issue: int = 1, attempt: int = 1,
               pid: int | None = 1000) -> None:
         self.store.start_run(run_id=run_id, project=project, issue=issue, attempt=attempt, pid=pid,
-                             session_file=None)
+                             session_file=None, session=self.session)
 
     def settle(self, run_id: str) -> None:
         assert self.store.settle(run_id)
@@ -183,7 +183,7 @@ class World:
         return [c for c in self.calls() if tuple(c[2:4]) not in read_only]
 
     def recorded(self, project: str = "alpha") -> list[str]:
-        return self.store.recorded([project])[project]
+        return self.store.recorded([project], self.session)[project]
 
     def pane_ids(self) -> list[str]:
         return [p["pane_id"] for p in self.fake.panes()]

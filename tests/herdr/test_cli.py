@@ -115,15 +115,38 @@ def test_open_retire_status_follow(pf: Panefleet, world: World) -> None:
 
 
 def test_session_flag_and_env(pf: Panefleet, world: World) -> None:
-    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1",
+       "--session", "other")
     pf("reconcile", "--session", "other")
     world.fake.session = "other"
     assert len(world.fake.workspaces()) == 1
     world.fake.session = "fleet"
     assert world.fake.workspaces() == []
     env = {k: v for k, v in pf.env.items() if k != "HERDR_SESSION"}
+    pf("run", "start", "--project", "alpha", "--issue", "6", "--attempt", "1", "--run-id", "r2", "--pid", "2",
+       env=env)
     pf("reconcile", env=env)
     assert len(world.fake.workspaces()) == 1  # default session is fleet
+    assert world.store.run("r2").session == "fleet" and world.store.run("r1").session == "other"
+
+
+def test_sessions_never_touch_each_others_records(pf: Panefleet, world: World) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    opened = pf.json("open", "r1")
+    assert opened["kind"] == "tracked"
+    recorded = world.recorded()
+    status = pf.json("status", "--session", "other")
+    assert status["runs"] == [] and status["workspaces"] == []
+    assert pf.json("run", "list", "--session", "other")["runs"] == []
+    result = pf.json("reconcile", "--session", "other", "--managed", "alpha")
+    assert result == {"ok": True, "outcomes": []}
+    world.fake.session = "other"
+    assert world.fake.workspaces() == []
+    world.fake.session = "fleet"
+    assert world.store.run("r1").pane_id == opened["paneId"] and world.recorded() == recorded
+    refused = pf("open", "r1", "--session", "other")
+    assert refused.returncode == 4 and "belongs to herdr session 'fleet'" in refused.stdout
+    assert pf.json("reconcile")["outcomes"][0] == {"kind": "intact", "runId": "r1", "paneId": opened["paneId"]}
 
 
 @pytest.mark.parametrize("args", [

@@ -37,20 +37,21 @@ def test_store_protocol_round_trip(tmp_path: Path) -> None:
     def ask(action: str, **payload: object) -> m.JsonResult:
         return store.handle(m.Store(action=action, payload=m.JsonValue(payload)))
 
-    assert ask("herdr.workspace.remember", project="a", workspace_id="w2").ok
-    assert ask("herdr.workspace.remember", project="a", workspace_id="w1").ok
-    assert ask("herdr.workspace.remember", project="a", workspace_id="w2").ok  # idempotent
-    assert ask("read.herdr.workspaces", projects=["a", "b"]).value == {"a": ["w2", "w1"], "b": []}
-    assert ask("herdr.workspace.forget", project="a", workspace_id="w2").ok
+    assert ask("herdr.workspace.remember", session="fleet", project="a", workspace_id="w2").ok
+    assert ask("herdr.workspace.remember", session="fleet", project="a", workspace_id="w1").ok
+    assert ask("herdr.workspace.remember", session="fleet", project="a", workspace_id="w2").ok  # idempotent
+    assert ask("read.herdr.workspaces", session="fleet", projects=["a", "b"]).value == {"a": ["w2", "w1"], "b": []}
+    assert ask("herdr.workspace.forget", session="fleet", project="a", workspace_id="w2").ok
     assert ask("herdr.run.set_pane", run_id="r1", pane_id="w1:p2", pane_label="L").ok
     assert ask("herdr.run.set_attempts", run_id="r1", attempts=2).ok
-    runs = ask("list.herdr.runs").value
+    runs = ask("list.herdr.runs", session="fleet").value
     assert runs == [
         {"run_id": "r1", "project": "a", "issue": 3, "attempt": 1, "pid": 77, "pane_id": "w1:p2",
-         "pane_label": "L", "session_file": "/s.jsonl", "settled": False, "attempts": 2},
+         "pane_label": "L", "session_file": "/s.jsonl", "settled": False, "attempts": 2, "session": "fleet"},
         {"run_id": "r2", "project": "b", "issue": 4, "attempt": 2, "pid": None, "pane_id": None,
-         "pane_label": None, "session_file": None, "settled": False, "attempts": 0},
+         "pane_label": None, "session_file": None, "settled": False, "attempts": 0, "session": "fleet"},
     ]
+    assert ask("list.herdr.runs", session="other").value == []
     assert ask("herdr.run.clear_pane", run_id="r1").ok
     assert ask("get.herdr.run", run_id="r1").value["pane_id"] is None  # type: ignore[index]
     assert ask("get.herdr.run", run_id="zz").value is None
@@ -63,7 +64,9 @@ def test_store_protocol_round_trip(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("action", "payload"), [
     ("herdr.run.set_attempts", {"run_id": "r1", "attempts": "3"}),
     ("herdr.run.set_pane", {"run_id": "r1"}),
-    ("read.herdr.workspaces", {"projects": "a"}),
+    ("read.herdr.workspaces", {"session": "fleet", "projects": "a"}),
+    ("read.herdr.workspaces", {"projects": ["a"]}),
+    ("list.herdr.runs", {}),
     ("no.such.action", {}),
 ])
 def test_bad_store_requests_are_typed_failures(tmp_path: Path, action: str, payload: dict) -> None:
@@ -131,3 +134,37 @@ def test_concurrent_processes_do_not_corrupt_the_store(tmp_path: Path) -> None:
     assert all(r.attempts == int(r.run_id.split("-")[1]) % 4 for r in runs)
     assert sorted(store.recorded(["p0"])["p0"]) == ["w0", "w1", "w2", "w3", "w4"]
     assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_records_are_scoped_per_herdr_session(tmp_path: Path) -> None:
+    store = HerdrStore(tmp_path / "herdr.sqlite3")
+    store.start_run(run_id="r1", project="a", issue=1, attempt=1, pid=1, session_file=None)
+    store.start_run(run_id="r2", project="a", issue=2, attempt=1, pid=2, session_file=None, session="other")
+    store.remember("a", "w1")
+    store.remember("a", "w1", session="other")
+    store.forget("a", "w1", session="other")
+    assert [r.run_id for r in store.runs("fleet")] == ["r1"]
+    assert [r.run_id for r in store.runs("other")] == ["r2"] and store.run("r2").session == "other"
+    assert store.recorded(["a"], "fleet") == {"a": ["w1"]} and store.recorded(["a"], "other") == {"a": []}
+    store.close()
+
+
+def test_version_1_store_migrates_existing_rows_to_the_fleet_session(tmp_path: Path) -> None:
+    from shell.herdr_store import MIGRATIONS
+
+    path = tmp_path / "herdr.sqlite3"
+    conn = sqlite3.connect(str(path))
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute("INSERT INTO workspaces(project, workspace_id, recorded_seq) VALUES ('a', 'w3', 1)")
+    conn.execute("INSERT INTO runs(run_id, project, issue, attempt, pid, started_seq) VALUES ('r1', 'a', 5, 1, 9, 1)")
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    store = HerdrStore(path)
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert store.run("r1").session == "fleet" and store.recorded(["a"], "fleet") == {"a": ["w3"]}
+    assert store.recorded(["a"], "other") == {"a": []}
+    store.remember("a", "w3", session="other")  # the same herdr id in another session is another record
+    assert store.all_workspaces() == [("fleet", "a", "w3"), ("other", "a", "w3")]
+    store.close()
