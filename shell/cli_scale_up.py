@@ -85,7 +85,8 @@ def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
     from pure.omx.scale_up import ScaleUpRequest
 
     path = environ.get("PATH", os.defpath)
-    cli_paths = {cli: shutil.which(cli, path=path) or cli for cli in ("codex", "claude", "gemini")}
+    # "" = looked for on PATH and not found: scale-up refuses a worker that would launch it.
+    cli_paths = {cli: shutil.which(cli, path=path) or "" for cli in ("codex", "claude", "gemini")}
     cli_paths["placeholder"] = str(PLACEHOLDER_AGENT)
     tasks = tuple(parse_task(text) for text in args.task)
     return ScaleUpRequest(
@@ -146,7 +147,7 @@ def changed_anything(journal: list[Any]) -> bool:
     return any(is_mutation(entry.step) for entry in journal)
 
 
-def explain(result: dict[str, Any], status: str, changed: bool = True) -> str:
+def explain(result: dict[str, Any], status: str, changed: bool = True, search_path: str | None = None) -> str:
     """The outcome for a person: what was added, or what was rolled back and what was kept and why.
     ``changed`` says whether the run changed anything (besides its locks): a failure of a run that
     changed nothing claims no rollback."""
@@ -182,6 +183,8 @@ def explain(result: dict[str, Any], status: str, changed: bool = True) -> str:
                      "and the next read of the team converges it. Worker directories and startup scripts of "
                      "this run may remain.")
     elif status == "refused" or not changed:
+        if error.startswith("worker_cli_unavailable:") and search_path is not None:
+            lines.append(f"PATH searched: {search_path}")
         lines.append("Nothing was changed.")
     else:
         lines.append("Everything this run created (tasks, worker directories, worktrees, startup scripts, panes "
@@ -210,5 +213,6 @@ def cmd_scale_up(args: argparse.Namespace) -> int:
     if args.output == "json":
         emit_json(result)
     else:
-        sys.stdout.write(explain(result, done.outcome.status, changed_anything(journal)) + "\n")
+        sys.stdout.write(explain(result, done.outcome.status, changed_anything(journal),
+                                 environ.get("PATH", os.defpath)) + "\n")
     return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)

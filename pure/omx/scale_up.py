@@ -61,7 +61,10 @@ class ScaleUpRequest:
     """``panefleet team scale-up``. ``env`` is the relevant environment (spec §14) gathered by the
     shell (it serves as both oh-my-codex's ``env`` argument and the process environment);
     ``process_argv`` is the leader process argv (ambient bypass detection, spec §13.4);
-    ``cli_paths`` maps ``codex``/``claude``/``gemini`` to where they were found on PATH;
+    ``cli_paths`` maps ``codex``/``claude``/``gemini`` to where they were found on PATH, and a CLI
+    the shell looked for but did not find to ``""`` (a selected worker CLI mapped to ``""`` refuses
+    the scale-up before anything is created; a CLI not in the map at all is launched by its bare
+    name, for callers that do not resolve CLIs);
     ``node_path`` is exported to workers as ``OMX_LEADER_NODE_PATH`` (oh-my-codex's CLI runtime);
     ``existing_shells`` lists which zsh/bash candidates (and ``$SHELL``) exist, for the worker shell."""
 
@@ -373,6 +376,10 @@ def _plan_launches(req: ScaleUpRequest, paths: TeamPaths, start: int, state: Tea
     planned = ln.plan_scale_up_launches(request)
     if isinstance(planned, Failure):
         raise _refuse(planned.failure())
+    if placeholder is None:
+        for offset, policy in enumerate(planned.unwrap()):
+            if req.cli_paths.get(policy.worker_cli) == "":
+                raise _refuse(cli_unavailable(policy.worker_cli, f"worker-{start + offset}"))
     env = dict(launch_env)
     if override:
         env["CODEX_HOME"] = override
@@ -380,6 +387,14 @@ def _plan_launches(req: ScaleUpRequest, paths: TeamPaths, start: int, state: Tea
                          node_path=req.node_path, codex_home=home)
     prompts = (posixpath.join(req.cwd, ".codex", "prompts"), posixpath.join(home_dir, "prompts"))
     return Launches(policies=planned.unwrap(), host=host, prompt_dirs=prompts, placeholder=placeholder)
+
+
+CLI_UNAVAILABLE = "worker_cli_unavailable"
+
+
+def cli_unavailable(cli: str, worker: str) -> str:
+    return (f"{CLI_UNAVAILABLE}:{cli}: the worker CLI '{cli}' selected for {worker} was not found on PATH; "
+            "install it or fix PATH, or choose another CLI (OMX_TEAM_WORKER_CLI, OMX_TEAM_WORKER_CLI_MAP)")
 
 
 def _read_optional(path: str) -> Gen[str | None]:

@@ -84,3 +84,54 @@ def test_unexpected_exception_right_after_the_split_keeps_the_unpinned_pane_as_d
     assert "pane_pid_unpinned:%31" in out.error
     assert out.commands("kill-pane") == []
 
+
+# ------------------------------------------------------------------ worker CLI pre-flight (exit 4)
+
+
+def test_missing_worker_cli_is_refused_before_anything_is_created(tmp_path: Path) -> None:
+    team = UpTeam(tmp_path)
+    from attrs import evolve
+
+    req = evolve(request(team, count=2), cli_paths={"codex": "", "claude": "/usr/bin/claude", "gemini": ""})
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if ".team-locks" not in str(p))
+    out = run(team, req, StubTmux())
+    assert out.done.outcome.status == "refused"
+    assert out.error.startswith("worker_cli_unavailable:codex: the worker CLI 'codex' selected for worker-2 "
+                                "was not found on PATH")
+    assert out.sequence() == "V"
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if ".team-locks" not in str(p)) == before
+
+
+def test_worker_cli_map_checks_each_worker(tmp_path: Path) -> None:
+    from attrs import evolve
+
+    team = UpTeam(tmp_path)
+    req = evolve(request(team, count=2, env={"OMX_TEAM_WORKER_CLI_MAP": "codex,claude"}),
+                 cli_paths={"codex": "/opt/codex", "claude": "", "gemini": ""})
+    out = run(team, req, StubTmux())
+    assert out.done.outcome.status == "refused"
+    assert out.error.startswith("worker_cli_unavailable:claude:")
+    assert "worker-3" in out.error
+
+
+def test_resolved_or_placeholder_cli_passes_the_pre_flight(tmp_path: Path) -> None:
+    from attrs import evolve
+
+    team = UpTeam(tmp_path)
+    req = evolve(request(team, env={"OMX_TEAM_WORKER_CLI": "placeholder"}),
+                 cli_paths={"codex": "", "claude": "", "gemini": "", "placeholder": "/x/placeholder_agent.sh"})
+    out = run(team, req, StubTmux())
+    assert out.result["ok"] is True, out.error
+
+
+def test_cli_refusal_text_names_the_cli_and_path() -> None:
+    from pure.omx.scale_up import cli_unavailable
+    from shell.cli_scale_up import build_request, explain
+
+    text = explain({"ok": False, "error": cli_unavailable("codex", "worker-1")}, "refused", False, "/usr/bin:/bin")
+    assert "'codex'" in text and "PATH searched: /usr/bin:/bin" in text and "Nothing was changed." in text
+    import argparse
+
+    args = argparse.Namespace(team="t", count=1, cwd=".", agent_type="executor", task=[])
+    req = build_request(args, {"PATH": "/nonexistent-dir"})
+    assert req.cli_paths["codex"] == "" and req.cli_paths["placeholder"].endswith("placeholder_agent.sh")
