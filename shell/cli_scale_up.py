@@ -192,8 +192,25 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
     return "\n".join(lines)
 
 
+# What a new worker pane is predicted to show in a dry run: the plan assumes it is ready at the first
+# readiness poll instead of planning the whole backoff.
+PREDICTED_READY_OUTPUT = "(dry run: the worker is predicted to have started)\n"
+
+
+def dry_run(request: Any, args: argparse.Namespace, environ: dict[str, str]) -> int:
+    from pure.omx.scale_up import scale_up
+    from shell.cli_common import make_executor, render_dry_run
+    from shell.dryrun import DryRunExecutor
+    from shell.loop import run_program
+
+    executor = make_executor(args, environ)
+    dry = DryRunExecutor(executor, {"git": GitPrediction(executor)}, predicted_capture=PREDICTED_READY_OUTPUT)
+    done, journal = run_program(lambda: scale_up(request), dry)
+    return render_dry_run(done, journal, args.output == "json")
+
+
 def cmd_scale_up(args: argparse.Namespace) -> int:
-    from shell.cli_common import EXIT_BY_STATUS, EXIT_ERROR, emit_json, make_executor, run_cli_operation
+    from shell.cli_common import EXIT_BY_STATUS, EXIT_ERROR, emit_json, make_executor
     from shell.loop import run_operation
 
     environ = dict(os.environ)
@@ -203,8 +220,7 @@ def cmd_scale_up(args: argparse.Namespace) -> int:
         sys.stderr.write(f"panefleet team scale-up: {exc}\n")
         return EXIT_USAGE
     if args.dry_run:
-        return run_cli_operation("team.scale_up", request, args, env=environ,
-                                 predictors={"git": GitPrediction(make_executor(args, environ))})
+        return dry_run(request, args, environ)
     executor = make_executor(args, environ)
     done, journal, _audit = run_operation("team.scale_up", request, executor, env=environ)
     result: Any = done.outcome.result

@@ -28,8 +28,14 @@ Predictor = Callable[[m.Run], m.Proc]
 
 
 class DryRunExecutor:
-    def __init__(self, real: Executor, predictors: Mapping[str, Predictor] | None = None) -> None:
+    """``predicted_capture``: what ``capture-pane`` of a pane that exists only in the plan shows
+    (default: nothing, as a pane that was never started). An operation whose plan polls a new pane
+    for output can predict that the pane started, so the plan is not the whole wait."""
+
+    def __init__(self, real: Executor, predictors: Mapping[str, Predictor] | None = None, *,
+                 predicted_capture: str | None = None) -> None:
         self.real = real
+        self.predicted_capture = predicted_capture
         self.predictors = dict(predictors or {})
         self.files: dict[str, str | None] = {}  # path -> content, None = removed
         self.dirs: set[str] = set()
@@ -69,6 +75,8 @@ class DryRunExecutor:
                 return m.Proc(exit_code=0, stdout=self.tags[pane] + "\n")
         target = step.args[step.args.index("-t") + 1] if "-t" in step.args[:-1] else None
         if verb in READ_ONLY["tmux"] and target in self.predicted:
+            if verb == "capture-pane" and self.predicted_capture is not None:
+                return m.Proc(exit_code=0, stdout=self.predicted_capture)
             return m.Proc(exit_code=0)  # a pane that only exists in the plan: nothing real to read
         if verb in READ_ONLY["tmux"]:
             answer = self.real.execute(step)
