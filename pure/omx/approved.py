@@ -203,7 +203,9 @@ def requested_prd(prd_paths: list[str], plans_dir: str, requested: str, cwd: str
 
 
 def _abs(path: str, cwd: str) -> str:
-    return posixpath.normpath(posixpath.join(cwd, path))
+    """Node's ``path.resolve``: ``normpath`` without POSIX's special leading ``//``."""
+    normal = posixpath.normpath(posixpath.join(cwd, path))
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
 
 
 # ----------------------------------------------------------------------------- markdown visibility
@@ -521,7 +523,7 @@ def resolve_binding(binding_path: str, cwd: str) -> Gen[Resolution]:
     if binding.prd_path.startswith("/"):
         # An absolute PRD path that does not exist can name no listed PRD, not even through a
         # symlink: decided without listing the plans.
-        kind = yield from expect(m.Stat(path=posixpath.normpath(binding.prd_path)), m.Value)
+        kind = yield from expect(m.Stat(path=_abs(binding.prd_path, "/")), m.Value)
         if kind.value == "absent":
             return Resolution(status="stale", binding=binding)
     plans = yield from read_plans(cwd)
