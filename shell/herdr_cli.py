@@ -210,12 +210,22 @@ def cmd_run_start(args: argparse.Namespace) -> int:
         return _fail(args, f"run id {args.run_id!r} must match {_RUN_ID.pattern}", 2)
     if not _PROJECT.match(args.project):
         return _fail(args, f"project {args.project!r} must match {_PROJECT.pattern} (herdr truncates tokens at 80)", 2)
+    if args.issue < 0:
+        return _fail(args, f"--issue must be >= 0, not {args.issue}", 2)
+    if args.attempt < 0:
+        return _fail(args, f"--attempt must be >= 0, not {args.attempt}", 2)
+    if args.pid is not None and args.pid < 1:
+        return _fail(args, f"--pid must be a positive process id, not {args.pid}", 2)
+    from shell.herdr_store import RunConflict
+
     store = _with_store(args, env)
     if store is None:
         return 1
     try:
         store.start_run(run_id=args.run_id, project=args.project, issue=args.issue, attempt=args.attempt,
                         pid=args.pid, session_file=args.session_file, session=session_of(args, env))
+    except RunConflict as exc:
+        return _fail(args, str(exc), 4)
     finally:
         store.close()
     _emit(args, {"ok": True, "runId": args.run_id}, f"run {args.run_id} is live ({args.project} #{args.issue})")

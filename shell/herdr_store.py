@@ -80,6 +80,10 @@ class StoreError(Exception):
     """The store cannot be used; the message names the file and the reason."""
 
 
+class RunConflict(Exception):
+    """``start_run`` of a known run id whose identity (session, project, issue, attempt) differs."""
+
+
 def state_dir(env: Mapping[str, str]) -> Path:
     explicit = env.get("PANEFLEET_STATE_DIR")
     if explicit:
@@ -234,8 +238,25 @@ class HerdrStore:
         session_file: str | None,
         session: str = DEFAULT_SESSION,
     ) -> None:
-        """Add a run to the live set (re-starting a known run id refreshes it and its budget)."""
+        """Add a run to the live set.
+
+        Re-starting a known run id with the same identity (session, project, issue, attempt) refreshes
+        its pid, session file and budget and makes it live again (idempotent); a different identity
+        raises ``RunConflict`` and changes nothing — the old record still names its pane, and rewriting
+        it would orphan that pane and make the run set disagree with herdr.
+        """
         with self._tx() as conn:
+            row = conn.execute(
+                "SELECT session, project, issue, attempt FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is not None and (str(row[0]), str(row[1]), int(row[2]), int(row[3])) != (
+                session, project, issue, attempt
+            ):
+                raise RunConflict(
+                    f"run {run_id!r} is already {row[1]} #{row[2]} attempt {row[3]} in herdr session {row[0]!r}; "
+                    f"refusing to rewrite it as {project} #{issue} attempt {attempt} in {session!r} "
+                    "(use a new run id)"
+                )
             seq = self._next_seq(conn, "runs", "started_seq")
             conn.execute(
                 """INSERT INTO runs(run_id, project, issue, attempt, pid, session_file, settled, attempts,

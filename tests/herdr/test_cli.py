@@ -153,6 +153,10 @@ def test_sessions_never_touch_each_others_records(pf: Panefleet, world: World) -
     ("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "has space"),
     ("run", "start", "--project", "p" * 81, "--issue", "5", "--attempt", "1", "--run-id", "r"),
     ("reconcile", "--max-attempts", "-1"),
+    ("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r", "--pid", "0"),
+    ("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r", "--pid", "-1"),
+    ("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "-1", "--run-id", "r"),
+    ("run", "start", "--project", "alpha", "--issue", "-5", "--attempt", "1", "--run-id", "r"),
 ])
 def test_bad_arguments_are_usage_errors(pf: Panefleet, args: tuple[str, ...]) -> None:
     assert pf(*args).returncode == 2
@@ -216,3 +220,21 @@ def test_open_with_an_unreadable_create_answer_leaves_nothing_and_says_so(pf: Pa
     pf("run", "settle", "r1")
     assert pf("reconcile", "--managed", "gamma").returncode == 0
     assert world.fake.workspaces() == []
+
+
+def test_run_start_refuses_to_rewrite_a_run_with_another_identity(pf: Panefleet, world: World) -> None:
+    start = ("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "7")
+    assert pf(*start).returncode == 0
+    opened = pf.json("open", "r1")
+    assert pf(*start).returncode == 0  # an identical re-start is idempotent
+    assert world.store.run("r1").pane_id == opened["paneId"]
+    for change in (("--project", "beta"), ("--issue", "6"), ("--attempt", "2")):
+        args = list(start)
+        args[args.index(change[0]) + 1] = change[1]
+        done = pf(*args)
+        assert done.returncode == 4 and "refusing to rewrite" in done.stderr, done
+    done = pf(*start, "--session", "other")
+    assert done.returncode == 4
+    record = world.store.run("r1")
+    assert (record.project, record.issue, record.attempt, record.session) == ("alpha", 5, 1, "fleet")
+    assert pf.json("reconcile")["outcomes"][0] == {"kind": "intact", "runId": "r1", "paneId": opened["paneId"]}
