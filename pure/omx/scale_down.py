@@ -23,7 +23,7 @@ from pure import model as m
 from pure import ops
 from pure import tmux as t
 from pure.omx import debt as d
-from pure.omx import locks, txn
+from pure.omx import ids, locks, txn
 from pure.omx.names import sanitize_team_name
 from pure.omx.state import Json, TeamPaths, TeamState, render_json, resolve_state_root, worker_status
 from pure.omx.tasks import TERMINAL, list_tasks, parse_iso_ms, read_task
@@ -367,7 +367,7 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[tuple[Json, list[m.Debt
         return cleanup, [m.Debt(kind="cleanup", subject=ctx.paths.team, reason=str(cleanup.get("error")))]
     reason = f"scale_down: removed {len(removed)} worker(s) [{', '.join(removed)}], new count={outcome.new_count}"
     event = {"type": "team_leader_nudge", "worker": "leader-fixed", "reason": reason,
-             "event_id": _uuid((yield from expect(m.FreshId(), m.Value)).value), "team": ctx.paths.team,
+             "event_id": (yield from ids.fresh_uuid()), "team": ctx.paths.team,
              "created_at": (yield from _now())}
     yield from expect(m.AppendFile(path=ctx.paths.events, content=json.dumps(event, ensure_ascii=False,
                                                                               separators=(",", ":")) + "\n"), m.Ack)
@@ -377,11 +377,6 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[tuple[Json, list[m.Debt
 def _reason_for(pane: str, reasons: list[str]) -> str:
     mine = [r.split(":", 1)[1] for r in reasons if r.split(":", 1)[0] == pane]
     return ",".join(mine) or "teardown_unresolved"
-
-
-def _uuid(hex_id: str) -> str:
-    h = (hex_id + "0" * 32)[:32]
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
 DEBT_ERRORS = ("scale_down_cleanup_debt:", "scale_down_pane_proof_unavailable:",

@@ -27,7 +27,7 @@ from returns.result import Failure
 from pure import model as m
 from pure import ops
 from pure import tmux as t
-from pure.omx import approved, startup, txn
+from pure.omx import approved, ids, startup, txn
 from pure.omx import dispatch as dsp
 from pure.omx import launch as ln
 from pure.omx import worktree as wt
@@ -815,9 +815,9 @@ def _dispatch(run: Run, name: str, index: int, pane: str, pid: int, worktree: bo
     paths = run.paths
     mode = dsp.dispatch_mode(run.manifest)
     trigger = dsp.trigger_message(paths, name, run.req.cwd, worktree)
-    request_id = yield from expect(m.FreshId(), m.Value)
+    request_id = yield from ids.fresh_uuid()
     now = yield from expect(m.Clock(), m.Value)
-    request = dsp.new_request(request_id=request_id.value, team=paths.team, worker=name, index=index,
+    request = dsp.new_request(request_id=request_id, team=paths.team, worker=name, index=index,
                               pane_id=pane, trigger=trigger, mode=mode, now=now.value)
     try:
         requests = yield from dsp.read_requests(paths)
@@ -841,10 +841,10 @@ def _dispatch(run: Run, name: str, index: int, pane: str, pid: int, worktree: bo
 
 
 def _event(paths: TeamPaths, reason: str) -> Gen[None]:
-    event_id = yield from expect(m.FreshId(), m.Value)
+    event_id = yield from ids.fresh_uuid()
     now = yield from expect(m.Clock(), m.Value)
     event = {"type": "team_leader_nudge", "worker": "leader-fixed", "reason": reason,
-             "event_id": event_id.value, "team": paths.team, "created_at": now.value}
+             "event_id": event_id, "team": paths.team, "created_at": now.value}
     yield from _ack(m.AppendFile(path=paths.events, content=json.dumps(event, ensure_ascii=False,
                                                                        separators=(",", ":")) + "\n"))
 

@@ -28,7 +28,7 @@ from returns.result import Failure
 
 from pure import model as m
 from pure import ops
-from pure.omx import locks, txn
+from pure.omx import ids, locks, txn
 from pure.omx.debt import Ctx
 from pure.omx.names import is_safe_task_id, validate_team_name
 from pure.omx.state import Json, TeamPaths, render_json, resolve_state_root
@@ -244,11 +244,6 @@ def _lease_expired(claim: object, now_ms: int) -> bool:
     return until is not None and until <= now_ms
 
 
-def _uuid(hex_id: str) -> str:
-    h = (hex_id + "0" * 32)[:32]
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-
-
 def _readiness(paths: TeamPaths, task: Json) -> Gen[list[str]]:
     """The ids of dependencies not yet completed ([] = ready)."""
     deps = task.get("depends_on")
@@ -298,7 +293,7 @@ def claim_task(ctx: Ctx, req: TaskClaimRequest, held: locks.Barrier | None = Non
                 return {"ok": False, "error": "claim_conflict"}
             if "owner" in task:
                 task["owner"] = None
-        token = _uuid((yield from expect(m.FreshId(), m.Value)).value)
+        token = yield from ids.fresh_uuid()
         task["status"] = "in_progress"
         task["owner"] = req.worker
         task["claim"] = {"owner": req.worker, "token": token, "leased_until": iso_from_ms(now_ms + CLAIM_LEASE_MS)}

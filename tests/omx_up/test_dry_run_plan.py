@@ -35,3 +35,25 @@ def test_dry_run_without_a_prediction_plans_the_whole_backoff(tmp_path: Path) ->
     """The general default of the dry-run executor is unchanged: a planned pane shows nothing."""
     calls = _plan(tmp_path, 1, None)
     assert [c[0] for c in calls].count("capture-pane") == 11
+
+
+# ------------------------------------------------------------------ ids look like randomUUID()
+
+
+def test_request_and_event_ids_are_dashed_uuids_like_oh_my_codex(tmp_path: Path) -> None:
+    import json
+    import uuid
+
+    from pure.omx.ids import uuid_text
+    from tests.omx_up.fixtures import run
+
+    hex_id = uuid.uuid4().hex
+    assert uuid_text(hex_id) == str(uuid.UUID(hex_id))
+    team = UpTeam(tmp_path)
+    out = run(team, request(team), StubTmux())
+    assert out.result["ok"] is True, out.error
+    # The scenario executor's fresh ids are id-0001, id-0002, …: both go through the shared helper.
+    requests = json.loads((team.dir / "dispatch" / "requests.json").read_text())
+    assert requests[0]["request_id"] == uuid_text("id-0001")
+    event = json.loads((team.dir / "events" / "events.ndjson").read_text().splitlines()[-1])
+    assert event["event_id"] == uuid_text("id-0002")

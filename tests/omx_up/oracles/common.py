@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|id-\d{4}")
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|id-\d{4}(?:0-0000-0000-0000-000000000000)?")
 GENERATION = re.compile(r'"config_generation": \d+')
 # Not compared: oh-my-codex's delivery log (panefleet keeps its own audit log), its current-task
 # baseline (a planning feature outside scaling) and the inbox text (panefleet renders the same
