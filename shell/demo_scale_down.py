@@ -49,6 +49,10 @@ def scale_down_demo(step: Step, team: str, workdir: str) -> None:
     from shell.cli_scale_down import render_debt, render_scale_down
 
     env = {"OMX_TEAM_SCALING_ENABLED": "1"}
+
+    def render(result: dict[str, Any]) -> str:
+        return render_scale_down(result, team)
+
     workers = _workers(workdir, team)
     if len(workers) < 2:
         step(f"panefleet team debt show {team}", "team.debt_show", DebtRequest(team=team, cwd=workdir),
@@ -57,13 +61,13 @@ def scale_down_demo(step: Step, team: str, workdir: str) -> None:
     if len(workers) >= 3:
         last = workers[-1]["name"]
         step(f"panefleet team scale-down {team} --worker {last} --force", "team.scale_down",
-             ScaleDownRequest(team=team, cwd=workdir, env=env, worker_names=(last,), force=True), render_scale_down)
+             ScaleDownRequest(team=team, cwd=workdir, env=env, worker_names=(last,), force=True), render)
         workers = _workers(workdir, team)
     victim = workers[-1]["name"]
     _falsify_pid(workdir, team, victim)
     step(f"(simulate a recycled pane: {victim}'s recorded pid no longer matches)\n"
          f"$ panefleet team scale-down {team} --worker {victim} --force", "team.scale_down",
-         ScaleDownRequest(team=team, cwd=workdir, env=env, worker_names=(victim,), force=True), render_scale_down)
+         ScaleDownRequest(team=team, cwd=workdir, env=env, worker_names=(victim,), force=True), render)
     step(f"panefleet team debt show {team}", "team.debt_show", DebtRequest(team=team, cwd=workdir), render_debt)
     step(f"panefleet team debt reconcile {team}", "team.debt_reconcile", DebtRequest(team=team, cwd=workdir),
          lambda r: "ok" if r.get("ok") else f"still refused: {r.get('error')} (the pane is left alive, as debt)")
