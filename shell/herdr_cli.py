@@ -307,36 +307,60 @@ def cmd_status(args: argparse.Namespace) -> int:
     return _run_operation("herdr.status", request, args, env, render_status)
 
 
+FOLLOW_INTERVAL_MIN = 0.1
+FOLLOW_INTERVAL_MAX = 3600.0
+
+
 def cmd_follow(args: argparse.Namespace) -> int:
+    """Show a run's state until it settles or leaves the store (exit 0), or until nobody reads stdout."""
+    import math
     import time
 
     from shell.herdr_store import StoreError
 
+    interval = args.interval
+    if not math.isfinite(interval) or not FOLLOW_INTERVAL_MIN <= interval <= FOLLOW_INTERVAL_MAX:
+        return _fail(args, f"--interval must be a number of seconds from {FOLLOW_INTERVAL_MIN} to "
+                           f"{FOLLOW_INTERVAL_MAX:g}, not {args.interval}", 2)
     env = dict(os.environ)
     last = ""
-    while True:
-        try:
-            store = _open_store(env)
+    seen = False
+    try:
+        while True:
             try:
-                record = store.run(args.run_id)
-            finally:
-                store.close()
-        except StoreError as exc:
-            return _fail(args, str(exc))
-        if record is None:
-            line = f"run {args.run_id}: not in the store"
-            state = "unknown"
-        else:
+                store = _open_store(env)
+                try:
+                    record = store.run(args.run_id)
+                finally:
+                    store.close()
+            except StoreError as exc:
+                return _fail(args, str(exc))
+            if record is None:
+                if not seen:
+                    return _fail(args, f"no run {args.run_id!r} in the store", 1)
+                _emit(args, {"ok": True, "runId": args.run_id, "state": "gone"},
+                      f"run {args.run_id}: no longer in the store; follower stops")
+                sys.stdout.flush()
+                return 0
+            seen = True
             state = "settled" if record.settled else "live"
             line = (f"run {record.run_id}  {record.project} #{record.issue} attempt {record.attempt}  {state}"
                     f"  pid {record.pid if record.pid is not None else '-'}")
-        if line != last:
-            _emit(args, {"ok": record is not None, "runId": args.run_id, "state": state}, line)
-            sys.stdout.flush()
-            last = line
-        if args.once:
-            return 0 if record is not None else 1
-        time.sleep(max(0.1, args.interval))
+            if line != last:
+                _emit(args, {"ok": True, "runId": args.run_id, "state": state}, line)
+                sys.stdout.flush()
+                last = line
+            if args.once or record.settled:
+                return 0
+            time.sleep(interval)
+    except BrokenPipeError:
+        # Nobody reads any more (the pane closed, ``| head``): stop quietly, and keep the interpreter's
+        # final flush from failing on the dead pipe.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
 
 
 # ---------------------------------------------------------------------------------------- rendering

@@ -238,3 +238,38 @@ def test_run_start_refuses_to_rewrite_a_run_with_another_identity(pf: Panefleet,
     record = world.store.run("r1")
     assert (record.project, record.issue, record.attempt, record.session) == ("alpha", 5, 1, "fleet")
     assert pf.json("reconcile")["outcomes"][0] == {"kind": "intact", "runId": "r1", "paneId": opened["paneId"]}
+
+
+@pytest.mark.parametrize("interval", ["inf", "1e400", "nan", "-1", "0", "0.01", "1e9"])
+def test_follow_refuses_absurd_intervals_as_usage_errors(pf: Panefleet, interval: str) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    done = pf("follow", "r1", "--interval", interval)
+    assert done.returncode == 2 and "--interval" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_follow_stops_when_the_run_settles_or_leaves_or_stdout_closes(pf: Panefleet, world: World) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    cmd = [sys.executable, str(ROOT / "cli.py"), "herdr", "follow", "r1", "--interval", "0.1"]
+    follower = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=pf.env, cwd=ROOT)
+    assert follower.stdout is not None
+    assert "live" in follower.stdout.readline()
+    pf("run", "settle", "r1")
+    out, err = follower.communicate(timeout=30)
+    assert follower.returncode == 0 and "settled" in out and err == ""
+    # Already settled: one line, then stop.
+    done = subprocess.run(cmd, capture_output=True, text=True, env=pf.env, cwd=ROOT, timeout=30, check=False)
+    assert done.returncode == 0 and done.stdout.count("\n") == 1
+    # Nobody reading: no traceback, exit 0.
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    closed = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=pf.env, cwd=ROOT)
+    assert closed.stdout is not None and closed.stderr is not None
+    closed.stdout.close()
+    assert closed.wait(timeout=30) == 0
+    assert b"Traceback" not in closed.stderr.read()
+    # The run leaves the store while followed.
+    follower = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=pf.env, cwd=ROOT)
+    assert follower.stdout is not None
+    assert "live" in follower.stdout.readline()
+    world.store.conn.execute("DELETE FROM runs WHERE run_id = 'r1'")
+    out, _ = follower.communicate(timeout=30)
+    assert follower.returncode == 0 and "no longer in the store" in out
