@@ -337,7 +337,7 @@ def cmd_follow(args: argparse.Namespace) -> int:
                 return _fail(args, str(exc))
             if record is None:
                 if not seen:
-                    return _fail(args, f"no run {args.run_id!r} in the store", 1)
+                    return _fail(args, f"no run {args.run_id!r} in the store", 4)  # as open/retire refuse it
                 _emit(args, {"ok": True, "runId": args.run_id, "state": "gone"},
                       f"run {args.run_id}: no longer in the store; follower stops")
                 sys.stdout.flush()

@@ -57,7 +57,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from attrs import frozen
+from attrs import evolve, frozen
 from returns.result import Failure, Result, Success
 
 from pure.herdr.liveness import Pulse, follower_pulse
@@ -996,8 +996,19 @@ def _load_run(run_id: str, session: str) -> Gen[Result[RunRecord, str]]:
     return Success(record)
 
 
+def _with_ok(done: Done) -> Done:
+    """Every CLI result carries ``ok`` (true exactly when the operation succeeded) beside the seed's
+    ``kind`` and field names."""
+    result = done.outcome.result
+    if not isinstance(result, dict) or "ok" in result:
+        return done
+    outcome = evolve(done.outcome, result=_json({"ok": done.outcome.status == "ok", **result}))
+    return evolve(done, outcome=outcome)
+
+
 def open_program(request: OpenRequest) -> Program:
-    return (yield from _locked(request.lock_path, _open_body(request), {"kind": "unavailable"}))
+    done = yield from _locked(request.lock_path, _open_body(request), {"kind": "unavailable"})
+    return _with_ok(done)
 
 
 def _open_body(request: OpenRequest) -> Program:
@@ -1007,6 +1018,9 @@ def _open_body(request: OpenRequest) -> Program:
     run = loaded.unwrap()
     if run.settled:
         reason = f"run {run.run_id} is settled; a settled run keeps no representation"
+        return _done("refused", {"kind": "unavailable", "reason": reason}, reason)
+    if run.pid is None:
+        reason = f"run {run.run_id} has no session-host pid (panefleet herdr run start --pid PID); nothing opened"
         return _done("refused", {"kind": "unavailable", "reason": reason}, reason)
     surface: Surface | None = None
     if run.pane_id is not None:
@@ -1046,7 +1060,8 @@ def _open_body(request: OpenRequest) -> Program:
 
 
 def retire_program(request: RetireRequest) -> Program:
-    return (yield from _locked(request.lock_path, _retire_body(request), {"kind": "failed"}))
+    done = yield from _locked(request.lock_path, _retire_body(request), {"kind": "failed"})
+    return _with_ok(done)
 
 
 def _retire_body(request: RetireRequest) -> Program:

@@ -110,8 +110,8 @@ def test_open_retire_status_follow(pf: Panefleet, world: World) -> None:
     follow = pf("follow", "r1", "--once")
     assert follow.returncode == 0 and "run r1  alpha #5 attempt 1  live" in follow.stdout
     retired = pf.json("retire", "r1")
-    assert retired == {"kind": "released", "paneId": opened["paneId"]}
-    assert pf.json("retire", "r1") == {"kind": "none"}
+    assert retired == {"ok": True, "kind": "released", "paneId": opened["paneId"]}
+    assert pf.json("retire", "r1") == {"ok": True, "kind": "none"}
 
 
 def test_session_flag_and_env(pf: Panefleet, world: World) -> None:
@@ -273,3 +273,23 @@ def test_follow_stops_when_the_run_settles_or_leaves_or_stdout_closes(pf: Panefl
     world.store.conn.execute("DELETE FROM runs WHERE run_id = 'r1'")
     out, _ = follower.communicate(timeout=30)
     assert follower.returncode == 0 and "no longer in the store" in out
+
+
+def test_exit_codes_and_ok_of_open_and_follow(pf: Panefleet, world: World) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "nopid")
+    done = pf("open", "nopid", "-o", "json")
+    assert done.returncode == 4  # refused before any herdr call: nothing to leave behind
+    result = json.loads(done.stdout)
+    assert result["ok"] is False and result["kind"] == "unavailable" and "pid" in result["reason"]
+    assert world.fake.calls() == []
+    assert pf("open", "nosuch").returncode == 4
+    assert pf("follow", "nosuch").returncode == 4
+    assert pf("follow", "nosuch", "--once").returncode == 4
+    assert pf("retire", "nosuch").returncode == 4
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    opened = pf.json("open", "r1")
+    assert opened["ok"] is True and opened["kind"] == "tracked"
+    world.fake.fault("pane split", "error")
+    pf("run", "start", "--project", "alpha", "--issue", "6", "--attempt", "1", "--run-id", "r2", "--pid", "2")
+    failed = pf("open", "r2", "-o", "json")
+    assert failed.returncode == 1 and json.loads(failed.stdout)["ok"] is False

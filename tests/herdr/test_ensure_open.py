@@ -186,7 +186,7 @@ def test_open_splits_with_explicit_anchor_and_orders_identity_before_display(wor
     world.start("run-0001-abcdef", issue=12, attempt=2, pid=4242)
     result = world.open("run-0001-abcdef", goldens=goldens, golden="open_created_workspace")
     label = "worker-alpha-12-a2-run-0001"
-    assert result == {"kind": "tracked", "paneId": "w1:p2", "label": label, "pid": 4242, "workspaceId": "w1"}
+    assert result == {"ok": True, "kind": "tracked", "paneId": "w1:p2", "label": label, "pid": 4242, "workspaceId": "w1"}
     muts = world.mutations()
     assert verbs(muts) == ["workspace create", "workspace report-metadata", "pane split", "pane rename",
                            "pane report-agent-session", "pane run", "pane report-agent"]

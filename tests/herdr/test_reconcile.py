@@ -486,7 +486,7 @@ def test_retire_program_clears_the_record(world: World) -> None:
 
     pane, _ = _opened(world)
     done, _ = world.op("herdr.retire", fleet.RetireRequest(session="fleet", run_id="r1"))
-    assert done.outcome.result == {"kind": "released", "paneId": pane}
+    assert done.outcome.result == {"ok": True, "kind": "released", "paneId": pane}
     assert world.store.run("r1").pane_id is None
 
 
