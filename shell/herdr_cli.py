@@ -366,7 +366,13 @@ def cmd_follow(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------- rendering
 
 
+def _plural(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def render_reconcile(result: dict[str, Any]) -> str:
+    """One line per outcome, led by what happened (kept, replaced, opened, closed, …), and a summary
+    counting exactly those words, so the lines and the totals always agree."""
     if not result.get("ok"):
         return f"reconcile failed, nothing was changed: {result.get('reason')}"
     out: list[str] = []
@@ -374,39 +380,44 @@ def render_reconcile(result: dict[str, Any]) -> str:
     outcomes = result.get("outcomes", [])
     displaced = {o["runId"]: o["paneId"] for o in outcomes
                  if o.get("kind") == "stale-released" and o.get("cause") == "duplicate"}
+
+    def line(verb: str, text: str, counted: str | None = None) -> None:
+        counts[counted or verb] = counts.get(counted or verb, 0) + 1
+        out.append(f"{verb:<9} {text}")
+
     for o in outcomes:
         kind = o.get("kind")
-        counts[kind] = counts.get(kind, 0) + 1
         if kind == "intact":
-            out.append(f"kept      {o['runId']}: pane {o['paneId']}, follower alive")
+            line("kept", f"{o['runId']}: pane {o['paneId']}, follower alive")
         elif kind == "visual-unreadable":
-            out.append(f"kept      {o['runId']}: pane {o['paneId']}, liveness unknown ({o['reason']}); not touched")
+            line("kept", f"{o['runId']}: pane {o['paneId']}, liveness unknown ({o['reason']}); not touched")
         elif kind == "reassociated" and o["runId"] in displaced:
-            out.append(f"replaced  {o['runId']}: new pane {o['paneId']} ({o['label']}) "
-                       f"instead of {displaced[o['runId']]}")
+            line("replaced", f"{o['runId']}: new pane {o['paneId']} ({o['label']}) instead of {displaced[o['runId']]}")
         elif kind == "reassociated":
-            out.append(f"opened    {o['runId']}: new pane {o['paneId']} ({o['label']})")
+            line("opened", f"{o['runId']}: new pane {o['paneId']} ({o['label']})")
         elif kind == "untracked":
             extra = " [attempt spent]" if o.get("attempted") else ""
             extra += " [split refused: budget spent]" if o.get("phase") == "split" else ""
-            out.append(f"no pane   {o['runId']}: {o['reason']}{extra}")
+            line("no pane", f"{o['runId']}: {o['reason']}{extra}", "without a pane")
         elif kind == "attempts-exhausted":
-            out.append(f"skipped   {o['runId']}: re-establishment budget spent ({o['attempts']} attempts)")
+            line("skipped", f"{o['runId']}: re-establishment budget spent ({o['attempts']} attempts)")
         elif kind == "stale-released":
             who = f" of run {o['runId']}" if o.get("runId") else ""
             why = {"settled": "the run settled", "duplicate": "a second representation of a live run",
                    "unidentified": "a shell no live run owns"}.get(o["cause"], o["cause"])
-            out.append(f"closed    pane {o['paneId']}{who}: {o['cause']} ({why})")
+            line("closed", f"pane {o['paneId']}{who}: {o['cause']} ({why})")
         elif kind == "stale-release-failed":
-            out.append(f"FAILED    to close pane {o['paneId']} ({o['cause']}): {o['reason']}")
+            line("FAILED", f"to close pane {o['paneId']} ({o['cause']}): {o['reason']}", "failed to close")
         elif kind == "workspace-removed":
             why = f" ({o['reason']})" if o.get("reason") else ""
-            out.append(f"removed   workspace {o['workspaceId']} of {o['project']}{why}")
+            line("removed", f"workspace {o['workspaceId']} of {o['project']}{why}")
         elif kind == "workspace-remove-failed":
-            out.append(f"FAILED    to remove workspace {o['workspaceId']} of {o['project']}: {o['reason']}")
+            line("FAILED", f"to remove workspace {o['workspaceId']} of {o['project']}: {o['reason']}",
+                 "failed to remove")
         else:
+            counts[str(kind)] = counts.get(str(kind), 0) + 1
             out.append(json.dumps(o))
-    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "nothing to do"
+    summary = ", ".join(f"{n} {verb}" for verb, n in counts.items()) or "nothing to do"
     out.append(f"reconcile: {summary}")
     return "\n".join(out)
 
@@ -416,7 +427,8 @@ def render_status(result: dict[str, Any]) -> str:
         return f"status unavailable: {result.get('reason')}"
     runs = result.get("runs", [])
     live = [r for r in runs if not r["settled"]]
-    lines = [f"herdr session {result['session']}: {len(live)} live runs, {len(runs) - len(live)} settled"]
+    lines = [f"herdr session {result['session']}: {_plural(len(live), 'live run')}, "
+             f"{len(runs) - len(live)} settled"]
     for r in live:
         pulse = r.get("pulse")
         shown = f"pane {r['paneId']} (follower {pulse})" if r.get("paneId") else "no pane"
@@ -424,7 +436,8 @@ def render_status(result: dict[str, Any]) -> str:
         lines.append(f"  {r['runId']}  {r['project']} #{r['issue']} a{r['attempt']}  pid {pid}  {shown}"
                      f"  attempts {r['attempts']}")
     for ws in result.get("workspaces", []):
-        lines.append(f"workspace {ws['workspaceId']} ({ws['label']}) of {ws['project']}: {len(ws['panes'])} panes")
+        lines.append(f"workspace {ws['workspaceId']} ({ws['label']}) of {ws['project']}: "
+                     f"{_plural(len(ws['panes']), 'pane')}")
         for p in ws["panes"]:
             role = f"run {p['runId']}" if "cause" not in p else f"junk: {p['cause']}"
             lines.append(f"  {p['paneId']}  {p['label'] or '(no label)'}  {role}")

@@ -293,3 +293,17 @@ def test_exit_codes_and_ok_of_open_and_follow(pf: Panefleet, world: World) -> No
     pf("run", "start", "--project", "alpha", "--issue", "6", "--attempt", "1", "--run-id", "r2", "--pid", "2")
     failed = pf("open", "r2", "-o", "json")
     assert failed.returncode == 1 and json.loads(failed.stdout)["ok"] is False
+
+
+def test_reconcile_text_and_summary_agree_and_status_pluralises(pf: Panefleet) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    pf("run", "start", "--project", "alpha", "--issue", "6", "--attempt", "1", "--run-id", "r2")
+    text = pf("reconcile").stdout.splitlines()
+    assert text[0].startswith("opened    r1: new pane w1:p2")
+    assert text[1].startswith("no pane   r2:") and text[2].startswith("closed    pane w1:p1")
+    assert text[-1] == "reconcile: 1 opened, 1 without a pane, 1 closed"
+    assert pf("reconcile").stdout.splitlines()[-1] == "reconcile: 1 kept, 1 without a pane"
+    pf("run", "settle", "r2")
+    status = pf("status").stdout.splitlines()
+    assert status[0] == "herdr session fleet: 1 live run, 1 settled"
+    assert "alpha: 1 pane" in status[2]
