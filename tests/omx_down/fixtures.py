@@ -11,35 +11,14 @@ from pure import model as m
 from pure.omx.state import TeamPaths, render_json
 from pure.program import Program
 from shell.loop import run_program
+from tests.fixtures.omx_team import init_team_config
 from tests.harness import ScenarioExecutor
 
 CREATED = "2026-07-14T00:00:00.000Z"
 
 
 def config_for(team: str, workers: int) -> dict[str, Any]:
-    return {
-        "name": team,
-        "task": "task",
-        "agent_type": "executor",
-        "worker_launch_mode": "interactive",
-        "lifecycle_profile": "default",
-        "worker_count": workers,
-        "max_workers": 20,
-        "workers": [{"name": f"worker-{i}", "index": i, "role": "executor", "assigned_tasks": []}
-                    for i in range(1, workers + 1)],
-        "created_at": CREATED,
-        "tmux_session": f"omx-team-{team}",
-        "next_task_id": 1,
-        "leader_pane_id": None,
-        "leader_pane_pid": None,
-        "hud_pane_pid": None,
-        "hud_pane_id": None,
-        "tmux_pane_owner_id": f"team:{team}",
-        "resize_hook_name": None,
-        "resize_hook_target": None,
-        "next_worker_index": workers + 1,
-        "config_generation": 0,
-    }
+    return init_team_config(team, workers, created=CREATED)
 
 
 def manifest_for(config: dict[str, Any]) -> dict[str, Any]:

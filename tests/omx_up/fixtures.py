@@ -20,6 +20,7 @@ from pure import model as m
 from pure import wire
 from pure.omx.scale_up import ScaleUpRequest, TaskSpec, scale_up
 from pure.omx.state import TeamPaths, render_json
+from tests.fixtures.omx_team import init_team_config
 from tests.harness import Goldens, ScenarioExecutor, journal_json, normalize, run_scenario, snapshot_files
 
 CREATED = "2026-07-14T00:00:00.000Z"
@@ -112,29 +113,8 @@ def fixed(text: str, code: int = 0) -> Callable[[int, set[str]], m.Proc]:
 
 
 def base_config(team: str, workers: int = 1) -> dict[str, Any]:
-    return {
-        "name": team,
-        "task": "task",
-        "agent_type": "executor",
-        "worker_launch_mode": "interactive",
-        "lifecycle_profile": "default",
-        "worker_count": workers,
-        "max_workers": 20,
-        "workers": [{"name": f"worker-{i}", "index": i, "role": "executor", "assigned_tasks": []}
-                    for i in range(1, workers + 1)],
-        "created_at": CREATED,
-        "tmux_session": f"omx-team-{team}",
-        "next_task_id": 1,
-        "leader_pane_id": None,
-        "leader_pane_pid": None,
-        "hud_pane_pid": None,
-        "hud_pane_id": None,
-        "tmux_pane_owner_id": f"team:{team}",
-        "resize_hook_name": None,
-        "resize_hook_target": None,
-        "next_worker_index": workers + 1,
-        "config_generation": 1,
-    }
+    """The config oh-my-codex's initTeamState writes, after one save (generation 1)."""
+    return {**init_team_config(team, workers), "config_generation": 1}
 
 
 def manifest_of(config: dict[str, Any], dispatch_mode: str) -> dict[str, Any]:
