@@ -22,6 +22,7 @@ from pure import ops
 from pure import tmux as t
 from pure.omx import locks, txn
 from pure.omx import state as st
+from pure.omx.txn import read_text
 from pure.program import Gen, Program, expect, fail
 
 SESSION_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -52,13 +53,6 @@ class TeamStatusRequest:
     team: str
     cwd: str
     env: dict[str, str] = field(factory=dict)
-
-
-def read_text(path: str) -> Gen[str | None]:
-    data = yield from expect(m.ReadFile(path=path), m.FileData)
-    if data.error:
-        raise fail(f"cannot read {path}: {data.error}")
-    return data.content
 
 
 def load_team(paths: st.TeamPaths) -> Gen[st.TeamState]:

@@ -125,9 +125,10 @@ def parse_journal(text: str, team: str) -> Result[Journal, str]:
 
 
 def read_text(path: str) -> Gen[str | None]:
+    """A file's text, ``None`` when it does not exist; an unreadable file ends the program."""
     data = yield from expect(m.ReadFile(path=path), m.FileData)
     if data.error:
-        raise fail(data.error)
+        raise fail(f"cannot read {path}: {data.error}")
     return data.content
 
 
