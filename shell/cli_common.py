@@ -23,6 +23,8 @@ __all__ = ["add_dry_run", "add_output", "add_tmux", "run_cli_operation"]
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_DEBT, EXIT_REFUSED = 0, 1, 2, 3, 4
 EXIT_BY_STATUS = {"ok": EXIT_OK, "error": EXIT_ERROR, "debt": EXIT_DEBT, "refused": EXIT_REFUSED}
 TextRenderer = Callable[[dict[str, Any]], str]
+RunRenderer = Callable[[dict[str, Any], m.Done, list[m.Entry]], str]
+Predictor = Callable[[m.Run], m.Proc]
 
 
 def tmux_socket(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
@@ -104,6 +106,10 @@ def generic_text(result: dict[str, Any]) -> str:
     return "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in result.items() if k != "ok") or "ok"
 
 
+def debt_lines(done: m.Done) -> str:
+    return "".join(f"debt: {debt.kind} {debt.subject}: {debt.reason}\n" for debt in done.debt)
+
+
 def run_cli_operation(
     name: str,
     request: object,
@@ -111,10 +117,17 @@ def run_cli_operation(
     *,
     env: Mapping[str, str] | None = None,
     render: TextRenderer = generic_text,
+    render_run: RunRenderer | None = None,
     store: StoreHandler | None = None,
-    predictors: Mapping[str, Callable[[m.Run], m.Proc]] | None = None,
+    predictors: Mapping[str, Predictor] | Callable[[Executor], Mapping[str, Predictor]] | None = None,
+    predicted_capture: str | None = None,
 ) -> int:
-    """Run a registered operation (or its dry run) and print its outcome; return the exit code."""
+    """Run a registered operation (or its dry run) and print its outcome; return the exit code.
+
+    ``render`` turns the result into text. ``render_run`` is for operations whose text needs the
+    whole run (what the journal shows was changed, killed, cleaned): it owns the text entirely.
+    ``predictors`` (or a function of the real executor giving them) and ``predicted_capture`` shape
+    the dry run (see ``shell/dryrun.py``)."""
     from shell.loop import run_operation, run_program
 
     environ = dict(os.environ if env is None else env)
@@ -126,13 +139,16 @@ def run_cli_operation(
 
         op = ops.get(name)
         assert op is not None, name
-        dry = DryRunExecutor(executor, predictors)
+        chosen = predictors(executor) if callable(predictors) else predictors
+        dry = DryRunExecutor(executor, chosen, predicted_capture=predicted_capture)
         done, journal = run_program(lambda: op.program(request), dry)
         return render_dry_run(done, journal, as_json)
-    done, _journal, audit = run_operation(name, request, executor, env=environ)
+    done, journal, audit = run_operation(name, request, executor, env=environ)
     result = done.outcome.result if isinstance(done.outcome.result, dict) else {"ok": False, "error": done.outcome.message}
     if as_json:
         emit_json(result)
+    elif render_run is not None:
+        sys.stdout.write(render_run(result, done, journal).rstrip("\n") + "\n")
     else:
         changes = result.get("changesMade")
         if isinstance(changes, list) and changes:
@@ -147,11 +163,9 @@ def run_cli_operation(
                 sys.stdout.write(f"  - {describe_step(step) if step is not None else raw}\n")
         else:
             sys.stdout.write(render(result).rstrip("\n") + "\n")
-        if done.debt:
-            for debt in done.debt:
-                sys.stdout.write(f"debt: {debt.kind} {debt.subject}: {debt.reason}\n")
-        if audit is not None and os.environ.get("PANEFLEET_SHOW_AUDIT"):
-            sys.stderr.write(f"audit log: {audit}\n")
+        sys.stdout.write(debt_lines(done))
+    if not as_json and audit is not None and os.environ.get("PANEFLEET_SHOW_AUDIT"):
+        sys.stderr.write(f"audit log: {audit}\n")
     return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
 
 

@@ -122,32 +122,15 @@ def cmd_debt_show(args: argparse.Namespace) -> int:
 
 def cmd_debt_reconcile(args: argparse.Namespace) -> int:
     from pure.omx.scale_down import DebtRequest
-    from shell.cli_common import run_cli_operation
+    from shell.cli_common import debt_lines, run_cli_operation
 
     request = DebtRequest(team=args.team, cwd=_cwd(args), env=_env())
-    if getattr(args, "dry_run", False) or getattr(args, "output", "text") == "json":
-        return run_cli_operation("team.debt_reconcile", request, args)
-    return _run_reconcile_text(request, args)
-
-
-def _run_reconcile_text(request: object, args: argparse.Namespace) -> int:
-    """``run_cli_operation`` for the text of ``debt reconcile``, which needs the journal (what was
-    killed, found gone, cleaned) and not only oh-my-codex's ``{"ok": true}``."""
-    import sys
-
-    from shell.cli_common import EXIT_BY_STATUS, EXIT_ERROR, make_executor
-    from shell.loop import run_operation
-
-    environ = dict(os.environ)
-    done, journal, audit = run_operation("team.debt_reconcile", request, make_executor(args, environ), env=environ)
-    result = done.outcome.result if isinstance(done.outcome.result, dict) else {"ok": False,
-                                                                                "error": done.outcome.message}
-    sys.stdout.write(render_reconcile(result, journal, str(args.team)) + "\n")
-    for debt in done.debt:
-        sys.stdout.write(f"debt: {debt.kind} {debt.subject}: {debt.reason}\n")
-    if audit is not None and os.environ.get("PANEFLEET_SHOW_AUDIT"):
-        sys.stderr.write(f"audit log: {audit}\n")
-    return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
+    team = str(args.team)
+    return run_cli_operation(
+        "team.debt_reconcile", request, args,
+        # the text needs the journal (what was killed, found gone, cleaned), not only {"ok": true}
+        render_run=lambda result, done, journal: render_reconcile(result, journal, team) + "\n" + debt_lines(done),
+    )
 
 
 def cmd_task_create(args: argparse.Namespace) -> int:

@@ -197,21 +197,8 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
 PREDICTED_READY_OUTPUT = "(dry run: the worker is predicted to have started)\n"
 
 
-def dry_run(request: Any, args: argparse.Namespace, environ: dict[str, str]) -> int:
-    from pure.omx.scale_up import scale_up
-    from shell.cli_common import make_executor, render_dry_run
-    from shell.dryrun import DryRunExecutor
-    from shell.loop import run_program
-
-    executor = make_executor(args, environ)
-    dry = DryRunExecutor(executor, {"git": GitPrediction(executor)}, predicted_capture=PREDICTED_READY_OUTPUT)
-    done, journal = run_program(lambda: scale_up(request), dry)
-    return render_dry_run(done, journal, args.output == "json")
-
-
 def cmd_scale_up(args: argparse.Namespace) -> int:
-    from shell.cli_common import EXIT_BY_STATUS, EXIT_ERROR, emit_json, make_executor
-    from shell.loop import run_operation
+    from shell.cli_common import run_cli_operation
 
     environ = dict(os.environ)
     try:
@@ -219,16 +206,11 @@ def cmd_scale_up(args: argparse.Namespace) -> int:
     except ValueError as exc:
         sys.stderr.write(f"panefleet team scale-up: {exc}\n")
         return EXIT_USAGE
-    if args.dry_run:
-        return dry_run(request, args, environ)
-    executor = make_executor(args, environ)
-    done, journal, _audit = run_operation("team.scale_up", request, executor, env=environ)
-    result: Any = done.outcome.result
-    if not isinstance(result, dict):
-        result = {"ok": False, "error": done.outcome.message}
-    if args.output == "json":
-        emit_json(result)
-    else:
-        sys.stdout.write(explain(result, done.outcome.status, changed_anything(journal),
-                                 environ.get("PATH", os.defpath)) + "\n")
-    return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
+    search_path = environ.get("PATH", os.defpath)
+    return run_cli_operation(
+        "team.scale_up", request, args, env=environ,
+        render_run=lambda result, done, journal: explain(result, done.outcome.status, changed_anything(journal),
+                                                         search_path),
+        predictors=lambda executor: {"git": GitPrediction(executor)},
+        predicted_capture=PREDICTED_READY_OUTPUT,
+    )
