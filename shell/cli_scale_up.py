@@ -192,9 +192,9 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
     return "\n".join(lines)
 
 
-# What a new worker pane is predicted to show in a dry run: the plan assumes it is ready at the first
-# readiness poll instead of planning the whole backoff.
-PREDICTED_READY_OUTPUT = "(dry run: the worker is predicted to have started)\n"
+# What a new worker pane is predicted to show in a dry run: the plan assumes its agent is ready at the
+# first readiness poll and accepts its trigger at once, instead of planning the whole backoff.
+PREDICTED_READY_OUTPUT = "panefleet dry run: the agent is predicted ready and to accept what is typed\n"
 
 
 def cmd_scale_up(args: argparse.Namespace) -> int:

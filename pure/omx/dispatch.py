@@ -49,6 +49,11 @@ def trigger_message(paths: TeamPaths, worker: str, cwd: str, worktree: bool) -> 
             "then continue assigned work or next feasible task.")
 
 
+def trigger_token(worker: str) -> str:
+    """The part of every trigger that names the worker's own inbox: what its screen is searched for."""
+    return f"workers/{worker}/inbox.md"
+
+
 # ------------------------------------------------------------------------------------------ inbox
 
 

@@ -89,6 +89,7 @@ DEFAULT_STANDARD_MODEL: Final = "gpt-5.6-terra"
 DEFAULT_SPARK_MODEL: Final = "gpt-5.6-luna"
 
 WorkerCli = Literal["codex", "claude", "gemini"]
+CLI_NAMES: Final = ("codex", "claude", "gemini")
 PolicyKind = Literal["none", "bypass", "direct-policy", "mixed-policy"]
 
 # --------------------------------------------------------------------------- agent table

@@ -27,7 +27,8 @@ from returns.result import Failure
 from pure import model as m
 from pure import ops
 from pure import tmux as t
-from pure.omx import approved, ids, startup, txn
+from pure.agents import startup as supervise
+from pure.omx import approved, ids, instructions, layout, startup, txn
 from pure.omx import dispatch as dsp
 from pure.omx import launch as ln
 from pure.omx import worktree as wt
@@ -40,9 +41,6 @@ T = TypeVar("T")
 
 DISABLED = "Dynamic scaling is disabled. Set OMX_TEAM_SCALING_ENABLED=1 to enable."
 ENABLED_VALUES = ("1", "true", "yes", "on", "enabled")
-READY_TIMEOUT_MS = 45_000
-READY_FIRST_PAUSE_MS = 150
-READY_MAX_PAUSE_MS = 8000
 INJECT_ENV = "OMX_TEAM_SCALE_UP_INJECT_FAILURE"
 PLACEHOLDER = "placeholder"
 
@@ -135,6 +133,12 @@ class Run:
         self.agents_backups: dict[str, tuple[str, str]] = {}
         self.prepared: list[str] = []
         self.scripts: list[str] = []
+        self.launched: list[Json] = []  # records of panes created, pinned and tagged, not yet committed
+        self.dead_kept: set[str] = set()  # panes kept dead by remain-on-exit (removed before teardown)
+        self.created_instructions: str | None = None  # worker-agents.md written by this run
+        self.deliveries: list[Json] = []
+        self.supervised = req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1"
+        self.placements: list[layout.Placement] = []  # where each new worker goes (watched start-up)
         self.runtime_existed = True
         self.worktree_mode: wt.WorktreeMode | None = None
         self.worktree_mode_derived = False
@@ -284,12 +288,18 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     if expected is None:
         state = yield from _migrate_legacy_pid(paths, state, owner)
         target, expected, _leader = split_target(state.config)
-    first = yield from t.prove(target)
-    if not first.live:
-        raise _refuse(f"scale_up_split_target_proof_unavailable:{target}:{first.code()}")
-    if first.pid != expected:
-        raise _refuse(f"scale_up_split_target_pid_changed:{target}:{expected}:{first.pid}")
+    supervised = req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1"
+    placements: list[layout.Placement] = []
+    if supervised:
+        placements = yield from _plan_placements(state.config, target, expected, req.count)
+    else:
+        first = yield from t.prove(target)
+        if not first.live:
+            raise _refuse(f"scale_up_split_target_proof_unavailable:{target}:{first.code()}")
+        if first.pid != expected:
+            raise _refuse(f"scale_up_split_target_pid_changed:{target}:{expected}:{first.pid}")
     run = Run(req, paths, state, owner)
+    run.placements = placements
     run.approved_section = approved_section
     if expected_before_migration is None:
         # oh-my-codex quirk kept on purpose (spec §16): the rollback baseline of the manifest is the
@@ -304,8 +314,19 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     run.runtime_existed = runtime.value != "absent"
     try:
         tasks = yield from _create_tasks(run)
-        for position, name in enumerate(names):
-            yield from _add_worker(run, name, start + position, launches, position, tasks)
+        if run.supervised:
+            # Split and launch every worker, wait for all of them to start together, then hand each
+            # its task and commit it, in order (docs/scale-up.md, "Watched start-up").
+            launched: list[Launched] = []
+            for position, name in enumerate(names):
+                launched.append((yield from _launch_worker(run, name, start + position, launches, position)))
+            yield from _await_started(run, launched)
+            for worker in launched:
+                yield from _finish_worker(run, worker, tasks)
+        else:
+            for position, name in enumerate(names):
+                worker = yield from _launch_worker(run, name, start + position, launches, position)
+                yield from _finish_worker(run, worker, tasks)
         yield from _finish_event(run)
     except Abort as abort:
         return (yield from rollback(run, abort))
@@ -315,7 +336,69 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
         return (yield from rollback(run, Abort(f"internal_error:{type(error).__name__}:{error}", run.context)))
     result: Json = {"ok": True, "addedWorkers": run.added, "newWorkerCount": run.config["worker_count"],
                     "nextWorkerIndex": run.config["next_worker_index"]}
-    return _ok(result)
+    if not run.supervised:
+        return _ok(result)
+    result["deliveries"] = run.deliveries
+    undelivered = tuple(m.Debt(kind="task_delivery", subject=d["worker"], reason=d["reason"])
+                        for d in run.deliveries if d["status"] != "delivered")
+    if not undelivered:
+        return _ok(result)
+    # Members now, with live proven panes, but their task may not have reached them: needs attention.
+    return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)), debt=undelivered)
+
+
+def _team_panes(config: Json) -> list[tuple[str, int | None]]:
+    """The team's panes with their pinned pids, in split-preference order: newest worker first, the leader last."""
+    panes: list[tuple[str, int | None]] = []
+    for worker in reversed([w for w in config.get("workers") or [] if isinstance(w, dict)]):
+        pane, pid = worker.get("pane_id"), worker.get("pid")
+        if isinstance(pane, str) and t.is_pane_id(pane):
+            panes.append((pane, pid if t.is_positive_pid(pid) else None))
+    leader, pid = config.get("leader_pane_id"), config.get("leader_pane_pid")
+    if isinstance(leader, str) and t.is_pane_id(leader):
+        panes.append((leader, pid if t.is_positive_pid(pid) else None))
+    return panes
+
+
+def _plan_placements(config: Json, target: str, expected: int | None, count: int) -> Gen[list[layout.Placement]]:
+    """Watched start-up (docs/scale-up.md, "Pane placement"): where each new worker goes, from one
+    snapshot and the pane geometry. Candidates are the team's panes that are live with their pinned
+    pid (so a gone last worker no longer blocks the team: a documented deviation); each is proven
+    again (``L, S, L``) right before it is split. No live candidate: oh-my-codex's refusal for its
+    split target. No room: refused before anything is created."""
+    snapshot = yield from expect(t.list_panes_step(), m.Proc)
+    live = [pane for pane, pid in _team_panes(config)
+            if (v := t.verdict_from_answer(pane, snapshot)).live and pid is not None and v.pid == pid]
+    if not live:
+        first = t.verdict_from_answer(target, snapshot)
+        if not first.live:
+            raise _refuse(f"scale_up_split_target_proof_unavailable:{target}:{first.code()}")
+        raise _refuse(f"scale_up_split_target_pid_changed:{target}:{expected}:{first.pid}")
+    geometry = yield from layout.read_geometry()
+    if isinstance(geometry, Failure):
+        raise _refuse(f"scale_up_pane_geometry_unavailable:{geometry.failure()}")
+    boxes = geometry.unwrap()
+    leader = config.get("leader_pane_id")
+    planned = layout.plan_placements(boxes, [p for p in live if p in boxes], count,
+                                     leader_pane=leader if isinstance(leader, str) and leader in boxes else live[-1])
+    if isinstance(planned, Failure):
+        raise _refuse(f"scale_up_no_room:{planned.failure().message}")
+    return planned.unwrap()
+
+
+def _placed_target(run: Run, position: int) -> tuple[layout.Placement, str, int | None]:
+    """The placement of the worker at ``position``, its real target pane (the leader's, for a new
+    window) and that pane's pinned pid."""
+    placement = run.placements[position]
+    pinned = {pane: pid for pane, pid in _team_panes(run.base_state.config)}
+    pinned.update({r["pane_id"]: r.get("pid") for r in run.launched})
+    if isinstance(placement, layout.Split):
+        planned = layout.planned_index(placement.target)
+        target = run.launched[planned]["pane_id"] if planned is not None else placement.target
+    else:
+        target = str(run.config.get("leader_pane_id"))
+    pid = pinned.get(target)
+    return placement, target, pid if t.is_positive_pid(pid) else None
 
 
 def _team_file(paths: TeamPaths, config: Json, cwd: str, name: str) -> str:
@@ -367,6 +450,11 @@ def _plan_launches(req: ScaleUpRequest, paths: TeamPaths, start: int, state: Tea
         placeholder = req.cli_paths.get(PLACEHOLDER)
         if not placeholder:
             raise _refuse("placeholder_agent_unavailable: the panefleet placeholder agent was not found")
+    team_cli = state.raw_config.get("worker_cli")
+    if (placeholder is None and team_cli in ln.CLI_NAMES and not launch_env.get("OMX_TEAM_WORKER_CLI", "").strip()
+            and not launch_env.get("OMX_TEAM_WORKER_CLI_MAP", "").strip()):
+        # the team's CLI (team init --worker-cli) when the environment selects none: docs/scale-up.md
+        launch_env["OMX_TEAM_WORKER_CLI"] = team_cli
     request = ln.ScaleUpLaunchRequest(
         count=req.count, next_worker_index=start, agent_type=req.agent_type, env=launch_env, process_env=launch_env,
         leader_cwd=req.cwd, codex_home=home, setup_scope_json=setup_scope,
@@ -591,11 +679,29 @@ def _create_tasks(run: Run) -> Gen[list[Json]]:
 # ------------------------------------------------------------------------------------- one worker
 
 
-def _add_worker(run: Run, name: str, index: int, launches: Launches, position: int,
-                tasks: list[Json]) -> Gen[None]:
+@frozen(kw_only=True)
+class Launched:
+    """A worker whose pane exists, pinned and tagged, with its identity written; not yet a member."""
+
+    name: str
+    index: int
+    pane: str
+    pid: int
+    cli: str  # what runs in the pane, for the screen model (codex, claude, gemini, placeholder)
+    record: Json
+    role: str | None
+    prompt: str | None
+    tree: wt.Worktree | None
+    context: RollbackContext
+
+
+def _launch_worker(run: Run, name: str, index: int, launches: Launches, position: int) -> Gen[Launched]:
     paths, owner = run.paths, run.owner
     run.context = RollbackContext(worker_name=name)
     target, pid, leader = split_target(run.config)
+    placement: layout.Placement | None = None
+    if run.placements:
+        placement, target, pid = _placed_target(run, position)
     if pid is None:
         raise Abort(f"scale_up_split_target_pid_missing:{target}", run.context)
     policy = launches.policies[position]
@@ -620,8 +726,9 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         prompt = None if role is None else (yield from _role_prompt(launches, role))
         block = None if role is None or prompt is None else role_instructions(role, prompt,
                                                                                 _model_of(policy.launch_args))
+        team_file = posixpath.join(paths.team_dir, instructions.FILE_NAME)
         if tree is not None:
-            team_text = yield from _read_optional(posixpath.join(paths.team_dir, "worker-agents.md"))
+            team_text = yield from _read_optional(team_file)
             content = worktree_instructions(paths.team, name, team_text, block)
             backup = yield from wt.install_root_agents(tree.path, content)
             run.agents_backups[name] = (tree.path, backup)
@@ -635,7 +742,7 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
             yield from _ack(m.WriteFile(path=agents, content=block))
             extra["OMX_MODEL_INSTRUCTIONS_FILE"] = agents
         else:
-            extra["OMX_MODEL_INSTRUCTIONS_FILE"] = posixpath.join(paths.team_dir, "worker-agents.md")
+            extra["OMX_MODEL_INSTRUCTIONS_FILE"] = team_file
         built = ln.build_worker_launch(policy, team_name=paths.team, worker_cwd=working_dir, extra_env=extra,
                                        host=launches.host)
         if isinstance(built, Failure):
@@ -643,6 +750,8 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         plan = built.unwrap()
         if launches.placeholder is not None:
             plan = dataclasses.replace(plan, command=launches.placeholder)
+        elif tree is None and block is None and any(team_file in arg for arg in plan.argv):
+            yield from _ensure_instructions(run)  # a launch never points at a missing file
         run.scripts.append(script)
         shell, rc_file = startup.choose_worker_shell(run.req.env.get("SHELL"), run.req.existing_shells)
         rendered = startup.render_startup_script(plan, worker_cwd=working_dir, shell=shell, rc_file=rc_file,
@@ -663,8 +772,10 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
     direction = "-h" if leader else "-v"
     command = startup.startup_command(script)
     run.context = evolve(context, pane_id=None)
-    split = yield from expect(t.tmux("split-window", direction, "-t", target, "-d", "-P", "-F", "#{pane_id}",
-                                     "-c", working_dir, command, mutates=True), m.Proc)
+    where = (("split-window", direction, "-t", target) if placement is None
+             else layout.placement_args(placement, target if isinstance(placement, layout.Split) else None))
+    split = yield from expect(t.tmux(*where, "-d", "-P", "-F", "#{pane_id}", "-c", working_dir, command,
+                                     mutates=True), m.Proc)
     if split.exit_code != 0:
         raise Abort(f"Failed to create tmux pane for {name}: {split.stderr.strip()}", context)
     lines = split.stdout.split("\n")
@@ -675,8 +786,8 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
     # A pane exists from here on: an exception before the record below still names it.
     run.context = evolve(context, pane_id=pane)
     pinned = yield from t.prove(pane)
-    record = _worker_record(run, name=name, index=index, role=role,
-                            cli=PLACEHOLDER if launches.placeholder is not None else plan.worker_cli,
+    cli = PLACEHOLDER if launches.placeholder is not None else plan.worker_cli
+    record = _worker_record(run, name=name, index=index, role=role, cli=cli,
                             pid=pinned.pid if pinned.live else None, pane=pane, working_dir=working_dir, tree=tree)
     context = run.context = RollbackContext(worker=record, pane_id=pane, worker_name=name,
                                             worktree_path=tree.path if tree else None)
@@ -687,27 +798,62 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
     if problem is not None:
         raise Abort(f"Failed to tag tmux pane for {name}: {problem}", context)
     run.tagged.add(pane)
-    # 20-23. materialize
+    run.launched.append(record)
+    if run.supervised:
+        # Keep the pane if its CLI exits during start-up, so that its last lines can be read.
+        problem = yield from supervise.keep_on_exit(pane, pinned.pid, owner, True)
+        if problem is not None:
+            raise Abort(f"scale_up_worker_start_failed:{name}: {problem}", context)
+    # 20. identity
     try:
         yield from _ack(m.WriteFile(path=paths.worker_file(name, "identity.json"), content=render_json(record)))
         run.maybe_inject("identity")
-        yield from _wait_ready(run, pane, pinned.pid)
+    except StepFailure as error:
+        raise Abort(f"scale_up_worker_materialization_failed:{name}:{error}", context) from None
+    return Launched(name=name, index=index, pane=pane, pid=pinned.pid, cli=cli, record=record, role=role,
+                    prompt=prompt, tree=tree, context=context)
+
+
+def _await_started(run: Run, launched: Sequence[Launched]) -> Gen[None]:
+    """Wait for every launched agent to start (``pure/agents/startup.py``); the first that failed
+    to start aborts the scale-up with its CLI's own last lines."""
+    items = [supervise.Starting(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid) for w in launched]
+    started = yield from supervise.wait_until_ready(items, run.owner, supervise.policy_from_env(run.req.env))
+    for worker, outcome in zip(launched, started, strict=True):
+        run.deliveries.append({"worker": worker.name, "paneId": worker.pane, "cli": worker.cli,
+                               "started": outcome.state, "answered": list(outcome.answered)})
+        if not outcome.ok:
+            run.context = worker.context
+            raise Abort(f"scale_up_{outcome.reason}", worker.context)
+
+
+def _finish_worker(run: Run, worker: Launched, tasks: list[Json]) -> Gen[None]:
+    """Steps 21-23 for one launched worker (started, when watched): inbox, dispatch, membership commit.
+    With ``OMX_TEAM_SKIP_READY_WAIT=1`` nothing waits for the agent, as in oh-my-codex."""
+    paths, name, index, context = run.paths, worker.name, worker.index, worker.context
+    run.context = context
+    try:
+        if run.supervised:  # started: stop keeping the pane after its process exits (oh-my-codex's default)
+            problem = yield from supervise.keep_on_exit(worker.pane, worker.pid, run.owner, False)
+            if problem is not None:
+                raise Abort(f"scale_up_worker_start_failed:{name}: {problem}", context)
         mine = [task for task in tasks if task.get("owner") == name]
         ultragoal = yield from _read_optional(_team_file(paths, run.config, run.req.cwd, "ultragoal-context.json"))
         section = dsp.ultragoal_section(ultragoal)
-        inbox = dsp.render_inbox(team=paths.team, worker=name, role=role or "", tasks=mine, paths=paths,
-                                 leader_cwd=run.req.cwd, specialization=None if tree is not None else prompt,
+        inbox = dsp.render_inbox(team=paths.team, worker=name, role=worker.role or "", tasks=mine, paths=paths,
+                                 leader_cwd=run.req.cwd,
+                                 specialization=None if worker.tree is not None else worker.prompt,
                                  context=tuple(c for c in (run.approved_section, section) if c is not None))
         yield from _ack(m.WriteFile(path=paths.worker_file(name, "inbox.md"), content=inbox))
         run.maybe_inject("inbox")
-        failure = yield from _dispatch(run, name, index, pane, pinned.pid, tree is not None)
+        failure = yield from _dispatch(run, worker)
         if failure is not None:
             raise Abort(f"scale_up_dispatch_failed:{name}:{failure}", context)
         run.maybe_inject("post-dispatch-rollback")
-        run.config["workers"] = [*run.config.get("workers", []), record]
+        run.config["workers"] = [*run.config.get("workers", []), worker.record]
         run.config["worker_count"] = len(run.config["workers"])
         run.config["next_worker_index"] = index + 1
-        run.added.append(record)
+        run.added.append(worker.record)
         run.maybe_inject("config")
         updates = _membership_updates(run.config["workers"], index + 1)
         if run.worktree_mode_derived:
@@ -719,6 +865,18 @@ def _add_worker(run: Run, name: str, index: int, launches: Launches, position: i
         run.maybe_inject("finalization")
     except StepFailure as error:
         raise Abort(f"scale_up_worker_materialization_failed:{name}:{error}", context) from None
+
+
+def _ensure_instructions(run: Run) -> Gen[None]:
+    """Write the team's ``worker-agents.md`` when it is missing (``pure/omx/instructions.py``)."""
+    path = posixpath.join(run.paths.team_dir, instructions.FILE_NAME)
+    if run.created_instructions is not None or (yield from _read_optional(path)) is not None:
+        return
+    sources = []
+    for source in instructions.source_paths(run.req.env, run.req.cwd):
+        sources.append((yield from _read_optional(source)))
+    yield from _ack(m.WriteFile(path=path, content=instructions.compose(run.paths.team, sources)))
+    run.created_instructions = path
 
 
 def worktree_instructions(team: str, worker: str, team_text: str | None, role_block: str | None) -> str:
@@ -781,63 +939,61 @@ def _tag(pane: str, pid: int, owner: str) -> Gen[str | None]:
     return None
 
 
-def ready_backoff_ms(timeout_ms: int) -> list[int]:
-    """The pauses between readiness polls: 150 ms doubling up to 8 s, within the timeout."""
-    pauses: list[int] = []
-    pause, total = READY_FIRST_PAUSE_MS, 0
-    while total + pause <= timeout_ms:
-        pauses.append(pause)
-        total += pause
-        pause = min(pause * 2, READY_MAX_PAUSE_MS)
-    return pauses
-
-
-def _wait_ready(run: Run, pane: str, pid: int) -> Gen[None]:
-    """Step 21: unless ``OMX_TEAM_SKIP_READY_WAIT=1``, poll the pane (behind its pinned proof) with
-    a backoff of 150 ms doubling to 8 s until it shows any output or the timeout passes; a timeout
-    is not an error (oh-my-codex only warns), and neither is a pane that cannot be captured."""
-    if run.req.env.get("OMX_TEAM_SKIP_READY_WAIT") == "1":
-        return
-    raw = run.req.env.get("OMX_TEAM_READY_TIMEOUT_MS", "")
-    timeout = int(raw) if raw.isdigit() and int(raw) >= 5000 else READY_TIMEOUT_MS
-    for pause in [*ready_backoff_ms(timeout), None]:
-        problem = yield from dsp.pinned_proof(pane, pid, run.owner)
-        if problem is not None:
-            return
-        shot = yield from expect(t.tmux("capture-pane", "-t", pane, "-p"), m.Proc)
-        if shot.exit_code != 0 or shot.stdout.strip() or pause is None:
-            return  # ready, readiness cannot be observed, or out of time: dispatch decides from here
-        yield from expect(m.Sleep(ms=pause), m.Ack)
-
-
-def _dispatch(run: Run, name: str, index: int, pane: str, pid: int, worktree: bool) -> Gen[str | None]:
-    """Step 22: enqueue the inbox request and deliver its trigger. Returns the failure reason."""
-    paths = run.paths
+def _dispatch(run: Run, worker: Launched) -> Gen[str | None]:
+    """Step 22: enqueue the inbox request and deliver its trigger. Returns the failure that aborts
+    the scale-up; a delivery the screen did not confirm is recorded and reported instead."""
+    paths, name, pane, pid = run.paths, worker.name, worker.pane, worker.pid
     mode = dsp.dispatch_mode(run.manifest)
-    trigger = dsp.trigger_message(paths, name, run.req.cwd, worktree)
+    trigger = dsp.trigger_message(paths, name, run.req.cwd, worker.tree is not None)
     request_id = yield from ids.fresh_uuid()
     now = yield from expect(m.Clock(), m.Value)
-    request = dsp.new_request(request_id=request_id, team=paths.team, worker=name, index=index,
+    request = dsp.new_request(request_id=request_id, team=paths.team, worker=name, index=worker.index,
                               pane_id=pane, trigger=trigger, mode=mode, now=now.value)
     try:
         requests = yield from dsp.read_requests(paths)
         yield from dsp.write_requests(paths, [*requests, request])
     except OSError as error:
         raise StepFailure(str(error)) from None
-    delivery = yield from dsp.deliver_trigger(pane, pid, run.owner, trigger)
+    if run.supervised:
+        watched = yield from supervise.deliver(worker.cli, pane, pid, run.owner, trigger, dsp.trigger_token(name))
+        delivery = dsp.Delivery(watched.ok, watched.reason)
+    else:
+        delivery = yield from dsp.deliver_trigger(pane, pid, run.owner, trigger)
     done = yield from expect(m.Clock(), m.Value)
-    request = {**request, "status": "notified" if delivery.ok else "failed", "attempt_count": 1,
-               "updated_at": done.value}
-    if delivery.ok:
-        request["notified_at"] = done.value
-    request["last_reason"] = dsp.delivered_reason(mode, delivery.reason) if delivery.ok else delivery.reason
+    request = {**request, "attempt_count": 1, "updated_at": done.value}
+    if run.supervised:
+        request["status"] = "delivered" if delivery.ok else "failed"
+        request["delivered_at" if delivery.ok else "failed_at"] = done.value
+        request["last_reason"] = delivery.reason
+    else:
+        request["status"] = "notified" if delivery.ok else "failed"
+        if delivery.ok:
+            request["notified_at"] = done.value
+        request["last_reason"] = dsp.delivered_reason(mode, delivery.reason) if delivery.ok else delivery.reason
     try:
         current = yield from dsp.read_requests(paths)
         yield from dsp.write_requests(paths, [request if isinstance(r, dict) and r.get("request_id") ==
                                               request["request_id"] else r for r in current])
     except OSError as error:
         raise StepFailure(str(error)) from None
-    return None if delivery.ok else delivery.reason
+    if not run.supervised:
+        return None if delivery.ok else delivery.reason
+    yield from _log_delivery(run, request, done.value)
+    entry = next(d for d in run.deliveries if d["worker"] == name)
+    entry.update(status="delivered" if delivery.ok else "not_delivered", reason=delivery.reason,
+                 requestId=request_id, rounds=watched.rounds)
+    return delivery.reason if watched.lost else None
+
+
+def _log_delivery(run: Run, request: Json, now: str) -> Gen[None]:
+    """oh-my-codex's delivery log line (``<cwd>/.omx/logs/team-delivery-<date>.jsonl``); best effort, as there."""
+    line = {"timestamp": now, "kind": "team_delivery", "event": "dispatch_result", "source": "panefleet.scale_up",
+            "team": run.paths.team, "request_id": request["request_id"], "to_worker": request["to_worker"],
+            "intent": request["intent"], "transport": "send-keys",
+            "result": "confirmed" if request["status"] == "delivered" else "failed", "reason": request["last_reason"]}
+    path = posixpath.join(run.req.cwd, ".omx", "logs", f"team-delivery-{now[:10]}.jsonl")
+    yield from expect(m.AppendFile(path=path, content=json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+                                   + "\n"), m.Ack)
 
 
 def _event(paths: TeamPaths, reason: str) -> Gen[None]:
@@ -867,8 +1023,9 @@ def _persistence_failure(error: BaseException) -> str:
 
 def _rollback_workers(run: Run, context: RollbackContext) -> list[Json]:
     workers = list(run.added)
-    if context.worker is not None and all(w["name"] != context.worker["name"] for w in workers):
-        workers.append(context.worker)
+    for record in [*run.launched, *([context.worker] if context.worker is not None else [])]:
+        if all(w["name"] != record["name"] for w in workers):
+            workers.append(record)
     return workers
 
 
@@ -1016,6 +1173,14 @@ def rollback(run: Run, abort: Abort) -> Gen[m.Done]:
     if problem is not None:
         debts.append(f"authoritative_dispatch_cleanup_failed:{problem}")
     candidates, targets = _authorize(run, rollback_workers, context, debts)
+    if run.supervised:
+        # A CLI that exited during start-up left its pane dead (remain-on-exit): remove it first, so
+        # that the teardown below proves it absent instead of leaving a dead pane on screen.
+        for target in targets:
+            if target.pid is not None:
+                problem = yield from supervise.remove_dead(target.pane_id, target.pid, run.owner)
+                if problem is not None:
+                    debts.append(f"pane_teardown_failed:{target.pane_id}")
     resolved: set[str] = set()
     if targets:
         report, problem = yield from _guard(lambda: t.teardown(
@@ -1113,6 +1278,8 @@ def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str]) 
             yield from _ack(m.RemovePath(path=script))
     if not run.runtime_existed and not unresolved:
         yield from _ack(m.RemovePath(path=paths.runtime_dir, recursive=True))
+    if run.created_instructions is not None and not unresolved:
+        yield from _ack(m.RemovePath(path=run.created_instructions))
     if problems:
         raise StepFailure("; ".join(problems))
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from pure import model as m
 from pure import wire
+from pure.omx.layout import GEOMETRY_FORMAT
 from pure.omx.scale_up import ScaleUpRequest, TaskSpec, scale_up
 from pure.omx.state import TeamPaths, render_json
 from tests.fixtures.omx_team import init_team_config
@@ -64,6 +65,13 @@ class StubTmux:
         self.list_calls = 0
         self.split_calls = 0
 
+    def geometry(self) -> m.Proc:
+        """The pane geometry of the watched start-up's placement (pure/omx/layout.py) for the panes of the
+        current snapshot (without counting it as a proof)."""
+        listed = self.snapshot(self.list_calls or 1, self.killed)
+        panes = [line.split("\t")[0] for line in listed.stdout.splitlines() if line.startswith("%")]
+        return m.Proc(exit_code=0, stdout=_geometry_rows(panes))
+
     def __call__(self, args: tuple[str, ...]) -> m.Proc:
         verb = args[0]
         if verb == "-V":
@@ -80,6 +88,8 @@ class StubTmux:
             pane = self.splits[min(self.split_calls, len(self.splits) - 1)]
             self.split_calls += 1
             return m.Proc(exit_code=0, stdout=f"{pane}\n")
+        if verb == "list-panes" and args[-1] == GEOMETRY_FORMAT:
+            return self.geometry()
         if verb == "list-panes":
             self.list_calls += 1
             return self.snapshot(self.list_calls, self.killed)
@@ -94,6 +104,11 @@ class StubTmux:
         if verb == "capture-pane":
             return m.Proc(exit_code=0, stdout="\n")
         return m.Proc(exit_code=0)
+
+
+def _geometry_rows(panes: list[str]) -> str:
+    """Each pane alone in a 200x50 window of session $0 (room for every split)."""
+    return "".join(f"{pane}\t$0\t@{n}\t0\toff\t0\t0\t200\t50\t200\t50\n" for n, pane in enumerate(panes))
 
 
 def default_snapshot(_call: int, killed: set[str]) -> m.Proc:

@@ -13,7 +13,7 @@ from tests.harness import ScenarioExecutor
 from tests.omx_up.fixtures import StubTmux, UpTeam, request, rows
 
 
-def _plan(tmp_path: Path, count: int, capture: str | None) -> list[tuple[str, ...]]:
+def _plan(tmp_path: Path, count: int, capture: str | None) -> tuple[m.Done, list[tuple[str, ...]]]:
     team = UpTeam(tmp_path)
     req = request(team, count=count, env={"OMX_TEAM_SKIP_READY_WAIT": "0"})
     tmux = StubTmux(snapshot=lambda _call, _killed: m.Proc(exit_code=0, stdout=rows(("%11", 0, 42411),
@@ -21,20 +21,27 @@ def _plan(tmp_path: Path, count: int, capture: str | None) -> list[tuple[str, ..
     real = ScenarioExecutor(tmp_path, tmux)
     dry = DryRunExecutor(real, predicted_capture=capture)  # type: ignore[arg-type]
     done, journal = run_program(lambda: scale_up(req), dry)
+    return done, [tuple(e.step.args) for e in journal if isinstance(e.step, m.Run) and e.step.tool == "tmux"]
+
+
+def test_dry_run_plans_one_readiness_poll_and_one_confirmation_per_worker(tmp_path: Path) -> None:
+    done, calls = _plan(tmp_path, 10, PREDICTED_READY_OUTPUT)
     assert done.outcome.status == "ok", done.outcome.message
-    return [tuple(e.step.args) for e in journal if isinstance(e.step, m.Run) and e.step.tool == "tmux"]
+    assert [d["status"] for d in done.outcome.result["deliveries"]] == ["delivered"] * 10  # type: ignore[index]
+    # per worker: one readiness look, one look before typing, one confirmation after the submit
+    assert [c[0] for c in calls].count("capture-pane") == 30
+    assert [c[0] for c in calls].count("split-window") == 10
 
 
-def test_dry_run_plans_one_readiness_poll_per_worker(tmp_path: Path) -> None:
-    calls = _plan(tmp_path, 10, PREDICTED_READY_OUTPUT)
-    assert [c[0] for c in calls].count("capture-pane") == 10
-    assert len(calls) == 2 + 19 * 10
+def test_dry_run_without_a_prediction_predicts_the_start_up_timeout(tmp_path: Path) -> None:
+    """A planned pane that shows nothing never becomes ready: the dry run says so instead of
+    predicting a success the screen could not confirm."""
+    from pure.agents.startup import poll_pauses
 
-
-def test_dry_run_without_a_prediction_plans_the_whole_backoff(tmp_path: Path) -> None:
-    """The general default of the dry-run executor is unchanged: a planned pane shows nothing."""
-    calls = _plan(tmp_path, 1, None)
-    assert [c[0] for c in calls].count("capture-pane") == 11
+    done, calls = _plan(tmp_path, 1, None)
+    assert done.outcome.status == "error"
+    assert done.outcome.message.startswith("scale_up_worker_not_ready:worker-2:")
+    assert [c[0] for c in calls].count("capture-pane") == len(poll_pauses(45_000)) + 1
 
 
 # ------------------------------------------------------------------ ids look like randomUUID()
@@ -57,3 +64,9 @@ def test_request_and_event_ids_are_dashed_uuids_like_oh_my_codex(tmp_path: Path)
     assert requests[0]["request_id"] == uuid_text("id-0001")
     event = json.loads((team.dir / "events" / "events.ndjson").read_text().splitlines()[-1])
     assert event["event_id"] == uuid_text("id-0002")
+
+
+def test_the_predicted_screen_is_the_one_the_start_up_supervision_knows() -> None:
+    from pure.agents.startup import PREDICTED_SCREEN
+
+    assert PREDICTED_READY_OUTPUT == PREDICTED_SCREEN + "\n"

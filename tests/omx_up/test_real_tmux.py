@@ -79,7 +79,9 @@ def test_scale_up_three_on_real_tmux(tmux_server: TmuxServer, team: tuple[dict[s
 
 def test_killed_worker_fails_closed_and_creates_nothing(
         tmux_server: TmuxServer, team: tuple[dict[str, str], Path, str]) -> None:
+    """oh-my-codex's mode (no watched start-up): a gone split target refuses, nothing is changed."""
     env, work, _leader = team
+    env = {**env, "OMX_TEAM_SKIP_READY_WAIT": "1"}
     config = json.loads((work / ".omx/state/team/alpha/config.json").read_text())
     victim = config["workers"][-1]["pane_id"]
     tmux_server.cmd("kill-pane", "-t", victim)
@@ -92,6 +94,24 @@ def test_killed_worker_fails_closed_and_creates_nothing(
     assert tmux_server.panes() == before_panes
     text = pf("team", "scale-up", "alpha", "--count", "1", "--cwd", str(work), env=env).stdout
     assert "absent" in text and "Nothing was changed" in text
+
+
+def test_gone_last_worker_no_longer_blocks_the_team(
+        tmux_server: TmuxServer, team: tuple[dict[str, str], Path, str]) -> None:
+    """Watched start-up: the new worker is placed in another live, proven team pane (the leader's)."""
+    env, work, leader = team
+    config = json.loads((work / ".omx/state/team/alpha/config.json").read_text())
+    victim = config["workers"][-1]["pane_id"]
+    tmux_server.cmd("kill-pane", "-t", victim)
+    code, result = pf_json("team", "scale-up", "alpha", "--count", "1", "--cwd", str(work), env=env)
+    assert code == 0, result
+    added = result["addedWorkers"][0]
+    assert added["name"] == "worker-2" and tmux_server.panes()[added["pane_id"]] == (False, added["pid"])
+    assert result["deliveries"][0]["status"] == "delivered"
+    audits = sorted((Path(env["PANEFLEET_STATE_DIR"]) / "audit").glob("*scale_up*.jsonl"))
+    splits = [json.loads(line)["step"]["args"] for line in audits[-1].read_text().splitlines()
+              if '"split-window"' in line]
+    assert splits and all(victim not in args for args in splits) and leader in splits[0]
 
 
 def test_foreign_pane_next_to_the_team_is_never_targeted(
@@ -122,8 +142,10 @@ def test_dry_run_changes_nothing(tmux_server: TmuxServer, team: tuple[dict[str, 
     code, plan = pf_json("team", "scale-up", "alpha", "--count", "2", "--cwd", str(work), "--dry-run", env=env)
     assert code == 0, plan
     assert plan["dryRun"] is True and plan["predicted"]["newWorkerCount"] == 3
-    verbs = [p["step"]["args"][0] for p in plan["plan"] if p["step"]["op"] == "run" and p["change"]]
-    assert verbs.count("split-window") == 2 and verbs.count("set-option") == 2
+    changes = [p["step"]["args"] for p in plan["plan"] if p["step"]["op"] == "run" and p["change"]]
+    verbs = [args[0] for args in changes]
+    tags = [args for args in changes if args[0] == "set-option" and "@omx_team_pane_owner_id" in args]
+    assert verbs.count("split-window") == 2 and len(tags) == 2
     assert team_files(work) == before_files
     assert tmux_server.panes() == before_panes
 

@@ -972,24 +972,3 @@ def test_task_materialization_failure_rolls_back(tmp_path: Path) -> None:
     assert not any(a[0] == "split-window" for a in executor.tmux_log)
 
 
-@pytest.mark.parametrize(("ready_after", "polls"), [(1, 1), (3, 3), (None, 11)])
-def test_readiness_wait_polls_behind_pinned_proofs_with_backoff(tmp_path: Path, ready_after: int | None,
-                                                                 polls: int) -> None:
-    team = UpTeam(tmp_path)
-    stub = StubTmux()
-    captures = []
-
-    def tmux(args: tuple[str, ...]) -> m.Proc:
-        if args[0] == "capture-pane":
-            captures.append(args)
-            ready = ready_after is not None and len(captures) >= ready_after
-            return m.Proc(exit_code=0, stdout="codex> \n" if ready else "\n")
-        return stub(args)
-
-    out = run(team, request(team, env={"OMX_TEAM_SKIP_READY_WAIT": "0"}), tmux)
-    assert out.result["ok"] is True
-    assert len(captures) == polls
-    sleeps = [e.step.ms for e in out.journal if isinstance(e.step, m.Sleep)]
-    assert sleeps == [150, 300, 600, 1200, 2400, 4800, 8000, 8000, 8000, 8000][: polls - 1]
-    seq = out.sequence()
-    assert seq.startswith("V L L S(%21) L SPLIT(%21) L L TAG(%31) " + " ".join(["L S(%31) L CAP(%31)"] * polls))

@@ -1,0 +1,245 @@
+"""The agent-screen model: ``capture-pane`` text of a worker pane → what the agent CLI is doing.
+
+``classify(cli, capture, dead=...)`` answers a :class:`Screen`: one of the states below, the lines
+that decided it (``evidence``), the selection prompt it shows (``choice``) and the text left in its
+input line. The wordings are those of the pinned CLIs (Codex 0.169.0, Claude Code 2.1.328; real
+captures in ``tests/goldens/screens/``) plus the older ones oh-my-codex 0.20.3 recognises.
+
+States, checked in this order (the first that matches wins):
+
+* ``exited``          the pane is dead (tmux ``remain-on-exit``), or shows tmux's "Pane is dead"
+* ``trust_prompt``    a folder-trust question with its choices
+* ``bypass_prompt``   Claude's "Bypass Permissions mode" warning with its choices
+* ``api_key_prompt``  Claude asking whether to use the API key found in the environment
+* ``login_required``  a sign-in, onboarding or authentication screen
+* ``busy``            the agent is working on a message (``esc to interrupt``)
+* ``ready``           the agent's input line is shown and it waits for a message
+* ``starting``        nothing, or only the CLI's launch noise, on screen yet
+* ``unknown``         text that matches none of the above
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+from attrs import frozen
+
+ScreenState = Literal["starting", "trust_prompt", "bypass_prompt", "api_key_prompt", "login_required", "ready",
+                      "busy", "exited", "unknown"]
+SCREEN_STATES: tuple[ScreenState, ...] = ("starting", "trust_prompt", "bypass_prompt", "api_key_prompt",
+                                          "login_required", "ready", "busy", "exited", "unknown")
+# States in which the agent will not start on its own: the worker failed to start.
+STUCK_STATES: frozenset[ScreenState] = frozenset({"api_key_prompt", "login_required", "exited"})
+
+TAIL = 40  # prompts and input lines are looked for in the last lines of the screen
+POINTERS = "›❯>"  # the marker of a highlighted option or of an input line
+
+
+@frozen(kw_only=True)
+class Choice:
+    """A selection prompt: its options top to bottom, which is highlighted, which one accepts."""
+
+    options: tuple[str, ...]
+    selected: int | None
+    accept: int | None
+
+
+@frozen(kw_only=True)
+class Screen:
+    state: ScreenState
+    evidence: tuple[str, ...] = ()
+    choice: Choice | None = None
+    input_text: str = ""  # the input line's text, whitespace collapsed ("" when none is shown)
+
+
+def screen_lines(capture: str) -> list[str]:
+    """The capture as lines: carriage returns dropped, right-trimmed, trailing blank lines removed."""
+    lines = [line.replace("\r", "").rstrip() for line in capture.split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def last_lines(capture: str, count: int = 5) -> tuple[str, ...]:
+    """The last ``count`` non-blank lines (what an error report quotes of a screen)."""
+    kept = [line.strip() for line in screen_lines(capture) if line.strip()]
+    return tuple(kept[-count:])
+
+
+def squash(text: str) -> str:
+    """``text`` without any whitespace: wrapping by the terminal or by the agent's TUI cannot split it."""
+    return re.sub(r"\s+", "", text)
+
+
+# ------------------------------------------------------------------------------------------ prompts
+
+
+@frozen(kw_only=True)
+class PromptRule:
+    state: ScreenState
+    question: re.Pattern[str]  # a line of the question
+    accept: re.Pattern[str]  # the accepting option's text
+    options: re.Pattern[str]  # any option's text (accepting or not)
+
+
+_I = re.IGNORECASE
+PROMPTS: tuple[PromptRule, ...] = (
+    # Codex 0.169.0: "Trust this folder? …" › 1. Trust and continue / 2. Back to Agent Command Center
+    PromptRule(state="trust_prompt", question=re.compile(r"Trust this folder\?", _I),
+               accept=re.compile(r"Trust and continue", _I),
+               options=re.compile(r"Trust and continue|Back to |Quit|Exit", _I)),
+    # older Codex, as oh-my-codex 0.20.3 looks for it
+    PromptRule(state="trust_prompt", question=re.compile(r"Do you trust the contents of this directory\?", _I),
+               accept=re.compile(r"Yes,\s*continue|Press enter to continue", _I),
+               options=re.compile(r"Yes,\s*continue|No,\s*quit|Press enter to continue", _I)),
+    # Claude Code 2.1.328: "Quick safety check: Is this a project you created or one you trust?"
+    PromptRule(state="trust_prompt",
+               question=re.compile(r"Quick safety check|Is this a project you created or one you trust", _I),
+               accept=re.compile(r"Yes,\s*I trust this folder|Yes,\s*proceed", _I),
+               options=re.compile(r"Yes,\s*I trust this folder|Yes,\s*proceed|No,\s*exit", _I)),
+    # Gemini CLI's folder trust dialog
+    PromptRule(state="trust_prompt", question=re.compile(r"Do you trust this folder\?", _I),
+               accept=re.compile(r"^Trust folder", _I),
+               options=re.compile(r"^Trust folder|^Trust parent folder|^Don't trust", _I)),
+    PromptRule(state="bypass_prompt", question=re.compile(r"Bypass Permissions mode", _I),
+               accept=re.compile(r"Yes,\s*I\s*accept", _I),
+               options=re.compile(r"Yes,\s*I\s*accept|No,\s*exit", _I)),
+    PromptRule(state="api_key_prompt",
+               question=re.compile(r"Detected a custom API key|Do you want to use this API key", _I),
+               accept=re.compile(r"^Yes\b", _I), options=re.compile(r"^Yes\b|^No\b", _I)),
+)
+
+_OPTION = re.compile(r"^(?P<pointer>[" + POINTERS + r"])?\s*(?:\d+[.)]\s*)?(?P<text>\S.*)$")
+
+
+def _parse_choice(tail: Sequence[str], rule: PromptRule) -> Choice:
+    options: list[str] = []
+    selected: int | None = None
+    for line in tail:
+        found = _OPTION.match(line.strip().strip("│").strip())
+        if found is None:
+            continue
+        text = found.group("text").strip()
+        if rule.options.search(text) is None:
+            continue
+        if found.group("pointer"):
+            selected = len(options)
+        options.append(text)
+    accept = next((i for i, text in enumerate(options) if rule.accept.search(text)), None)
+    return Choice(options=tuple(options), selected=selected, accept=accept)
+
+
+def _prompt(tail: Sequence[str]) -> Screen | None:
+    for rule in PROMPTS:
+        question = [line.strip() for line in tail if rule.question.search(line)]
+        if not question:
+            continue
+        choice = _parse_choice(tail, rule)
+        if choice.options:
+            evidence = (question[0], *choice.options)
+            return Screen(state=rule.state, evidence=evidence, choice=choice)
+    return None
+
+
+# ------------------------------------------------------------------------------- the other screens
+
+_DEAD = re.compile(r"^Pane is dead\b")
+_LOGIN = re.compile(r"Sign in with ChatGPT|Provide your own API key|Select login method|Login with Google|"
+                    r"Waiting for auth|Please run /login|Invalid API key|Choose the text style|"
+                    r"Unable to connect to Anthropic services|Missing environment variable", _I)
+_BUSY = re.compile(r"esc to interrupt|esc to cancel|\(\d+s\s*•\s*esc", _I)
+# A line that tells the CLI's input line is live: footers and headers of the pinned versions.
+_READY = {
+    "codex": re.compile(r"\? for shortcuts|>_ OpenAI Codex|context left|⏎ send", _I),
+    "claude": re.compile(r"\? for shortcuts|bypass permissions on|Claude Code v\d|auto-accept edits", _I),
+    "gemini": re.compile(r"Type your message|@path/to/file", _I),
+    "placeholder": re.compile(r"^panefleet placeholder agent \S+ ready$"),
+}
+_INPUT = {
+    "codex": "›",
+    "claude": "❯>",
+    "gemini": ">",
+    "placeholder": "",
+}
+# Lines below an input line that are not part of it: footers, separators, status lines.
+_FOOTER = re.compile(r"^[─━═—-]{3,}|\? for shortcuts|for agents|bypass permissions|· /|context left|"
+                     r"send\s*·|esc to|shift\+tab|⚠", _I)
+
+
+def _input_text(cli: str, lines: Sequence[str]) -> tuple[str, int | None]:
+    """The text of the last input line (and its index), continuation lines included."""
+    markers = _INPUT.get(cli, "")
+    if not markers:
+        return "", None
+    start = None
+    for index in range(len(lines) - 1, max(-1, len(lines) - 1 - TAIL), -1):
+        stripped = lines[index].strip().strip("│").strip()
+        if stripped[:1] and stripped[:1] in markers:
+            start = index
+            break
+    if start is None:
+        return "", None
+    first = lines[start].strip().strip("│").strip()[1:].strip()
+    parts = [first]
+    for line in lines[start + 1:]:
+        stripped = line.strip().strip("│").strip()
+        if not stripped or _FOOTER.search(stripped):
+            break
+        parts.append(stripped)
+    return " ".join(p for p in parts if p), start
+
+
+def classify(cli: str, capture: str, *, dead: bool = False) -> Screen:
+    """What ``capture`` (``capture-pane -p`` of a pane running ``cli``) shows."""
+    lines = screen_lines(capture)
+    tail = lines[-TAIL:]
+    nonblank = [line.strip() for line in tail if line.strip()]
+    dead_lines = [line for line in nonblank if _DEAD.search(line)]
+    if dead or dead_lines:
+        kept = [line for line in nonblank if not _DEAD.search(line)]
+        return Screen(state="exited", evidence=tuple(kept[-5:]) or tuple(dead_lines[-1:]))
+    if not nonblank:
+        return Screen(state="starting")
+    prompt = _prompt(tail)
+    if prompt is not None:
+        return prompt
+    login = [line for line in nonblank if _LOGIN.search(line)]
+    if login:
+        return Screen(state="login_required", evidence=tuple(login[:3]))
+    typed, _ = _input_text(cli, tail)
+    busy = [line for line in nonblank if _BUSY.search(line)]
+    if busy:
+        return Screen(state="busy", evidence=(busy[-1],), input_text=typed)
+    ready_rule = _READY.get(cli)
+    ready = [line for line in nonblank if ready_rule is not None and ready_rule.search(line)]
+    if ready and (not _INPUT.get(cli, "") or _has_input_line(cli, tail)):
+        return Screen(state="ready", evidence=tuple(ready[-2:]), input_text=typed)
+    if len(nonblank) <= 2 and not ready:
+        return Screen(state="starting", evidence=tuple(nonblank))
+    return Screen(state="unknown", evidence=tuple(nonblank[-3:]))
+
+
+def _has_input_line(cli: str, tail: Sequence[str]) -> bool:
+    return _input_text(cli, tail)[1] is not None
+
+
+def shows_submitted(cli: str, capture: str, token: str) -> bool:
+    """Whether ``token`` (a distinctive part of a typed message) shows as submitted: it appears on the
+    screen outside the input line (in the transcript, or echoed by the placeholder agent)."""
+    lines = screen_lines(capture)
+    _, start = _input_text(cli, lines)
+    above = lines if start is None else lines[:start]
+    if cli == "placeholder":
+        above = [line for line in lines if line.startswith("received: ")]
+    return squash(token) in squash("\n".join(above))
+
+
+def shows_typed(cli: str, capture: str, token: str) -> bool:
+    """Whether ``token`` is still waiting in the input line (typed, not submitted)."""
+    screen = classify(cli, capture)
+    if cli == "placeholder":
+        lines = screen_lines(capture)
+        return bool(lines) and squash(token) in squash(lines[-1]) and not lines[-1].startswith("received: ")
+    return squash(token) in squash(screen.input_text)

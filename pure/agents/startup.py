@@ -1,0 +1,342 @@
+"""Start-up supervision of agent worker panes: readiness, prompt answers, verified delivery.
+
+Every read and keystroke here is behind the pinned proof ``L, S, L`` of ``watch`` (the pane live, or
+dead under ``remain-on-exit``, with the pid pinned at its creation, carrying the team's owner tag).
+What a screen means comes from ``pure/agents/screen.py``.
+
+* ``wait_until_ready`` polls several new panes together (their CLIs start in parallel) until each
+  is ``ready`` or fails. A trust or bypass prompt is answered only when the policy allows it
+  (``OMX_TEAM_AUTO_TRUST`` / ``OMX_TEAM_AUTO_ACCEPT_BYPASS``, default on, ``0`` turns it off), by
+  moving the highlight onto the accepting option, seeing it highlighted on the next screen, and
+  only then pressing Enter — never a blind Enter on a screen whose default is "exit".
+  ``login_required``, ``api_key_prompt``, ``exited``, a pane that dies or goes, and a screen that is
+  not ready by the deadline are start-up failures carrying the CLI's own last lines.
+* ``deliver`` types a message literally, waits until the screen shows it in the input line,
+  submits, and confirms from the screen that it left the input line (or the agent turned busy);
+  it re-submits in bounded rounds as oh-my-codex does (6 rounds; Codex 2 Enter presses a round).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from attrs import frozen
+
+from pure import model as m
+from pure import tmux as t
+from pure.agents import screen as sc
+from pure.program import Gen, expect
+
+READY_TIMEOUT_MS = 45_000
+MIN_READY_TIMEOUT_MS = 5_000
+POLL_FIRST_MS = 100
+POLL_MAX_MS = 500
+MAX_PROMPT_ANSWERS = 8  # key actions per pane before a prompt that does not go away is a failure
+SUBMIT_ROUNDS = 6
+CONFIRM_POLLS = 6  # screen reads after each submit before the next round
+TYPED_POLLS = 10  # screen reads waiting for the typed text to show in the input line
+DELIVERY_PAUSE_MS = 100
+
+# What a dry run predicts a new pane shows: ready, and later every typed message as submitted.
+PREDICTED_SCREEN = "panefleet dry run: the agent is predicted ready and to accept what is typed"
+
+
+def capture_step(pane: str) -> m.Run:
+    return t.tmux("capture-pane", "-p", "-J", "-t", pane)
+
+
+def remain_on_exit_step(pane: str, on: bool) -> m.Run:
+    """Keep a pane (dead) after its process exits, so its last lines can be read; or stop keeping it."""
+    if on:
+        return t.tmux("set-option", "-p", "-t", pane, "remain-on-exit", "on", mutates=True)
+    return t.tmux("set-option", "-p", "-u", "-t", pane, "remain-on-exit", mutates=True)
+
+
+# ------------------------------------------------------------------------------------------ proof
+
+WatchKind = Literal["live", "dead", "gone", "unavailable", "changed"]
+
+
+@frozen(kw_only=True)
+class Watch:
+    kind: WatchKind
+    reason: str = ""
+
+
+def watch(pane: str, pid: int, owner: str) -> Gen[Watch]:
+    """``L, S, L`` for a pane this run created: ``live`` or ``dead`` (kept by ``remain-on-exit``)
+    with the pinned pid and the owner tag; ``gone`` when absent; else why it is not ours to touch."""
+    first = yield from t.prove(pane)
+    if first.unavailable:
+        return Watch(kind="unavailable", reason=f"worker_pane_proof_unavailable:{pane}:{first.code()}")
+    if first.gone and first.reason == "absent":
+        return Watch(kind="gone", reason=f"worker_pane_gone:{pane}")
+    if first.pid != pid:
+        return Watch(kind="changed", reason=f"worker_pane_pid_changed:{pane}:{pid}:{first.pid}")
+    tag = yield from t.read_owner(pane)
+    if tag.kind != "value" or tag.value != owner:
+        return Watch(kind="changed", reason=f"worker_pane_owner_changed:{pane}")
+    final = yield from t.prove(pane)
+    if final.unavailable:
+        return Watch(kind="unavailable", reason=f"worker_pane_proof_unavailable:{pane}:{final.code()}")
+    if final.gone and final.reason == "absent":
+        return Watch(kind="gone", reason=f"worker_pane_gone:{pane}")
+    if final.pid != pid:
+        return Watch(kind="changed", reason=f"worker_pane_pid_changed:{pane}:{pid}:{final.pid}")
+    return Watch(kind="dead" if final.gone else "live")
+
+
+@frozen(kw_only=True)
+class Look:
+    watch: Watch
+    screen: sc.Screen | None = None  # None when the pane is not proven ours or not readable
+    text: str = ""  # the capture as tmux printed it
+    predicted: bool = False  # a dry run's predicted screen (PREDICTED_SCREEN)
+
+
+def look(cli: str, pane: str, pid: int, owner: str) -> Gen[Look]:
+    """The pinned proof, then the screen."""
+    seen = yield from watch(pane, pid, owner)
+    if seen.kind not in ("live", "dead"):
+        return Look(watch=seen)
+    shot = yield from expect(capture_step(pane), m.Proc)
+    if shot.exit_code != 0:
+        return Look(watch=Watch(kind="unavailable", reason=f"worker_pane_capture_failed:{pane}:{shot.stderr.strip()}"))
+    if shot.stdout.strip() == PREDICTED_SCREEN:
+        return Look(watch=seen, screen=sc.Screen(state="ready", evidence=(PREDICTED_SCREEN,)), text=shot.stdout,
+                    predicted=True)
+    return Look(watch=seen, screen=sc.classify(cli, shot.stdout, dead=seen.kind == "dead"), text=shot.stdout)
+
+
+def press(pane: str, pid: int, owner: str, *keys: str, literal: bool = False) -> Gen[str | None]:
+    """Keystrokes behind a fresh pinned proof; ``None`` when sent, else why not."""
+    seen = yield from watch(pane, pid, owner)
+    if seen.kind != "live":
+        return seen.reason or f"worker_pane_dead:{pane}"
+    args = ("send-keys", "-t", pane, "-l", "--", *keys) if literal else ("send-keys", "-t", pane, *keys)
+    sent = yield from expect(t.tmux(*args, mutates=True), m.Proc)
+    if sent.exit_code != 0:
+        return f"tmux_send_keys_failed:{pane}:{sent.stderr.strip() or sent.exit_code}"
+    return None
+
+
+# -------------------------------------------------------------------------------------- readiness
+
+
+@frozen(kw_only=True)
+class Starting:
+    """One new worker pane whose agent is starting."""
+
+    worker: str
+    cli: str
+    pane: str
+    pid: int
+
+
+@frozen(kw_only=True)
+class Started:
+    worker: str
+    ok: bool
+    state: str  # the last screen state seen (or the proof's verdict)
+    reason: str = ""  # why it failed
+    last_lines: tuple[str, ...] = ()
+    answered: tuple[str, ...] = ()  # the prompts answered on the way (trust_prompt, bypass_prompt)
+    polls: int = 0
+
+
+@frozen(kw_only=True)
+class Policy:
+    auto_trust: bool = True
+    auto_accept_bypass: bool = True
+    timeout_ms: int = READY_TIMEOUT_MS
+
+
+def policy_from_env(env: Mapping[str, str]) -> Policy:
+    raw = env.get("OMX_TEAM_READY_TIMEOUT_MS", "").strip()
+    timeout = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 9 else READY_TIMEOUT_MS
+    return Policy(auto_trust=env.get("OMX_TEAM_AUTO_TRUST", "").strip() != "0",
+                  auto_accept_bypass=env.get("OMX_TEAM_AUTO_ACCEPT_BYPASS", "").strip() != "0",
+                  timeout_ms=max(timeout, MIN_READY_TIMEOUT_MS))
+
+
+def poll_pauses(timeout_ms: int) -> list[int]:
+    """The pauses between polling rounds: 100 ms doubling to 500 ms, adding up to ``timeout_ms``."""
+    pauses: list[int] = []
+    pause, total = POLL_FIRST_MS, 0
+    while total + pause <= timeout_ms:
+        pauses.append(pause)
+        total += pause
+        pause = min(pause * 2, POLL_MAX_MS)
+    return pauses
+
+
+_PROMPT_POLICY = {"trust_prompt": ("auto_trust", "OMX_TEAM_AUTO_TRUST"),
+                  "bypass_prompt": ("auto_accept_bypass", "OMX_TEAM_AUTO_ACCEPT_BYPASS")}
+_STUCK_TEXT = {
+    "login_required": "is waiting at a sign-in or onboarding screen (set the CLI up once for this user)",
+    "api_key_prompt": "asks whether to use the API key in its environment (approve the key once in the CLI)",
+    "exited": "exited during start-up",
+}
+
+
+def _answer(item: Starting, screen: sc.Screen, policy: Policy, owner: str) -> Gen[str | None]:
+    """One step towards accepting a prompt; ``None`` when a key was sent, else why it cannot be."""
+    attribute, variable = _PROMPT_POLICY[screen.state]
+    if not getattr(policy, attribute):
+        return f"{screen.state}_not_allowed: {variable}=0 forbids answering it"
+    choice = screen.choice
+    if choice is None or choice.accept is None or choice.selected is None:
+        return f"{screen.state}_unreadable: no highlighted option or no accepting option on screen"
+    if choice.selected == choice.accept:
+        return (yield from press(item.pane, item.pid, owner, "Enter"))
+    key = "Down" if choice.accept > choice.selected else "Up"
+    return (yield from press(item.pane, item.pid, owner, *([key] * abs(choice.accept - choice.selected))))
+
+
+def wait_until_ready(items: Sequence[Starting], owner: str, policy: Policy) -> Gen[tuple[Started, ...]]:
+    """Poll every pane of ``items`` in rounds until each has started or failed (see module doc)."""
+    done: dict[str, Started] = {}
+    answered: dict[str, list[str]] = {item.worker: [] for item in items}
+    answers: dict[str, int] = {item.worker: 0 for item in items}
+    polls: dict[str, int] = {item.worker: 0 for item in items}
+    last: dict[str, sc.Screen] = {}
+    for pause in [*poll_pauses(policy.timeout_ms), None]:
+        for item in items:
+            if item.worker in done:
+                continue
+            polls[item.worker] += 1
+            seen = yield from look(item.cli, item.pane, item.pid, owner)
+            screen = seen.screen
+            finished = yield from _step(item, seen.watch, screen, policy, owner, answers, answered)
+            if screen is not None:
+                last[item.worker] = screen
+            if finished is not None:
+                done[item.worker] = Started(worker=finished.worker, ok=finished.ok, state=finished.state,
+                                            reason=finished.reason, last_lines=finished.last_lines,
+                                            answered=tuple(answered[item.worker]), polls=polls[item.worker])
+        if len(done) == len(items):
+            break
+        if pause is not None:
+            yield from expect(m.Sleep(ms=pause), m.Ack)
+    for item in items:
+        if item.worker not in done:
+            screen = last.get(item.worker)
+            state = screen.state if screen is not None else "unknown"
+            lines = screen.evidence if screen is not None else ()
+            done[item.worker] = Started(
+                worker=item.worker, ok=False, state=state, last_lines=lines, answered=tuple(answered[item.worker]),
+                polls=polls[item.worker],
+                reason=f"worker_not_ready:{item.worker}: {item.cli} did not become ready within "
+                       f"{policy.timeout_ms // 1000} s (screen: {state})")
+    return tuple(done[item.worker] for item in items)
+
+
+def _step(item: Starting, seen: Watch, screen: sc.Screen | None, policy: Policy, owner: str,
+          answers: dict[str, int], answered: dict[str, list[str]]) -> Gen[Started | None]:
+    """What one poll of one pane decides: started, failed, or (``None``) keep polling."""
+    name = item.worker
+    if screen is None:
+        why = "is gone (its process exited or the pane was killed)" if seen.kind == "gone" else "cannot be proven ours"
+        return Started(worker=name, ok=False, state=seen.kind,
+                       reason=f"worker_start_failed:{name}: pane {item.pane} {why} [{seen.reason}]")
+    if screen.state in ("ready", "busy"):
+        return Started(worker=name, ok=True, state=screen.state)
+    if screen.state in sc.STUCK_STATES:
+        lines = screen.evidence
+        return Started(worker=name, ok=False, state=screen.state, last_lines=lines,
+                       reason=f"worker_start_failed:{name}: {item.cli} {_STUCK_TEXT[screen.state]}: "
+                              + " | ".join(lines))
+    if screen.state in _PROMPT_POLICY:
+        if answers[name] >= MAX_PROMPT_ANSWERS:
+            return Started(worker=name, ok=False, state=screen.state, last_lines=screen.evidence,
+                           reason=f"worker_start_failed:{name}: {screen.state} did not go away after "
+                                  f"{MAX_PROMPT_ANSWERS} answers")
+        problem = yield from _answer(item, screen, policy, owner)
+        if problem is not None:
+            return Started(worker=name, ok=False, state=screen.state, last_lines=screen.evidence,
+                           reason=f"worker_start_failed:{name}: {problem}: " + " | ".join(screen.evidence))
+        answers[name] += 1
+        if screen.state not in answered[name]:
+            answered[name].append(screen.state)
+    return None
+
+
+# --------------------------------------------------------------------------------------- delivery
+
+
+@frozen(kw_only=True)
+class Delivery:
+    ok: bool
+    reason: str
+    rounds: int = 0
+    lost: bool = False  # the pane stopped being provably ours and live, or tmux refused a keystroke
+
+
+def _submit_keys(cli: str) -> int:
+    return 2 if cli == "codex" else 1
+
+
+def deliver(cli: str, pane: str, pid: int, owner: str, text: str, token: str) -> Gen[Delivery]:
+    """Type ``text``, submit it and confirm from the screen; ``token`` is the distinctive part of
+    ``text`` looked for on screen (wrapping-proof: whitespace is ignored)."""
+    before = yield from look(cli, pane, pid, owner)
+    if before.screen is None or before.watch.kind != "live":
+        return Delivery(ok=False, reason=f"not_delivered:{before.watch.reason or 'worker_pane_dead'}", lost=True)
+    problem = yield from press(pane, pid, owner, text, literal=True)
+    if problem is not None:
+        return Delivery(ok=False, reason=f"not_delivered:{problem}", lost=True)
+    if not before.predicted:
+        for attempt in range(TYPED_POLLS):
+            seen = yield from look(cli, pane, pid, owner)
+            if seen.screen is None or seen.watch.kind != "live":
+                return Delivery(ok=False, reason=f"not_delivered:{seen.watch.reason or 'worker_pane_dead'}", lost=True)
+            if sc.shows_typed(cli, seen.text, token) or sc.shows_submitted(cli, seen.text, token):
+                break
+            if attempt + 1 == TYPED_POLLS:
+                return Delivery(ok=False, reason="not_delivered:typed_text_never_showed_in_the_input_line")
+            yield from expect(m.Sleep(ms=DELIVERY_PAUSE_MS), m.Ack)
+    for round_number in range(1, SUBMIT_ROUNDS + 1):
+        for _ in range(_submit_keys(cli)):
+            problem = yield from press(pane, pid, owner, "C-m")
+            if problem is not None:
+                return Delivery(ok=False, reason=f"not_delivered:{problem}", rounds=round_number, lost=True)
+        for _ in range(CONFIRM_POLLS):
+            seen = yield from look(cli, pane, pid, owner)
+            if seen.screen is None or seen.watch.kind != "live":
+                return Delivery(ok=False, reason=f"not_delivered:{seen.watch.reason or 'worker_pane_dead'}",
+                                rounds=round_number, lost=True)
+            if seen.predicted or _accepted(cli, seen, token):
+                return Delivery(ok=True, reason=f"confirmed:round_{round_number}", rounds=round_number)
+            yield from expect(m.Sleep(ms=DELIVERY_PAUSE_MS), m.Ack)
+    return Delivery(ok=False, reason=f"not_delivered:still_in_the_input_line_after_{SUBMIT_ROUNDS}_rounds",
+                    rounds=SUBMIT_ROUNDS)
+
+
+def _accepted(cli: str, seen: Look, token: str) -> bool:
+    """The message left the input line: it shows in the transcript, or the agent turned busy."""
+    if sc.shows_typed(cli, seen.text, token):
+        return False
+    return sc.shows_submitted(cli, seen.text, token) or (seen.screen is not None and seen.screen.state == "busy")
+
+
+def remove_dead(pane: str, pid: int, owner: str) -> Gen[str | None]:
+    """Kill a pane of this run that ``remain-on-exit`` kept dead (its process is gone, so nothing
+    runs in it), behind ``watch``; then prove it absent. ``None`` when it is gone or was not dead."""
+    seen = yield from watch(pane, pid, owner)
+    if seen.kind != "dead":
+        return None
+    killed = yield from expect(t.kill_pane_step(pane), m.Proc)
+    if killed.exit_code != 0:
+        return f"dead_pane_kill_failed:{pane}:{killed.stderr.strip()}"
+    after = yield from t.prove(pane)
+    return None if after.gone and after.reason == "absent" else f"dead_pane_still_listed:{pane}:{after.code()}"
+
+
+def keep_on_exit(pane: str, pid: int, owner: str, on: bool) -> Gen[str | None]:
+    """Set or unset ``remain-on-exit`` on a pane of this run, behind ``watch``."""
+    seen = yield from watch(pane, pid, owner)
+    if seen.kind != "live":
+        return seen.reason or f"worker_pane_dead:{pane}"
+    done = yield from expect(remain_on_exit_step(pane, on), m.Proc)
+    return None if done.exit_code == 0 else f"remain_on_exit_failed:{pane}:{done.stderr.strip()}"
