@@ -30,6 +30,7 @@ OPERATION_MODULES: tuple[str, ...] = (
     "pure.herdr.ops",
     "pure.team_ops",
     "pure.omx.scale_up",
+    "pure.omx.respawn",
     "pure.omx.scale_down",
     "pure.omx.tasks",
 )

@@ -20,7 +20,7 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure import tmux as t
-from pure.omx import locks, txn
+from pure.omx import instructions, locks, txn
 from pure.omx import state as st
 from pure.omx.txn import read_text
 from pure.program import Gen, Program, expect, fail
@@ -138,12 +138,18 @@ def team_init(req: TeamInitRequest) -> Program:
         leader_pane_id=leader, leader_pane_pid=pin.pid, leader_cwd=req.cwd, worker_cli=req.worker_cli,
     )
     manifest = st.manifest_from_config(config)
-    yield from locks.with_barrier(paths, lambda _barrier: _write_initial_state(paths, config, manifest, now.value))
+    sources: list[str | None] = []
+    for source in instructions.source_paths(req.env, req.cwd):
+        sources.append((yield from read_text(source)))
+    agents = instructions.compose(req.team, sources)
+    yield from locks.with_barrier(paths, lambda _barrier: _write_initial_state(paths, config, manifest, now.value,
+                                                                               agents))
     return _ok({"ok": True, "team": req.team, "stateRoot": root, "tmuxSession": session, "leaderPaneId": leader,
                 "leaderPanePid": pin.pid, "ownerId": owner_id})
 
 
-def _write_initial_state(paths: st.TeamPaths, config: dict[str, Any], manifest: dict[str, Any], now: str) -> Gen[None]:
+def _write_initial_state(paths: st.TeamPaths, config: dict[str, Any], manifest: dict[str, Any], now: str,
+                         agents: str) -> Gen[None]:
     if (yield from read_text(paths.config)) is not None:
         raise fail(f"Team {paths.team} already exists", status="refused")
     for sub in ("workers", "tasks", "claims", "mailbox", "dispatch", "events", "approvals"):
@@ -154,6 +160,7 @@ def _write_initial_state(paths: st.TeamPaths, config: dict[str, Any], manifest: 
              "updated_at": now}
     writes = (
         (paths.dispatch_requests, "[]"),
+        (posixpath.join(paths.team_dir, instructions.FILE_NAME), agents),  # what Codex workers load
         (paths.phase, st.render_json(phase)),
         (paths.manifest, st.render_json(manifest)),
         (paths.config, st.render_json(config)),
@@ -180,6 +187,28 @@ def _pane_report(role: str, name: str, pane: object, pinned: object, snapshot: m
         entry["ownerRead"] = answer.kind
         entry["ownerMatch"] = answer.kind == "value" and answer.value == expected_owner
     return entry
+
+
+def _screen_report(report: dict[str, Any], cli: str) -> Gen[None]:
+    """What a worker's agent shows (``pure/agents/screen.py``), read only from a pane proven live and
+    ours by this status' snapshot and owner read; a gone pane's cause is its verdict."""
+    from pure.agents import screen as sc
+    from pure.agents.startup import capture_step
+
+    if report.get("verdict") != "live" or not report.get("pidMatch") or not report.get("ownerMatch"):
+        report["screen"] = None
+        if report.get("verdict") in ("absent", "dead"):
+            report["cause"] = f"pane {report.get('paneId')} is {report.get('verdict')}: the agent exited or the pane " \
+                              "was killed (panefleet team respawn TEAM WORKER starts it again)"
+        return
+    shot = yield from expect(capture_step(str(report["paneId"])), m.Proc)
+    if shot.exit_code != 0:
+        report["screen"] = None
+        return
+    seen = sc.classify(cli, shot.stdout)
+    report["screen"] = seen.state
+    if seen.state not in ("ready", "busy"):
+        report["cause"] = f"{cli} shows {seen.state.replace('_', ' ')}: " + " | ".join(sc.last_lines(shot.stdout, 3))
 
 
 def team_status(req: TeamStatusRequest) -> Program:
@@ -210,9 +239,11 @@ def team_status(req: TeamStatusRequest) -> Program:
     for worker in config.get("workers", []):
         text = yield from read_text(paths.worker_file(worker["name"], "status.json"))
         statuses[worker["name"]] = st.worker_status(text).get("state")
+    clis = {w["name"]: str(w.get("worker_cli") or "codex") for w in config.get("workers", [])}
     for report in reports:
         if report["role"] == "worker":
             report["state"] = statuses.get(report["name"])
+            yield from _screen_report(report, clis.get(report["name"], "codex"))
     proven = all(r.get("verdict") == "live" and r.get("pidMatch") and r.get("ownerMatch") for r in reports
                  if r["role"] != "hud")
     result = {

@@ -49,6 +49,18 @@ def register(team_subparsers: Any) -> None:
     add_tmux(p)
     add_dry_run(p)
     p.set_defaults(handler=cmd_scale_up)
+    r = team_subparsers.add_parser(
+        "respawn", help="restart a dead worker in a new proven pane (same name, identity and inbox)",
+        description="Prove WORKER's recorded pane gone (a dead pane still ours is removed), start its agent in "
+        "a new pane placed like a scale-up's, wait until it is ready, deliver its trigger again and record the "
+        "new pane. A worker whose pane is live with its pinned pid is refused: nothing to respawn.")
+    r.add_argument("team")
+    r.add_argument("worker")
+    r.add_argument("--cwd", default=".", help="the team's working directory (default: .)")
+    add_output(r)
+    add_tmux(r)
+    add_dry_run(r)
+    r.set_defaults(handler=cmd_respawn)
 
 
 def parse_task(text: str) -> Any:
@@ -154,9 +166,16 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
     if result.get("ok"):
         lines = [f"added {len(result['addedWorkers'])} worker(s); the team now has {result['newWorkerCount']} "
                  f"(next worker index {result['nextWorkerIndex']})"]
+        deliveries = {d["worker"]: d for d in result.get("deliveries") or []}
         for worker in result["addedWorkers"]:
             lines.append(f"  {worker['name']}: pane {worker.get('pane_id')} pid {worker.get('pid')} "
                          f"role {worker.get('role', '-')} cwd {worker.get('working_dir')}")
+            seen = deliveries.get(worker["name"])
+            if seen is not None:
+                answered = f", answered {' and '.join(seen['answered'])}" if seen.get("answered") else ""
+                task = "task delivered" if seen.get("status") == "delivered" else \
+                    f"TASK NOT CONFIRMED ({seen.get('reason')}): check the pane, then `panefleet team respawn`"
+                lines.append(f"    {seen.get('cli')} {seen.get('started')}{answered}; {task}")
         return "\n".join(lines)
     error = str(result.get("error", ""))
     lines = [f"scale-up failed: {error}"]
@@ -214,3 +233,21 @@ def cmd_scale_up(args: argparse.Namespace) -> int:
         predictors=lambda executor: {"git": GitPrediction(executor)},
         predicted_capture=PREDICTED_READY_OUTPUT,
     )
+
+
+def cmd_respawn(args: argparse.Namespace) -> int:
+    from pure.omx.respawn import RespawnRequest
+    from shell.cli_common import run_cli_operation
+
+    environ = dict(os.environ)
+    request = RespawnRequest(team=args.team, worker=args.worker, cwd=os.path.abspath(args.cwd), env=gather_env(environ))
+
+    def render(result: dict[str, Any]) -> str:
+        if not result.get("ok"):
+            return f"respawn failed: {result.get('error')}"
+        delivery = result["delivery"]
+        return (f"{result['worker']} respawned in pane {result['paneId']} (pid {result['pid']}; was "
+                f"{result['previousPaneId']}); task {delivery['status'].replace('_', ' ')} ({delivery['reason']})")
+
+    return run_cli_operation("team.respawn", request, args, env=environ, render=render,
+                             predicted_capture=PREDICTED_READY_OUTPUT)

@@ -32,11 +32,14 @@ def _pane_line(p: dict[str, Any]) -> str:
     if "ownerRead" in p:
         owner = p.get("owner") or "(untagged)"
         bits.append(f"owner {owner}" + ("" if p.get("ownerMatch") else " (NOT OURS)"))
+    if p.get("screen"):
+        bits.append(f"agent {p['screen']}")  # what its screen shows (pure/agents/screen.py)
     if p.get("state"):
-        bits.append(f"state {p['state']}")
+        bits.append(f"status.json {p['state']}")  # what the worker last reported of itself
     if p.get("detail"):
         bits.append(f"[{p['detail']}]")
-    return "  " + "  ".join(bits)
+    line = "  " + "  ".join(bits)
+    return line + (f"\n      cause: {p['cause']}" if p.get("cause") else "")
 
 
 def plural(count: object, word: str) -> str:

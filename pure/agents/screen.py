@@ -146,16 +146,27 @@ def _prompt(tail: Sequence[str]) -> Screen | None:
 # ------------------------------------------------------------------------------- the other screens
 
 _DEAD = re.compile(r"^Pane is dead\b")
+# A fatal start-up error the CLI printed before exiting (the pane may not be reported dead yet).
+_FATAL = re.compile(r"^Error loading configuration|^Error: loading config|^Error finding codex home|"
+                    r"cannot be used with root/sudo privileges", _I)
 _LOGIN = re.compile(r"Sign in with ChatGPT|Provide your own API key|Select login method|Login with Google|"
                     r"Waiting for auth|Please run /login|Invalid API key|Choose the text style|"
                     r"Unable to connect to Anthropic services|Missing environment variable", _I)
 _BUSY = re.compile(r"esc to interrupt|esc to cancel|\(\d+s\s*•\s*esc", _I)
 # A line that tells the CLI's input line is live: footers and headers of the pinned versions.
 _READY = {
-    "codex": re.compile(r"\? for shortcuts|>_ OpenAI Codex|context left|⏎ send", _I),
+    # the model status line under the input box ("mock-model default · /repo"): the splash Codex
+    # draws before its trust prompt has an input line and the shortcuts hint, but not this line
+    "codex": re.compile(r"^\S+(?: \S+)? · \S"),
     "claude": re.compile(r"\? for shortcuts|bypass permissions on|Claude Code v\d|auto-accept edits", _I),
     "gemini": re.compile(r"Type your message|@path/to/file", _I),
     "placeholder": re.compile(r"^panefleet placeholder agent \S+ ready$"),
+}
+# The CLI's own banner: seen with no ready line, the CLI is still starting (e.g. Codex's splash).
+_BANNER = {
+    "codex": re.compile(r">_ OpenAI Codex"),
+    "claude": re.compile(r"Claude Code v\d"),
+    "gemini": re.compile(r"Gemini CLI|GEMINI", _I),
 }
 _INPUT = {
     "codex": "›",
@@ -197,7 +208,8 @@ def classify(cli: str, capture: str, *, dead: bool = False) -> Screen:
     tail = lines[-TAIL:]
     nonblank = [line.strip() for line in tail if line.strip()]
     dead_lines = [line for line in nonblank if _DEAD.search(line)]
-    if dead or dead_lines:
+    fatal = [line for line in nonblank if _FATAL.search(line)]
+    if dead or dead_lines or fatal:
         kept = [line for line in nonblank if not _DEAD.search(line)]
         return Screen(state="exited", evidence=tuple(kept[-5:]) or tuple(dead_lines[-1:]))
     if not nonblank:
@@ -216,7 +228,8 @@ def classify(cli: str, capture: str, *, dead: bool = False) -> Screen:
     ready = [line for line in nonblank if ready_rule is not None and ready_rule.search(line)]
     if ready and (not _INPUT.get(cli, "") or _has_input_line(cli, tail)):
         return Screen(state="ready", evidence=tuple(ready[-2:]), input_text=typed)
-    if len(nonblank) <= 2 and not ready:
+    banner = _BANNER.get(cli)
+    if (len(nonblank) <= 2 or banner is not None and any(banner.search(line) for line in lines)) and not ready:
         return Screen(state="starting", evidence=tuple(nonblank))
     return Screen(state="unknown", evidence=tuple(nonblank[-3:]))
 

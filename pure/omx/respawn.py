@@ -1,0 +1,176 @@
+"""``team.respawn``: restart a dead worker in a new proven pane, keeping its name, identity and inbox.
+
+Under the scaling lock: the worker's recorded pane must be proven gone first (absent, or dead and
+still provably ours — then it is removed); a live pane with the pinned pid refuses (nothing to
+respawn), and an unreadable proof refuses. The new pane is placed like a scale-up's
+(``pure/omx/layout.py``, among the team's other live panes), proven, split, pinned, tagged and
+watched until its agent is ready (``pure/agents/startup.py``); then the worker's trigger is
+delivered again and the membership commit swaps the pane id and pid in the worker's record. Any
+failure after the split removes the new pane through the proof teardown; the membership is then
+unchanged. A worker whose old pane could not be proven gone is never given a second pane.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from attrs import field, frozen
+from returns.result import Failure
+
+from pure import model as m
+from pure import ops
+from pure import tmux as t
+from pure.agents import startup as supervise
+from pure.omx import dispatch as dsp
+from pure.omx import layout
+from pure.omx import scale_up as up
+from pure.omx import startup as st_script
+from pure.omx.locks import with_scaling_lock
+from pure.omx.names import sanitize_team_name
+from pure.omx.state import Json, TeamPaths, render_json, resolve_state_root
+from pure.program import Gen, PlanError, Program, expect, fail
+
+
+@frozen(kw_only=True)
+class RespawnRequest:
+    team: str
+    worker: str
+    cwd: str
+    env: dict[str, str] = field(factory=dict)
+
+
+def respawn(req: RespawnRequest) -> Program:
+    named = sanitize_team_name(req.team)
+    if isinstance(named, Failure) or named.unwrap() != req.team:
+        raise fail(f"invalid_team_name:{req.team}", status="refused")
+    version = yield from expect(t.tmux("-V"), m.Proc)
+    if version.exit_code != 0:
+        raise fail("tmux is not available", status="refused")
+    paths = TeamPaths(resolve_state_root(req.cwd, req.env), req.team)
+    return (yield from with_scaling_lock(paths, lambda: _respawn(req, paths)))
+
+
+def _refuse(message: str) -> PlanError:
+    return fail(message, status="refused")
+
+
+def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
+    state = yield from up._locked_state(paths)  # noqa: SLF001 - the canonical read of scale-up
+    if state is None:
+        raise _refuse(f"Team {paths.team} not found")
+    config = state.config
+    workers = [w for w in config.get("workers") or [] if isinstance(w, dict)]
+    record = next((w for w in workers if w.get("name") == req.worker), None)
+    if record is None:
+        raise _refuse(f"respawn_worker_not_found:{req.worker}")
+    owner = config.get("tmux_pane_owner_id")
+    if not isinstance(owner, str) or not owner.strip():
+        raise _refuse(f"respawn_owner_unavailable:{paths.team}")
+    owner = owner.strip()
+    old_pane, old_pid = record.get("pane_id"), record.get("pid")
+    if isinstance(old_pane, str) and t.is_pane_id(old_pane):
+        verdict = yield from t.prove(old_pane)
+        if verdict.unavailable:
+            raise _refuse(f"respawn_old_pane_proof_unavailable:{old_pane}:{verdict.code()}")
+        if verdict.live and verdict.pid == old_pid:
+            raise _refuse(f"respawn_worker_alive:{req.worker}:{old_pane}: its pane is live with the pinned pid "
+                          f"{old_pid}; nothing to respawn")
+        if verdict.gone and verdict.reason == "dead" and isinstance(old_pid, int) and t.is_positive_pid(old_pid):
+            problem = yield from supervise.remove_dead(old_pane, old_pid, owner)
+            if problem is not None:
+                raise _refuse(f"respawn_old_pane_not_removed:{problem}")
+    script = paths.startup_script(int(record.get("index", 0)))
+    if (yield from expect(m.Stat(path=script), m.Value)).value != "file":
+        raise _refuse(f"respawn_startup_script_missing:{script}")
+    others = {**config, "workers": [w for w in workers if w.get("name") != req.worker]}
+    target, expected, _leader = up.split_target(others)
+    placements = yield from up._plan_placements(others, target, expected, 1)  # noqa: SLF001
+    placement = placements[0]
+    pinned = dict(up._team_panes(others))  # noqa: SLF001
+    into = placement.target if isinstance(placement, layout.Split) else str(config.get("leader_pane_id"))
+    into_pid = pinned.get(into)
+    if into_pid is None:
+        raise _refuse(f"scale_up_split_target_pid_missing:{into}")
+    context = up.RollbackContext(worker_name=req.worker)
+    try:
+        yield from up._prove_split_target(into, into_pid, owner, context)  # noqa: SLF001
+    except up.Abort as abort:
+        raise _refuse(abort.message) from None
+    working_dir = record.get("working_dir") if isinstance(record.get("working_dir"), str) else req.cwd
+    split = yield from expect(t.tmux(*layout.placement_args(placement, into if isinstance(placement, layout.Split)
+                                                            else None),
+                                     "-d", "-P", "-F", "#{pane_id}", "-c", str(working_dir),
+                                     st_script.startup_command(script), mutates=True), m.Proc)
+    pane = (split.stdout.split("\n") or [""])[0].strip()
+    if split.exit_code != 0 or not t.is_pane_id(pane):
+        raise fail(f"Failed to create tmux pane for {req.worker}: {split.stderr.strip() or pane}")
+    pinned_new = yield from t.prove(pane)
+    if not pinned_new.live or pinned_new.pid is None:
+        return _failed(f"respawn_pane_not_proven:{pane}:{pinned_new.code()}", pane)
+    pid = pinned_new.pid
+    problem = yield from up._tag(pane, pid, owner)  # noqa: SLF001
+    if problem is not None:
+        return _failed(f"respawn_tag_failed:{pane}:{problem}", pane)
+    return (yield from _start(req, paths, state.config, record, owner, pane, pid, str(working_dir)))
+
+
+def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, owner: str, pane: str, pid: int,
+           working_dir: str) -> Gen[m.Done]:
+    cli = str(record.get("worker_cli") or "codex")
+    problem = yield from supervise.keep_on_exit(pane, pid, owner, True)
+    if problem is None:
+        started = yield from supervise.wait_until_ready(
+            [supervise.Starting(worker=req.worker, cli=cli, pane=pane, pid=pid)], owner,
+            supervise.policy_from_env(req.env))
+        problem = None if started[0].ok else started[0].reason
+    if problem is None:
+        problem = yield from supervise.keep_on_exit(pane, pid, owner, False)
+    if problem is not None:
+        yield from _remove(pane, pid, owner)
+        return _failed(f"respawn_{problem}", None)
+    tree = record.get("worktree_path")
+    trigger = dsp.trigger_message(paths, req.worker, req.cwd, isinstance(tree, str))
+    delivery = yield from supervise.deliver(cli, pane, pid, owner, trigger, dsp.trigger_token(req.worker))
+    if delivery.lost:
+        yield from _remove(pane, pid, owner)
+        return _failed(f"respawn_delivery_failed:{delivery.reason}", None)
+    fresh = {**record, "pane_id": pane, "pid": pid}
+    workers = [fresh if isinstance(w, dict) and w.get("name") == req.worker else w
+               for w in config.get("workers") or []]
+    try:
+        yield from up.save_config(paths, int(config.get("config_generation", 0)), {"workers": workers}, None)
+    except PlanError as error:
+        yield from _remove(pane, pid, owner)
+        return _failed(f"respawn_membership_persistence_failed:{error.outcome.message}", None)
+    yield from expect(m.WriteFile(path=paths.worker_file(req.worker, "identity.json"), content=render_json(fresh)),
+                      m.Ack)
+    now = yield from expect(m.Clock(), m.Value)
+    line = {"timestamp": now.value, "kind": "team_delivery", "event": "dispatch_result", "source": "panefleet.respawn",
+            "team": paths.team, "to_worker": req.worker, "transport": "send-keys",
+            "result": "confirmed" if delivery.ok else "failed", "reason": delivery.reason}
+    log = posixpath.join(req.cwd, ".omx", "logs", f"team-delivery-{now.value[:10]}.jsonl")
+    yield from expect(m.AppendFile(path=log, content=render_json(line).replace("\n", "") + "\n"), m.Ack)
+    result: Json = {"ok": True, "worker": req.worker, "paneId": pane, "pid": pid, "previousPaneId": record.get("pane_id"),
+                    "delivery": {"status": "delivered" if delivery.ok else "not_delivered", "reason": delivery.reason}}
+    if delivery.ok:
+        return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(result)))
+    return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)),
+                  debt=(m.Debt(kind="task_delivery", subject=req.worker, reason=delivery.reason),))
+
+
+def _remove(pane: str, pid: int, owner: str) -> Gen[None]:
+    """Take the new pane away again: a dead one directly, a live one through the proof teardown."""
+    yield from supervise.remove_dead(pane, pid, owner)
+    yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=owner, authorize=True)
+
+
+def _failed(message: str, kept_pane: str | None) -> m.Done:
+    result: Json = {"ok": False, "error": message}
+    if kept_pane is None:
+        return m.Done(outcome=m.Outcome(status="error", result=m.JsonValue(result), message=message))
+    result["keptPaneId"] = kept_pane  # created but not provably ours: never killed blindly
+    return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result), message=message),
+                  debt=(m.Debt(kind="tmux_pane", subject=kept_pane, reason=message),))
+
+
+ops.register("team.respawn", RespawnRequest, respawn)
