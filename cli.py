@@ -7,7 +7,7 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 # Modules that add commands: (module, group). Each exposes register(subparsers).
@@ -22,6 +22,13 @@ EXIT_CODES = """exit codes:
      (see `panefleet team debt show`), or for `team status` a pane not proven ours
   4  refused: nothing was changed
 """
+
+
+# Team commands whose oh-my-codex operation acts on sanitizeTeamName(TEAM): when that differs from the
+# name given, they are refused here (exit 2), so that `scale-down ../ALPHA` never touches team alpha.
+# init, respawn and the task commands refuse such names themselves (exit 4, pure/team_ops.py,
+# pure/omx/respawn.py, pure/omx/tasks.py).
+REWRITING_TEAM_COMMANDS = (("scale-up",), ("scale-down",), ("debt", "reconcile"))
 
 
 class UsageError(Exception):
@@ -42,6 +49,18 @@ def _wants_json(argv: Sequence[str]) -> bool:
     return any((a in ("-o", "--output") and b == "json") or a in ("-ojson", "--output=json") for a, b in pairs)
 
 
+def _rewritten_team_name(args: argparse.Namespace) -> str | None:
+    """Why the TEAM of a command in REWRITING_TEAM_COMMANDS is refused, or None."""
+    if getattr(args, "command", None) != "team" or not isinstance(getattr(args, "team", None), str):
+        return None
+    command = (getattr(args, "team_command", None), getattr(args, "debt_command", None))
+    if not any(command[:len(c)] == c for c in REWRITING_TEAM_COMMANDS):
+        return None
+    from pure.omx.names import rewritten_team_name
+
+    return rewritten_team_name(args.team)
+
+
 def _common(parser: argparse.ArgumentParser, *, tmux: bool = True, dry_run: bool = False) -> None:
     from shell.cli_args import add_dry_run, add_output, add_tmux
 
@@ -55,7 +74,7 @@ def _common(parser: argparse.ArgumentParser, *, tmux: bool = True, dry_run: bool
 def _env_subset(env: dict[str, str]) -> dict[str, str]:
     """The part of the environment oh-my-codex semantics depend on (recorded in the request)."""
     prefixes = ("OMX_", "CODEX_HOME")
-    return {k: v for k, v in sorted(env.items()) if k.startswith(prefixes)}
+    return {k: v for k, v in sorted(env.items()) if k.startswith(prefixes) or k == "HOME"}
 
 
 # --------------------------------------------------------------------------------------- handlers
@@ -256,6 +275,30 @@ def _register(module_name: str, subparsers: Any) -> None:
     module.register(subparsers)
 
 
+def _unwind_on_termination() -> Callable[[], None]:
+    """SIGTERM and SIGHUP end panefleet like Ctrl-C does: as an exception, so that every ``finally``
+    runs (locks released by ``shell/loop.py``, a running call's process group killed by
+    ``shell/executor.py``). A signal panefleet was started with ignored (``nohup``) stays ignored.
+    Returns what puts the previous handlers back."""
+    import signal
+    import threading
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                previous[sig] = signal.signal(sig, stop)
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(args_list)
@@ -267,6 +310,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _wants_json(args_list):
             sys.stdout.write(json.dumps({"ok": False, "error": f"usage: {exc}"}) + "\n")
         return 2
+    from shell import deadlines
+
+    try:
+        deadlines.from_env(os.environ)
+        problem = _rewritten_team_name(args)
+        if problem is not None:
+            raise ValueError(problem)
+    except ValueError as exc:
+        sys.stderr.write(f"panefleet: error: {exc}\n")
+        if _wants_json(args_list):
+            sys.stdout.write(json.dumps({"ok": False, "error": f"usage: {exc}"}) + "\n")
+        return 2
+    restore_signals = _unwind_on_termination()
     try:
         return int(args.handler(args))
     except KeyboardInterrupt:
@@ -282,6 +338,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _wants_json(args_list):
             sys.stdout.write(json.dumps({"ok": False, "error": message}) + "\n")
         return 1
+    finally:
+        restore_signals()
 
 
 if __name__ == "__main__":

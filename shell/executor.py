@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import heapq
 import os
+import shlex
 import shutil
+import signal
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -15,7 +20,7 @@ from returns.io import IOResult, IOSuccess, impure_safe
 from returns.unsafe import unsafe_perform_io
 
 from pure import model as m
-from shell import fs
+from shell import deadlines, fs
 
 T = TypeVar("T")
 
@@ -33,41 +38,218 @@ def utc_now() -> str:
 
 
 def run_process(
-    tool: str, args: tuple[str, ...], *, env: Mapping[str, str], cwd: str | None = None
+    tool: str,
+    args: tuple[str, ...],
+    *,
+    env: Mapping[str, str],
+    cwd: str | None = None,
+    timeout: float | None = None,
 ) -> m.Proc:
+    """Run ``tool`` (resolved on ``env``'s PATH) to completion, or until its deadline.
+
+    The process gets a session (and so a process group) of its own. When ``timeout`` seconds
+    (default: the tool's deadline from ``PANEFLEET_CALL_TIMEOUT``, ``shell/deadlines.py``) pass,
+    or this process is interrupted, the whole group gets SIGTERM and, 0.5 s later, SIGKILL; a call
+    that ran out of time is observed as not finished (``exit_code=None``), never as an answer.
+    """
     path = which(tool, env)
     if path is None:
         return m.Proc(exit_code=None, stderr=f"{tool}: command not found on PATH")
+    seconds = deadlines.from_env(env).seconds(tool) if timeout is None else timeout
     import sh  # imported lazily: it costs tens of milliseconds of start-up
 
+    # Until the watchdog guards the child, an interruption would leave it running: hold them back
+    # and let one that came meanwhile be raised inside the ``try`` below.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
     try:
-        cmd = sh.Command(path)
-        done = cmd(
+        running = sh.Command(path)(
             *args,
             _ok_code=list(range(256)),
             _tty_out=False,
-            _return_cmd=True,
             _env=dict(env),
             _cwd=cwd,
             _in=None,
             _truncate_exc=False,
+            _bg=True,
+            _bg_exc=False,
+            _new_session=True,
+            _preexec_fn=_child_signals(mask),
         )
+        watchdog = _Watchdog(running.process.pid, seconds)
+    except OSError as exc:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        return m.Proc(exit_code=None, stderr=f"{tool}: {exc.strerror or exc}")
+    except sh.ForkException as exc:  # e.g. the working directory does not exist
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else "could not start"
+        return m.Proc(exit_code=None, stderr=f"{tool}: {reason}")
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        running.wait()
     except sh.SignalException as exc:
+        if watchdog.fired:
+            return _timed_out(tool, args, seconds, exc.stderr)
         return m.Proc(
             exit_code=128 + abs(exc.exit_code),
             stdout=exc.stdout.decode("utf-8", "replace"),
             stderr=exc.stderr.decode("utf-8", "replace"),
         )
-    except OSError as exc:
-        return m.Proc(exit_code=None, stderr=f"{tool}: {exc.strerror or exc}")
-    except sh.ForkException as exc:  # e.g. the working directory does not exist
-        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else "could not start"
-        return m.Proc(exit_code=None, stderr=f"{tool}: {reason}")
+    except BaseException:  # interrupted (Ctrl-C, SIGTERM): the call must not outlive panefleet
+        watchdog.stop_now()
+        raise
+    finally:
+        watchdog.finished()
+    if watchdog.fired:  # it exited on SIGTERM with a status of its own: still not an answer
+        return _timed_out(tool, args, seconds, running.stderr)
     return m.Proc(
-        exit_code=done.exit_code,
-        stdout=done.stdout.decode("utf-8", "replace"),
-        stderr=done.stderr.decode("utf-8", "replace"),
+        exit_code=running.exit_code,
+        stdout=running.stdout.decode("utf-8", "replace"),
+        stderr=running.stderr.decode("utf-8", "replace"),
     )
+
+
+def _timed_out(tool: str, args: tuple[str, ...], seconds: float, stderr: bytes) -> m.Proc:
+    said = stderr.decode("utf-8", "replace").strip()
+    message = f"{tool} timed out after {deadlines.describe(seconds)} s: {shlex.join(args)}"
+    return m.Proc(exit_code=None, stderr=message + (f"\n{said}" if said else ""))
+
+
+_INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _child_signals(mask: set[int | signal.Signals]) -> Callable[[], None]:
+    """What the child does before ``exec``: panefleet's interruption handlers (``cli.py``) and
+    ``sh``'s background mode (SIGHUP ignored) are undone — default actions again, except for a
+    signal panefleet itself was started with ignored (``nohup``) — then the signal mask is restored."""
+    ignored = {sig for sig in _INTERRUPTS if signal.getsignal(sig) == signal.SIG_IGN}
+
+    def setup() -> None:
+        for sig in _INTERRUPTS:
+            signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+    return setup
+
+
+class _Watchdog:
+    """Kills the process group ``pgid`` (SIGTERM, then SIGKILL after the grace) when ``seconds``
+    pass before :meth:`finished` is called. Timed by the process-wide :data:`_TIMERS` thread: arming
+    one costs microseconds, where a thread per call would cost a sizeable part of a tmux call."""
+
+    def __init__(self, pgid: int, seconds: float) -> None:
+        self.pgid = pgid
+        self.fired = False
+        self._lock = threading.Lock()
+        self._done = False
+        self._pending = _TIMERS.arm(time.monotonic() + seconds, self._expire)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pgid, sig)
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+            self._signal(signal.SIGTERM)
+            self._pending = _TIMERS.arm(time.monotonic() + deadlines.KILL_GRACE_SECONDS, self._kill)
+
+    def _kill(self) -> None:
+        with self._lock:
+            if not self._done:
+                self._signal(signal.SIGKILL)
+
+    def stop_now(self) -> None:
+        """The caller is being interrupted: end the group now, without waiting for the deadline."""
+        with self._lock:
+            self._pending.cancel()
+            self._signal(signal.SIGTERM)
+        end = time.monotonic() + deadlines.KILL_GRACE_SECONDS
+        while time.monotonic() < end and _group_exists(self.pgid):
+            time.sleep(0.01)
+        self._signal(signal.SIGKILL)
+
+    def finished(self) -> None:
+        """The leader was reaped. After an expiry, also kill what is left of its group."""
+        with self._lock:
+            self._done = True
+            self._pending.cancel()
+            if self.fired:
+                self._signal(signal.SIGKILL)
+
+
+class _Pending:
+    __slots__ = ("action", "cancelled")
+
+    def __init__(self, action: Callable[[], None]) -> None:
+        self.action = action
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class _Timers:
+    """One daemon thread that runs short actions at monotonic times (the call deadlines)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, _Pending]] = []
+        self._count = 0
+        self._thread: threading.Thread | None = None
+
+    def arm(self, when: float, action: Callable[[], None]) -> _Pending:
+        pending = _Pending(action)
+        with self._cond:
+            self._count += 1
+            heapq.heappush(self._heap, (when, self._count, pending))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="panefleet-deadlines", daemon=True)
+                self._thread.start()
+            elif self._heap[0][2] is pending:
+                self._cond.notify()
+        return pending
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._heap and self._heap[0][2].cancelled:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                when, _, pending = self._heap[0]
+                delay = when - time.monotonic()
+                if delay > 0:
+                    self._cond.wait(delay)
+                    continue
+                heapq.heappop(self._heap)
+            if not pending.cancelled:
+                pending.action()
+
+    def after_fork(self) -> None:
+        """A forked child has no timer thread: start afresh (the parent's deadlines are not its own)."""
+        self._cond = threading.Condition()
+        self._heap = []
+        self._thread = None
+
+
+_TIMERS = _Timers()
+os.register_at_fork(after_in_child=_TIMERS.after_fork)
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class Executor:
@@ -86,7 +268,10 @@ class Executor:
         self.env: dict[str, str] = dict(os.environ if env is None else env)
         self.tmux_socket = tmux_socket
         self.store = store
+        self.deadlines = deadlines.from_env(self.env)  # ValueError names a bad PANEFLEET_CALL_TIMEOUT
         self._locks: dict[str, str] = {}
+        self._stale: dict[str, int] = {}  # stale_ms of each held lock
+        self._lease_due = 0.0
         self.calls: dict[str, int] = {}
 
     def tool_args(self, tool: str, args: tuple[str, ...]) -> tuple[str, ...]:
@@ -95,9 +280,12 @@ class Executor:
         return args
 
     def execute(self, step: m.Step) -> m.Observation:  # noqa: PLR0911,PLR0912
+        if self._locks and time.monotonic() >= self._lease_due:
+            self._refresh_leases()
         if isinstance(step, m.Run):
             self.calls[step.tool] = self.calls.get(step.tool, 0) + 1
-            return run_process(step.tool, self.tool_args(step.tool, step.args), env=self.env, cwd=step.cwd)
+            return run_process(step.tool, self.tool_args(step.tool, step.args), env=self.env, cwd=step.cwd,
+                               timeout=self.deadlines.seconds(step.tool))
         if isinstance(step, m.ReadFile):
             try:
                 data = Path(step.path).read_bytes()
@@ -129,7 +317,7 @@ class Executor:
         if isinstance(step, m.RealPath):
             return m.Value(value=os.path.realpath(step.path))
         if isinstance(step, m.AcquireLock):
-            token = f"{os.getpid()}:{uuid.uuid4().hex}"
+            token = fs.owner_token()
             try:
                 fs.acquire_lock(
                     Path(step.path),
@@ -138,14 +326,19 @@ class Executor:
                     stale_ms=step.stale_ms,
                     token=token,
                 )
-            except fs.LockTimeout:
-                return m.Ack(ok=False, error="timeout")
+            except fs.LockTimeout as exc:
+                # "timeout: <dir> held by pid … since … (alive), lease lapses at …" (pure/omx/locks.py)
+                return m.Ack(ok=False, error=f"timeout: {exc}")
             except OSError as exc:
                 return m.Ack(ok=False, error=f"{type(exc).__name__}: {exc.strerror or exc}")
+            if not self._locks:
+                self._lease_due = time.monotonic() + _lease_interval(step.stale_ms)
             self._locks[step.path] = token
+            self._stale[step.path] = step.stale_ms
             return m.Ack(ok=True)
         if isinstance(step, m.ReleaseLock):
             token = self._locks.pop(step.path, "")
+            self._stale.pop(step.path, None)
             released = fs.release_lock(Path(step.path), token) if token else False
             return m.Ack(ok=released, error="" if released else "not_held")
         if isinstance(step, m.Sleep):
@@ -162,10 +355,22 @@ class Executor:
         raise TypeError(f"unknown step {step!r}")  # pragma: no cover - the union is closed
 
     def release_all(self) -> None:
-        """Release every lock still held (used when a run is interrupted)."""
+        """Release every lock still held (``shell/loop.py`` calls it when a run ends, however it ends)."""
         for path, token in list(self._locks.items()):
             fs.release_lock(Path(path), token)
         self._locks.clear()
+        self._stale.clear()
+
+    def _refresh_leases(self) -> None:
+        """Touch the lease of every held lock, as oh-my-codex's holders do (every third of the stale
+        time), so that a long run keeps its locks; checked before each step."""
+        for path, token in self._locks.items():
+            fs.refresh_lease(Path(path), token)
+        self._lease_due = time.monotonic() + min((_lease_interval(ms) for ms in self._stale.values()), default=100.0)
+
+
+def _lease_interval(stale_ms: int) -> float:
+    return max(0.001, stale_ms / 3000)
 
 
 def _append(path: Path, content: str) -> None:

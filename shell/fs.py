@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
+import functools
 import os
 import shutil
+import socket
 import time
 import uuid
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 
@@ -54,56 +58,263 @@ def remove_path(path: Path, recursive: bool) -> None:
     fsync_dir(path.parent)
 
 
+# ------------------------------------------------------------------------------------------ locks
+#
+# oh-my-codex's lock directories (``.team-locks/<team>.scaling``, ``.team-locks/<team>.membership``,
+# ``team/<team>/claims/task-<id>.lock``): created with ``mkdir``; ``owner`` holds the holder's token
+# ``<pid>.<epoch-ms>.<random hex>``; ``lease`` (its mtime) says when the holder last proved it was
+# alive (oh-my-codex writes the token into it too and touches it every 100 s). A lock whose lease is
+# older than the stale time (5 min) is abandoned, whoever holds it.
+#
+# panefleet adds one file oh-my-codex ignores, ``host``: the machine and pid namespace the holder's
+# pid belongs to. A holder whose pid is provably dead on this machine — no such process, a zombie,
+# or a process that started after the holder was last known alive (the pid was reused) — has
+# abandoned the lock now, not when its lease lapses. A lock marked with another host keeps its lease;
+# a lock without ``host`` (oh-my-codex writes none) is assumed to be held on this machine: team state
+# lives next to the tmux server its panes run in (docs/design-notes.md, "Locks").
+
+LEASE_FILE = "lease"
+OWNER_FILE = "owner"
+HOST_FILE = "host"
+TAKEOVER_SUFFIX = ".takeover"
+# A process that started this long after its token's time is another process with the same pid.
+# The slack absorbs the one-second resolution of the boot time and small clock adjustments.
+PID_REUSE_SLACK_MS = 2_000
+# A takeover guard (held for microseconds) this old was left by a process that died inside it.
+TAKEOVER_GUARD_STALE_S = 10.0
+
+
 class LockTimeout(Exception):
-    pass
+    """The lock was still held at the deadline; the message says by whom and until when."""
+
+
+def owner_token() -> str:
+    """A fresh holder token in oh-my-codex's form: ``<pid>.<epoch-ms>.<random hex>``."""
+    return f"{os.getpid()}.{int(time.time() * 1000)}.{uuid.uuid4().hex[:12]}"
+
+
+def host_mark() -> str:
+    """This machine and pid namespace: where a pid in a token can be checked."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        namespace = ""
+    return f"{socket.gethostname()} {namespace}".strip()
+
+
+def _iso(epoch_ms: float) -> str:
+    moment = _dt.datetime.fromtimestamp(epoch_ms / 1000, _dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+
+
+def parse_token(token: str) -> tuple[int, int] | None:
+    """``(pid, epoch_ms)`` of an oh-my-codex token, None for any other form."""
+    parts = token.split(".")
+    if len(parts) < 3 or not parts[0].isdigit() or not parts[1].isdigit():
+        return None
+    pid, since = int(parts[0]), int(parts[1])
+    return (pid, since) if pid > 0 else None
+
+
+@functools.cache
+def _boot_epoch_s() -> float | None:
+    try:
+        for line in Path("/proc/stat").read_text().splitlines():
+            if line.startswith("btime "):
+                return float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def process_start_ms(pid: int) -> tuple[str, float] | None:
+    """``(state, start time in epoch ms)`` of ``pid`` from ``/proc/<pid>/stat``; None when unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()  # the command name may hold spaces and parentheses
+    boot = _boot_epoch_s()
+    if len(fields) < 20 or boot is None or not fields[19].isdigit():
+        return None
+    return fields[0], (boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")) * 1000
+
+
+def pid_alive(pid: int, alive_at_ms: float) -> bool:
+    """Whether the process that was ``pid`` at ``alive_at_ms`` (epoch ms) may still be running here.
+    False only on proof: no such process, a zombie, or a process started after that moment."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists, owned by someone else
+    facts = process_start_ms(pid)
+    if facts is None:
+        return True  # no /proc: existence is all that can be said
+    state, started = facts
+    if state in ("Z", "X"):
+        return False
+    return started <= alive_at_ms + PID_REUSE_SLACK_MS
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    """What a lock directory says about who holds it, as seen now."""
+
+    path: Path
+    exists: bool
+    token: str | None = None
+    pid: int | None = None
+    since_ms: int | None = None
+    host: str | None = None  # None: no mark (oh-my-codex), assumed this machine
+    alive: bool | None = None  # None: cannot be checked from here
+    lease_ms: float | None = None  # mtime of lease (or of the directory)
+    stale_ms: int = 300_000
+
+    @property
+    def local(self) -> bool:
+        return self.host is None or self.host == host_mark()
+
+    @property
+    def lease_lapses_ms(self) -> float | None:
+        return None if self.lease_ms is None else self.lease_ms + self.stale_ms
+
+    def abandoned(self, now_ms: float) -> str | None:
+        """Why the lock may be taken over now (None: it is held)."""
+        if not self.exists:
+            return None
+        if self.alive is False:
+            return "holder dead"
+        lapses = self.lease_lapses_ms
+        if lapses is not None and now_ms > lapses:
+            return "lease lapsed"
+        return None
+
+    def describe(self) -> str:
+        """``<dir> held by pid 123 since … (alive), lease lapses at …``."""
+        if not self.exists:
+            return f"{self.path} released just now"
+        if self.token is None:
+            who = "an unknown holder (no owner file)"
+        elif self.pid is None:
+            who = f"an unknown holder (owner token {self.token!r} carries no pid)"
+        else:
+            where = "" if self.local else f" on {self.host}"
+            since = "" if self.since_ms is None else f" since {_iso(self.since_ms)}"
+            state = {True: "alive", False: "dead", None: "liveness unknown: another host"}[self.alive]
+            who = f"pid {self.pid}{where}{since} ({state})"
+        lapses = self.lease_lapses_ms
+        lease = "lease lapse unknown" if lapses is None else f"lease lapses at {_iso(lapses)}"
+        return f"{self.path} held by {who}, {lease}"
+
+
+def inspect_lock(path: Path, stale_ms: int = 300_000) -> LockHolder:
+    try:
+        dir_mtime = path.stat().st_mtime * 1000
+    except FileNotFoundError:
+        return LockHolder(path=path, exists=False, stale_ms=stale_ms)
+    except OSError:
+        dir_mtime = None
+    try:
+        lease_ms: float | None = (path / LEASE_FILE).stat().st_mtime * 1000
+    except OSError:
+        lease_ms = dir_mtime
+    token = _read(path / OWNER_FILE)
+    holder = LockHolder(path=path, exists=True, token=token, lease_ms=lease_ms, stale_ms=stale_ms)
+    parsed = parse_token(token) if token else None
+    if parsed is None:
+        return holder
+    pid, since = parsed
+    host = _read(path / HOST_FILE) or None
+    # The holder was alive when it took the lock and whenever it touched its lease since.
+    alive_at = max(since, lease_ms or since)
+    alive = pid_alive(pid, alive_at) if host is None or host == host_mark() else None
+    return replace(holder, pid=pid, since_ms=since, host=host, alive=alive)
+
+
+def _take_over(path: Path, seen: LockHolder) -> bool:
+    """Remove the abandoned lock ``seen`` — only if the directory still holds what was judged.
+
+    Two waiters that both find a dead holder must not both remove: the second would delete the
+    first's fresh lock. A guard directory beside the lock serializes panefleet's takeovers, and
+    under it the lock is judged again. True when the caller should try ``mkdir`` again now."""
+    guard = path.with_name(path.name + TAKEOVER_SUFFIX)
+    try:
+        guard.mkdir()
+    except FileExistsError:
+        with contextlib.suppress(OSError):
+            if time.time() - guard.stat().st_mtime > TAKEOVER_GUARD_STALE_S:
+                guard.rmdir()
+        return False
+    except OSError:
+        return False
+    try:
+        now = inspect_lock(path, seen.stale_ms)
+        if not now.exists:
+            return True
+        if now.token != seen.token or now.abandoned(time.time() * 1000) is None:
+            return False
+        shutil.rmtree(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            guard.rmdir()
 
 
 def acquire_lock(path: Path, *, timeout_ms: int, retry_ms: int, stale_ms: int, token: str) -> None:
-    """Acquire an oh-my-codex style lock directory (``owner`` and ``lease`` files inside).
+    """Acquire an oh-my-codex lock directory (``owner``, ``lease`` and panefleet's ``host`` inside).
 
-    A lock whose lease (or directory) is older than ``stale_ms`` is considered abandoned and taken
-    over. Raises LockTimeout after ``timeout_ms``.
-    """
+    A lock whose holder is provably dead, or whose lease is older than ``stale_ms``, is taken over.
+    Raises LockTimeout after ``timeout_ms`` naming the directory, the holder and its lease."""
     deadline = time.monotonic() + timeout_ms / 1000
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
         try:
             path.mkdir()
         except FileExistsError:
-            if _is_stale(path, stale_ms):
-                with contextlib.suppress(OSError):
-                    shutil.rmtree(path)
+            holder = inspect_lock(path, stale_ms)
+            if holder.abandoned(time.time() * 1000) is not None and _take_over(path, holder):
                 continue
             if time.monotonic() >= deadline:
-                raise LockTimeout(str(path)) from None
+                raise LockTimeout(holder.describe()) from None
             time.sleep(retry_ms / 1000)
             continue
         try:
-            (path / "owner").write_text(token)
-            (path / "lease").write_text(str(int(time.time() * 1000)))
-        except OSError:
+            # host before owner: whoever can read a token can also read where its pid lives
+            (path / HOST_FILE).write_text(host_mark())
+            (path / OWNER_FILE).write_text(token)
+            (path / LEASE_FILE).write_text(token)
+        except BaseException:  # also SIGTERM/Ctrl-C here: no half-written lock is left behind
             with contextlib.suppress(OSError):
                 shutil.rmtree(path)
             raise
         return
 
 
-def _is_stale(path: Path, stale_ms: int) -> bool:
+def refresh_lease(path: Path, token: str) -> bool:
+    """Touch the lease of a lock still held with ``token`` (never recreate a lost one)."""
+    if _read(path / OWNER_FILE) != token:
+        return False
     try:
-        lease = path / "lease"
-        mtime = lease.stat().st_mtime if lease.exists() else path.stat().st_mtime
+        os.utime(path / LEASE_FILE)
     except OSError:
         return False
-    return (time.time() - mtime) * 1000 > stale_ms
+    return True
 
 
 def release_lock(path: Path, token: str) -> bool:
     """Delete the lock directory only if ``owner`` still holds ``token``."""
-    try:
-        owner = (path / "owner").read_text()
-    except OSError:
-        return False
-    if owner != token:
+    if _read(path / OWNER_FILE) != token:
         return False
     shutil.rmtree(path, ignore_errors=True)
     return True

@@ -66,12 +66,13 @@ def run_program(
     """Drive a program to completion against ``executor``; return the decision and the journal."""
     try:
         return _drive(factory, executor, audit, listener)
-    except BaseException:
-        # Interrupted (Ctrl-C, a crash in the shell): never leave a lock behind for 5 minutes.
+    finally:
+        # However the run ends — done, a program that stopped without unlocking (a journal mismatch,
+        # an internal error), Ctrl-C, SIGTERM (cli.py makes it an exception), a crash in the shell —
+        # no lock it took is left behind for 5 minutes. A normal run has released them all already.
         release = getattr(executor, "release_all", None)
         if callable(release):
             release()
-        raise
 
 
 def _drive(

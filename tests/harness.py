@@ -37,7 +37,10 @@ def pane_rows(*rows: tuple[str, int, int | str]) -> str:
 
 
 class ScenarioExecutor:
-    """Real files, scripted tmux, real git, a deterministic clock and id source, no sleeping."""
+    """Real files, scripted tmux, real git, a deterministic clock and id source, no sleeping.
+
+    A lock timeout is recorded as the bare ``timeout``: the shell's detail (who holds the lock,
+    when its lease lapses) carries wall-clock times, and goldens must not."""
 
     def __init__(self, root: Path, tmux: Responder, env: Mapping[str, str] | None = None) -> None:
         self.root = root
@@ -62,7 +65,10 @@ class ScenarioExecutor:
         if isinstance(step, m.FreshId):
             self.ids += 1
             return m.Value(value=f"id-{self.ids:04d}")
-        return self.real.execute(step)
+        observed = self.real.execute(step)
+        if isinstance(step, m.AcquireLock) and isinstance(observed, m.Ack) and observed.error.startswith("timeout:"):
+            return m.Ack(ok=False, error="timeout")
+        return observed
 
 
 def run_scenario(factory: ProgramFactory, executor: ScenarioExecutor) -> tuple[m.Done, list[m.Entry]]:

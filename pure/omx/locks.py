@@ -21,8 +21,11 @@ API (every helper is a generator to be used with ``yield from``):
   ``Timed out acquiring task claim lock for <team>/<id>``.
 
 Global lock order: scaling → barrier → claim locks (ascending id). Locks are released on every
-exit path, including a ``PlanError`` raised by the body. A lock whose lease is older than 5 min is
-stale and taken over by the shell.
+exit path, including a ``PlanError`` raised by the body. A lock whose lease is older than 5 min, or
+whose holder is provably dead, is taken over by the shell (``shell/fs.py``).
+
+A timeout message is oh-my-codex's, followed — when the shell's ``Ack`` says who holds the lock
+(``timeout: <dir> held by pid 123 since … (alive), lease lapses at …``) — by ``: <that detail>``.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ class Barrier:
 @frozen
 class ClaimLockTimeout:
     task_id: str
+    detail: str = ""  # who holds the lock and until when, when the shell said so
 
 
 def _acquire(path: str, timeout_ms: int, retry_ms: int) -> Gen[m.Ack]:
@@ -84,8 +88,28 @@ def _held(path: str, body: Gen[T]) -> Gen[T]:
     return result
 
 
+TIMEOUT = "timeout"
+
+
+def timeout_detail(ack: m.Ack) -> str | None:
+    """None unless ``ack`` is a lock timeout; then what the shell said about the holder (``""`` if
+    nothing): ``timeout: <dir> held by pid 123 since … (alive), lease lapses at …``."""
+    if ack.ok:
+        return None
+    if ack.error == TIMEOUT:
+        return ""
+    head, sep, detail = ack.error.partition(": ")
+    return detail.strip() if head == TIMEOUT and sep else None
+
+
+def timeout_message(message: str, detail: str) -> str:
+    """oh-my-codex's message, then (when the shell knows it) who holds the lock and until when."""
+    return f"{message}: {detail}" if detail else message
+
+
 def _timeout_or_error(ack: m.Ack, message: str) -> str:
-    return message if ack.error == "timeout" else ack.error
+    detail = timeout_detail(ack)
+    return ack.error if detail is None else timeout_message(message, detail)
 
 
 def with_scaling_lock(paths: TeamPaths, body: Callable[[], Gen[T]]) -> Gen[T]:
@@ -108,9 +132,10 @@ def with_claim_lock(paths: TeamPaths, task_id: str, body: Callable[[], Gen[T]]) 
     path = paths.claim_lock(task_id)
     ack = yield from _acquire(path, CLAIM_TIMEOUT_MS, CLAIM_RETRY_MS)
     if not ack.ok:
-        if ack.error != "timeout":
+        detail = timeout_detail(ack)
+        if detail is None:
             raise fail(ack.error)
-        return ClaimLockTimeout(task_id)
+        return ClaimLockTimeout(task_id, detail)
     return (yield from _held(path, body()))
 
 
@@ -128,7 +153,8 @@ def with_claim_locks(paths: TeamPaths, task_ids: Iterable[str], body: Callable[[
         task_id = ordered[position]
         result = yield from with_claim_lock(paths, task_id, lambda: nest(position + 1))
         if isinstance(result, ClaimLockTimeout):
-            raise fail(f"Timed out acquiring task claim lock for {paths.team}/{task_id}")
+            raise fail(timeout_message(f"Timed out acquiring task claim lock for {paths.team}/{task_id}",
+                                       result.detail))
         return result
 
     return (yield from nest(0))

@@ -31,6 +31,22 @@ def sanitize_team_name(name: str) -> Result[str, str]:
     return Success(slug)
 
 
+UNCHANGED_TEAM_NAME_RULE: Final = (
+    "a team name is 1-30 characters of a-z and 0-9 joined by single '-', exactly as oh-my-codex's "
+    "sanitizeTeamName leaves it")
+
+
+def rewritten_team_name(name: str) -> str | None:
+    """None when oh-my-codex's ``sanitizeTeamName`` keeps ``name``; else ``invalid_team_name:…``
+    naming the rule and what oh-my-codex would have made of it (``../ALPHA`` → ``alpha``)."""
+    sanitized = sanitize_team_name(name)
+    if isinstance(sanitized, Success) and sanitized.unwrap() == name:
+        return None
+    became = f"oh-my-codex would act on team '{sanitized.unwrap()}'" if isinstance(sanitized, Success) else (
+        "nothing is left of it after oh-my-codex's sanitization")
+    return f"invalid_team_name:{name} ({UNCHANGED_TEAM_NAME_RULE}; {became})"
+
+
 def is_safe_team_name(name: str) -> bool:
     return TEAM_NAME_PATTERN.fullmatch(name) is not None
 

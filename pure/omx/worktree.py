@@ -120,7 +120,9 @@ def _branch_exists(root: str, branch: str) -> Gen[bool]:
 def _head_matches(path: str, branch: str | None) -> Gen[bool]:
     proc = yield from git(path, "symbolic-ref", "--quiet", "--short", "HEAD")
     if branch is None:
-        return proc.exit_code != 0
+        # --quiet answers exactly 1 for a detached HEAD; a call that failed otherwise (not a
+        # repository: 128, timed out: None) proves nothing.
+        return proc.exit_code == 1
     return proc.exit_code == 0 and _out(proc) == branch
 
 
