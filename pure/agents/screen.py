@@ -208,10 +208,8 @@ def classify(cli: str, capture: str, *, dead: bool = False) -> Screen:
     tail = lines[-TAIL:]
     nonblank = [line.strip() for line in tail if line.strip()]
     dead_lines = [line for line in nonblank if _DEAD.search(line)]
-    fatal = [line for line in nonblank if _FATAL.search(line)]
-    if dead or dead_lines or fatal:
-        kept = [line for line in nonblank if not _DEAD.search(line)]
-        return Screen(state="exited", evidence=tuple(kept[-5:]) or tuple(dead_lines[-1:]))
+    if dead or dead_lines:
+        return _exited(lines)
     if not nonblank:
         return Screen(state="starting")
     prompt = _prompt(tail)
@@ -221,17 +219,29 @@ def classify(cli: str, capture: str, *, dead: bool = False) -> Screen:
     if login:
         return Screen(state="login_required", evidence=tuple(login[:3]))
     typed, _ = _input_text(cli, tail)
-    busy = [line for line in nonblank if _BUSY.search(line)]
-    if busy:
-        return Screen(state="busy", evidence=(busy[-1],), input_text=typed)
     ready_rule = _READY.get(cli)
     ready = [line for line in nonblank if ready_rule is not None and ready_rule.search(line)]
+    busy = [line for line in nonblank if _BUSY.search(line)]
+    if not ready and not busy and any(_FATAL.search(line) for line in nonblank):
+        return _exited(lines)  # the CLI printed its fatal error; tmux has not reported it dead yet
+    if busy:
+        return Screen(state="busy", evidence=(busy[-1],), input_text=typed)
     if ready and (not _INPUT.get(cli, "") or _has_input_line(cli, tail)):
         return Screen(state="ready", evidence=tuple(ready[-2:]), input_text=typed)
     banner = _BANNER.get(cli)
     if (len(nonblank) <= 2 or banner is not None and any(banner.search(line) for line in lines)) and not ready:
         return Screen(state="starting", evidence=tuple(nonblank))
     return Screen(state="unknown", evidence=tuple(nonblank[-3:]))
+
+
+def _exited(lines: Sequence[str]) -> Screen:
+    """An exited CLI: its own fatal error and the lines right after it, else its last lines."""
+    kept = [line.strip() for line in lines if line.strip() and not _DEAD.search(line)]
+    fatal = [i for i, line in enumerate(kept) if _FATAL.search(line)]
+    if fatal:
+        kept = kept[fatal[-1]:fatal[-1] + 4]
+    dead = [line.strip() for line in lines if _DEAD.search(line.strip())]
+    return Screen(state="exited", evidence=tuple(kept[-5:]) or tuple(dead[-1:]))
 
 
 def _has_input_line(cli: str, tail: Sequence[str]) -> bool:

@@ -42,7 +42,13 @@ DELIVERY_PAUSE_MS = 100
 PREDICTED_SCREEN = "panefleet dry run: the agent is predicted ready and to accept what is typed"
 
 
-def capture_step(pane: str) -> m.Run:
+HISTORY_LINES = 200  # how far back a dead pane is read: a CLI's error may have scrolled off screen
+
+
+def capture_step(pane: str, *, history: bool = False) -> m.Run:
+    """The visible screen (wrapped lines joined); with ``history`` the last lines above it too."""
+    if history:
+        return t.tmux("capture-pane", "-p", "-J", "-S", f"-{HISTORY_LINES}", "-t", pane)
     return t.tmux("capture-pane", "-p", "-J", "-t", pane)
 
 
@@ -100,7 +106,7 @@ def look(cli: str, pane: str, pid: int, owner: str) -> Gen[Look]:
     seen = yield from watch(pane, pid, owner)
     if seen.kind not in ("live", "dead"):
         return Look(watch=seen)
-    shot = yield from expect(capture_step(pane), m.Proc)
+    shot = yield from expect(capture_step(pane, history=seen.kind == "dead"), m.Proc)
     if shot.exit_code != 0:
         return Look(watch=Watch(kind="unavailable", reason=f"worker_pane_capture_failed:{pane}:{shot.stderr.strip()}"))
     if shot.stdout.strip() == PREDICTED_SCREEN:
@@ -208,7 +214,8 @@ def wait_until_ready(items: Sequence[Starting], owner: str, policy: Policy) -> G
             polls[item.worker] += 1
             seen = yield from look(item.cli, item.pane, item.pid, owner)
             screen = seen.screen
-            finished = yield from _step(item, seen.watch, screen, policy, owner, answers, answered)
+            finished = yield from _step(item, seen.watch, screen, last.get(item.worker), policy, owner, answers,
+                                        answered)
             if screen is not None:
                 last[item.worker] = screen
             if finished is not None:
@@ -232,9 +239,11 @@ def wait_until_ready(items: Sequence[Starting], owner: str, policy: Policy) -> G
     return tuple(done[item.worker] for item in items)
 
 
-def _step(item: Starting, seen: Watch, screen: sc.Screen | None, policy: Policy, owner: str,
-          answers: dict[str, int], answered: dict[str, list[str]]) -> Gen[Started | None]:
-    """What one poll of one pane decides: started, failed, or (``None``) keep polling."""
+def _step(item: Starting, seen: Watch, screen: sc.Screen | None, previous: sc.Screen | None, policy: Policy,
+          owner: str, answers: dict[str, int], answered: dict[str, list[str]]) -> Gen[Started | None]:
+    """What one poll of one pane decides: started, failed, or (``None``) keep polling. A prompt is
+    acted on only once it has settled (the same prompt and highlight on two polls in a row): Claude's
+    trust dialog resets a highlight moved right after it appeared, and an Enter then exits."""
     name = item.worker
     if screen is None:
         why = "is gone (its process exited or the pane was killed)" if seen.kind == "gone" else "cannot be proven ours"
@@ -248,6 +257,8 @@ def _step(item: Starting, seen: Watch, screen: sc.Screen | None, policy: Policy,
                        reason=f"worker_start_failed:{name}: {item.cli} {_STUCK_TEXT[screen.state]}: "
                               + " | ".join(lines))
     if screen.state in _PROMPT_POLICY:
+        if previous is None or previous.state != screen.state or previous.choice != screen.choice:
+            return None
         if answers[name] >= MAX_PROMPT_ANSWERS:
             return Started(worker=name, ok=False, state=screen.state, last_lines=screen.evidence,
                            reason=f"worker_start_failed:{name}: {screen.state} did not go away after "
@@ -277,40 +288,96 @@ def _submit_keys(cli: str) -> int:
     return 2 if cli == "codex" else 1
 
 
+@frozen(kw_only=True)
+class Message:
+    """A message to type into one worker's agent; ``token`` is its distinctive part, looked for on
+    screen (wrapping-proof: whitespace is ignored)."""
+
+    worker: str
+    cli: str
+    pane: str
+    pid: int
+    text: str
+    token: str
+
+
 def deliver(cli: str, pane: str, pid: int, owner: str, text: str, token: str) -> Gen[Delivery]:
-    """Type ``text``, submit it and confirm from the screen; ``token`` is the distinctive part of
-    ``text`` looked for on screen (wrapping-proof: whitespace is ignored)."""
-    before = yield from look(cli, pane, pid, owner)
-    if before.screen is None or before.watch.kind != "live":
-        return Delivery(ok=False, reason=f"not_delivered:{before.watch.reason or 'worker_pane_dead'}", lost=True)
-    problem = yield from press(pane, pid, owner, text, literal=True)
-    if problem is not None:
-        return Delivery(ok=False, reason=f"not_delivered:{problem}", lost=True)
-    if not before.predicted:
-        for attempt in range(TYPED_POLLS):
-            seen = yield from look(cli, pane, pid, owner)
-            if seen.screen is None or seen.watch.kind != "live":
-                return Delivery(ok=False, reason=f"not_delivered:{seen.watch.reason or 'worker_pane_dead'}", lost=True)
-            if sc.shows_typed(cli, seen.text, token) or sc.shows_submitted(cli, seen.text, token):
-                break
-            if attempt + 1 == TYPED_POLLS:
-                return Delivery(ok=False, reason="not_delivered:typed_text_never_showed_in_the_input_line")
+    """Type ``text`` into one pane, submit it and confirm it from the screen."""
+    message = Message(worker="", cli=cli, pane=pane, pid=pid, text=text, token=token)
+    return (yield from deliver_all([message], owner))[""]
+
+
+def deliver_all(messages: Sequence[Message], owner: str) -> Gen[dict[str, Delivery]]:
+    """Deliver every message at once: type all, wait until each shows in its input line, then submit
+    and confirm in rounds over the panes still waiting (the agents work in parallel, so do the reads)."""
+    done: dict[str, Delivery] = {}
+
+    def lost(message: Message, reason: str, rounds: int = 0) -> None:
+        done[message.worker] = Delivery(ok=False, reason=f"not_delivered:{reason}", rounds=rounds, lost=True)
+
+    typed: list[Message] = []
+    predicted: set[str] = set()
+    for message in messages:
+        before = yield from look(message.cli, message.pane, message.pid, owner)
+        if before.screen is None or before.watch.kind != "live":
+            lost(message, before.watch.reason or "worker_pane_dead")
+            continue
+        problem = yield from press(message.pane, message.pid, owner, message.text, literal=True)
+        if problem is not None:
+            lost(message, problem)
+            continue
+        typed.append(message)
+        if before.predicted:
+            predicted.add(message.worker)
+    waiting = [message for message in typed if message.worker not in predicted]
+    for attempt in range(TYPED_POLLS):
+        if not waiting:
+            break
+        if attempt:
             yield from expect(m.Sleep(ms=DELIVERY_PAUSE_MS), m.Ack)
+        still = []
+        for message in waiting:
+            seen = yield from look(message.cli, message.pane, message.pid, owner)
+            if seen.screen is None or seen.watch.kind != "live":
+                lost(message, seen.watch.reason or "worker_pane_dead")
+            elif not (sc.shows_typed(message.cli, seen.text, message.token)
+                      or sc.shows_submitted(message.cli, seen.text, message.token)):
+                still.append(message)
+        waiting = still
+    for message in waiting:
+        done[message.worker] = Delivery(ok=False, reason="not_delivered:typed_text_never_showed_in_the_input_line")
+    pending = [message for message in typed if message.worker not in done]
     for round_number in range(1, SUBMIT_ROUNDS + 1):
-        for _ in range(_submit_keys(cli)):
-            problem = yield from press(pane, pid, owner, "C-m")
-            if problem is not None:
-                return Delivery(ok=False, reason=f"not_delivered:{problem}", rounds=round_number, lost=True)
-        for _ in range(CONFIRM_POLLS):
-            seen = yield from look(cli, pane, pid, owner)
-            if seen.screen is None or seen.watch.kind != "live":
-                return Delivery(ok=False, reason=f"not_delivered:{seen.watch.reason or 'worker_pane_dead'}",
-                                rounds=round_number, lost=True)
-            if seen.predicted or _accepted(cli, seen, token):
-                return Delivery(ok=True, reason=f"confirmed:round_{round_number}", rounds=round_number)
-            yield from expect(m.Sleep(ms=DELIVERY_PAUSE_MS), m.Ack)
-    return Delivery(ok=False, reason=f"not_delivered:still_in_the_input_line_after_{SUBMIT_ROUNDS}_rounds",
-                    rounds=SUBMIT_ROUNDS)
+        if not pending:
+            break
+        for message in pending:
+            for _ in range(_submit_keys(message.cli)):
+                problem = yield from press(message.pane, message.pid, owner, "C-m")
+                if problem is not None:
+                    lost(message, problem, round_number)
+                    break
+        pending = [message for message in pending if message.worker not in done]
+        for poll in range(CONFIRM_POLLS):
+            if not pending:
+                break
+            if poll:
+                yield from expect(m.Sleep(ms=DELIVERY_PAUSE_MS), m.Ack)
+            still = []
+            for message in pending:
+                seen = yield from look(message.cli, message.pane, message.pid, owner)
+                if seen.screen is None or seen.watch.kind != "live":
+                    lost(message, seen.watch.reason or "worker_pane_dead", round_number)
+                elif message.worker in predicted or _accepted(message.cli, seen, message.token):
+                    done[message.worker] = Delivery(ok=True, reason=f"confirmed:round_{round_number}",
+                                                    rounds=round_number)
+                else:
+                    still.append(message)
+            pending = still
+    for message in pending:
+        done[message.worker] = Delivery(
+            ok=False, reason=f"not_delivered:still_in_the_input_line_after_{SUBMIT_ROUNDS}_rounds",
+            rounds=SUBMIT_ROUNDS)
+    return done
 
 
 def _accepted(cli: str, seen: Look, token: str) -> bool:
@@ -331,6 +398,11 @@ def remove_dead(pane: str, pid: int, owner: str) -> Gen[str | None]:
         return f"dead_pane_kill_failed:{pane}:{killed.stderr.strip()}"
     after = yield from t.prove(pane)
     return None if after.gone and after.reason == "absent" else f"dead_pane_still_listed:{pane}:{after.code()}"
+
+
+def release(pane: str, pid: int, owner: str) -> Gen[str | None]:
+    """Let a gated pane (``pure/omx/startup.py``, ``gated_startup_command``) run its start-up script."""
+    return (yield from press(pane, pid, owner, "C-m"))
 
 
 def keep_on_exit(pane: str, pid: int, owner: str, on: bool) -> Gen[str | None]:

@@ -100,7 +100,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     split = yield from expect(t.tmux(*layout.placement_args(placement, into if isinstance(placement, layout.Split)
                                                             else None),
                                      "-d", "-P", "-F", "#{pane_id}", "-c", str(working_dir),
-                                     st_script.startup_command(script), mutates=True), m.Proc)
+                                     st_script.gated_startup_command(script), mutates=True), m.Proc)
     pane = (split.stdout.split("\n") or [""])[0].strip()
     if split.exit_code != 0 or not t.is_pane_id(pane):
         raise fail(f"Failed to create tmux pane for {req.worker}: {split.stderr.strip() or pane}")
@@ -118,6 +118,8 @@ def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, ow
            working_dir: str) -> Gen[m.Done]:
     cli = str(record.get("worker_cli") or "codex")
     problem = yield from supervise.keep_on_exit(pane, pid, owner, True)
+    if problem is None:
+        problem = yield from supervise.release(pane, pid, owner)
     if problem is None:
         started = yield from supervise.wait_until_ready(
             [supervise.Starting(worker=req.worker, cli=cli, pane=pane, pid=pid)], owner,

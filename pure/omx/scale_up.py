@@ -321,12 +321,22 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
             for position, name in enumerate(names):
                 launched.append((yield from _launch_worker(run, name, start + position, launches, position)))
             yield from _await_started(run, launched)
+            requests = []
             for worker in launched:
-                yield from _finish_worker(run, worker, tasks)
+                requests.append((yield from _hand_over(run, worker, tasks)))
+            delivered = yield from supervise.deliver_all(
+                [supervise.Message(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid, text=r["trigger_message"],
+                                   token=dsp.trigger_token(w.name)) for w, r in zip(launched, requests, strict=True)],
+                run.owner)
+            for worker, request in zip(launched, requests, strict=True):
+                yield from _settle(run, worker, request, delivered[worker.name])
         else:
             for position, name in enumerate(names):
                 worker = yield from _launch_worker(run, name, start + position, launches, position)
-                yield from _finish_worker(run, worker, tasks)
+                request = yield from _hand_over(run, worker, tasks)
+                delivery = yield from dsp.deliver_trigger(worker.pane, worker.pid, run.owner,
+                                                          request["trigger_message"])
+                yield from _settle(run, worker, request, delivery)
         yield from _finish_event(run)
     except Abort as abort:
         return (yield from rollback(run, abort))
@@ -770,7 +780,7 @@ def _launch_worker(run: Run, name: str, index: int, launches: Launches, position
     yield from _prove_split_target(target, pid, owner, context)
     # 17. split
     direction = "-h" if leader else "-v"
-    command = startup.startup_command(script)
+    command = startup.gated_startup_command(script) if run.supervised else startup.startup_command(script)
     run.context = evolve(context, pane_id=None)
     where = (("split-window", direction, "-t", target) if placement is None
              else layout.placement_args(placement, target if isinstance(placement, layout.Split) else None))
@@ -800,8 +810,11 @@ def _launch_worker(run: Run, name: str, index: int, launches: Launches, position
     run.tagged.add(pane)
     run.launched.append(record)
     if run.supervised:
-        # Keep the pane if its CLI exits during start-up, so that its last lines can be read.
+        # Keep the pane if its CLI exits during start-up, so that its last lines can be read; only
+        # then let the gated pane start its CLI.
         problem = yield from supervise.keep_on_exit(pane, pinned.pid, owner, True)
+        if problem is None:
+            problem = yield from supervise.release(pane, pinned.pid, owner)
         if problem is not None:
             raise Abort(f"scale_up_worker_start_failed:{name}: {problem}", context)
     # 20. identity
@@ -827,44 +840,62 @@ def _await_started(run: Run, launched: Sequence[Launched]) -> Gen[None]:
             raise Abort(f"scale_up_{outcome.reason}", worker.context)
 
 
-def _finish_worker(run: Run, worker: Launched, tasks: list[Json]) -> Gen[None]:
-    """Steps 21-23 for one launched worker (started, when watched): inbox, dispatch, membership commit.
-    With ``OMX_TEAM_SKIP_READY_WAIT=1`` nothing waits for the agent, as in oh-my-codex."""
-    paths, name, index, context = run.paths, worker.name, worker.index, worker.context
-    run.context = context
+def _materializing(worker: Launched, action: Gen[T]) -> Gen[T]:
+    """Run ``action``; a failed file step is oh-my-codex's ``scale_up_worker_materialization_failed``."""
     try:
-        if run.supervised:  # started: stop keeping the pane after its process exits (oh-my-codex's default)
-            problem = yield from supervise.keep_on_exit(worker.pane, worker.pid, run.owner, False)
-            if problem is not None:
-                raise Abort(f"scale_up_worker_start_failed:{name}: {problem}", context)
-        mine = [task for task in tasks if task.get("owner") == name]
-        ultragoal = yield from _read_optional(_team_file(paths, run.config, run.req.cwd, "ultragoal-context.json"))
-        section = dsp.ultragoal_section(ultragoal)
-        inbox = dsp.render_inbox(team=paths.team, worker=name, role=worker.role or "", tasks=mine, paths=paths,
-                                 leader_cwd=run.req.cwd,
-                                 specialization=None if worker.tree is not None else worker.prompt,
-                                 context=tuple(c for c in (run.approved_section, section) if c is not None))
-        yield from _ack(m.WriteFile(path=paths.worker_file(name, "inbox.md"), content=inbox))
-        run.maybe_inject("inbox")
-        failure = yield from _dispatch(run, worker)
-        if failure is not None:
-            raise Abort(f"scale_up_dispatch_failed:{name}:{failure}", context)
-        run.maybe_inject("post-dispatch-rollback")
-        run.config["workers"] = [*run.config.get("workers", []), worker.record]
-        run.config["worker_count"] = len(run.config["workers"])
-        run.config["next_worker_index"] = index + 1
-        run.added.append(worker.record)
-        run.maybe_inject("config")
-        updates = _membership_updates(run.config["workers"], index + 1)
-        if run.worktree_mode_derived:
-            updates["worktree_mode"] = run.config["worktree_mode"]
-        try:
-            run.generation = yield from save_config(paths, run.generation, updates, None)
-        except PlanError as error:
-            raise StepFailure(error.outcome.message) from None
-        run.maybe_inject("finalization")
+        return (yield from action)
     except StepFailure as error:
-        raise Abort(f"scale_up_worker_materialization_failed:{name}:{error}", context) from None
+        raise Abort(f"scale_up_worker_materialization_failed:{worker.name}:{error}", worker.context) from None
+
+
+def _hand_over(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]:
+    """Steps 21-22 for one launched worker (started, when watched): its inbox and its pending
+    dispatch request, whose trigger is then typed (``_settle`` records how that went)."""
+    run.context = worker.context
+    return (yield from _materializing(worker, _hand_over_steps(run, worker, tasks)))
+
+
+def _hand_over_steps(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]:
+    paths, name = run.paths, worker.name
+    if run.supervised:  # started: stop keeping the pane after its process exits (oh-my-codex's default)
+        problem = yield from supervise.keep_on_exit(worker.pane, worker.pid, run.owner, False)
+        if problem is not None:
+            raise Abort(f"scale_up_worker_start_failed:{name}: {problem}", worker.context)
+    mine = [task for task in tasks if task.get("owner") == name]
+    ultragoal = yield from _read_optional(_team_file(paths, run.config, run.req.cwd, "ultragoal-context.json"))
+    section = dsp.ultragoal_section(ultragoal)
+    inbox = dsp.render_inbox(team=paths.team, worker=name, role=worker.role or "", tasks=mine, paths=paths,
+                             leader_cwd=run.req.cwd, specialization=None if worker.tree is not None else worker.prompt,
+                             context=tuple(c for c in (run.approved_section, section) if c is not None))
+    yield from _ack(m.WriteFile(path=paths.worker_file(name, "inbox.md"), content=inbox))
+    run.maybe_inject("inbox")
+    return (yield from _enqueue(run, worker))
+
+
+def _settle(run: Run, worker: Launched, request: Json, delivery: dsp.Delivery | supervise.Delivery) -> Gen[None]:
+    """Step 22's end and step 23: record the delivery, then commit the worker as a member."""
+    run.context = worker.context
+    failure = yield from _materializing(worker, _record_delivery(run, worker, request, delivery))
+    if failure is not None:
+        raise Abort(f"scale_up_dispatch_failed:{worker.name}:{failure}", worker.context)
+    yield from _materializing(worker, _commit_member(run, worker))
+
+
+def _commit_member(run: Run, worker: Launched) -> Gen[None]:
+    run.maybe_inject("post-dispatch-rollback")
+    run.config["workers"] = [*run.config.get("workers", []), worker.record]
+    run.config["worker_count"] = len(run.config["workers"])
+    run.config["next_worker_index"] = worker.index + 1
+    run.added.append(worker.record)
+    run.maybe_inject("config")
+    updates = _membership_updates(run.config["workers"], worker.index + 1)
+    if run.worktree_mode_derived:
+        updates["worktree_mode"] = run.config["worktree_mode"]
+    try:
+        run.generation = yield from save_config(run.paths, run.generation, updates, None)
+    except PlanError as error:
+        raise StepFailure(error.outcome.message) from None
+    run.maybe_inject("finalization")
 
 
 def _ensure_instructions(run: Run) -> Gen[None]:
@@ -939,29 +970,31 @@ def _tag(pane: str, pid: int, owner: str) -> Gen[str | None]:
     return None
 
 
-def _dispatch(run: Run, worker: Launched) -> Gen[str | None]:
-    """Step 22: enqueue the inbox request and deliver its trigger. Returns the failure that aborts
-    the scale-up; a delivery the screen did not confirm is recorded and reported instead."""
-    paths, name, pane, pid = run.paths, worker.name, worker.pane, worker.pid
+def _enqueue(run: Run, worker: Launched) -> Gen[Json]:
+    """Step 22: append the worker's inbox request (``pending``) to ``dispatch/requests.json``."""
+    paths = run.paths
     mode = dsp.dispatch_mode(run.manifest)
-    trigger = dsp.trigger_message(paths, name, run.req.cwd, worker.tree is not None)
+    trigger = dsp.trigger_message(paths, worker.name, run.req.cwd, worker.tree is not None)
     request_id = yield from ids.fresh_uuid()
     now = yield from expect(m.Clock(), m.Value)
-    request = dsp.new_request(request_id=request_id, team=paths.team, worker=name, index=worker.index,
-                              pane_id=pane, trigger=trigger, mode=mode, now=now.value)
+    request = dsp.new_request(request_id=request_id, team=paths.team, worker=worker.name, index=worker.index,
+                              pane_id=worker.pane, trigger=trigger, mode=mode, now=now.value)
     try:
         requests = yield from dsp.read_requests(paths)
         yield from dsp.write_requests(paths, [*requests, request])
     except OSError as error:
         raise StepFailure(str(error)) from None
-    if run.supervised:
-        watched = yield from supervise.deliver(worker.cli, pane, pid, run.owner, trigger, dsp.trigger_token(name))
-        delivery = dsp.Delivery(watched.ok, watched.reason)
-    else:
-        delivery = yield from dsp.deliver_trigger(pane, pid, run.owner, trigger)
+    return request
+
+
+def _record_delivery(run: Run, worker: Launched, request: Json,
+                     delivery: dsp.Delivery | supervise.Delivery) -> Gen[str | None]:
+    """The request's outcome. Returns the failure that aborts the scale-up; a delivery the screen did
+    not confirm is recorded and reported instead (docs/scale-up.md, "Watched start-up")."""
+    paths = run.paths
     done = yield from expect(m.Clock(), m.Value)
     request = {**request, "attempt_count": 1, "updated_at": done.value}
-    if run.supervised:
+    if isinstance(delivery, supervise.Delivery):
         request["status"] = "delivered" if delivery.ok else "failed"
         request["delivered_at" if delivery.ok else "failed_at"] = done.value
         request["last_reason"] = delivery.reason
@@ -969,6 +1002,7 @@ def _dispatch(run: Run, worker: Launched) -> Gen[str | None]:
         request["status"] = "notified" if delivery.ok else "failed"
         if delivery.ok:
             request["notified_at"] = done.value
+        mode = str(request["transport_preference"])
         request["last_reason"] = dsp.delivered_reason(mode, delivery.reason) if delivery.ok else delivery.reason
     try:
         current = yield from dsp.read_requests(paths)
@@ -976,13 +1010,13 @@ def _dispatch(run: Run, worker: Launched) -> Gen[str | None]:
                                               request["request_id"] else r for r in current])
     except OSError as error:
         raise StepFailure(str(error)) from None
-    if not run.supervised:
+    if not isinstance(delivery, supervise.Delivery):
         return None if delivery.ok else delivery.reason
     yield from _log_delivery(run, request, done.value)
-    entry = next(d for d in run.deliveries if d["worker"] == name)
+    entry = next(d for d in run.deliveries if d["worker"] == worker.name)
     entry.update(status="delivered" if delivery.ok else "not_delivered", reason=delivery.reason,
-                 requestId=request_id, rounds=watched.rounds)
-    return delivery.reason if watched.lost else None
+                 requestId=request["request_id"], rounds=delivery.rounds)
+    return delivery.reason if delivery.lost else None
 
 
 def _log_delivery(run: Run, request: Json, now: str) -> Gen[None]:

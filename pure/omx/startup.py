@@ -109,3 +109,14 @@ def startup_script_path(state_root: str, team_name: str, worker_index: int) -> s
 def startup_command(script_path: str) -> str:
     """What is typed into the new pane: ``exec /bin/sh '<script>'``."""
     return f"exec /bin/sh {shell_quote(script_path)}"
+
+
+def gated_startup_command(script_path: str) -> str:
+    """The watched start-up's split command (docs/scale-up.md): ``/bin/sh`` waits for one line before
+    it runs the script, so that panefleet can set ``remain-on-exit`` on the new pane first and a CLI
+    that dies at once still leaves its last lines. ``exec`` keeps the pane's pid: the pinned pid is
+    the one that runs the agent."""
+    return f"exec /bin/sh -c {shell_quote(_GATE)} {shell_quote(script_path)}"
+
+
+_GATE = 'read -r _ && exec /bin/sh "$0"'

@@ -29,7 +29,7 @@ CLAUDE_READY = " ▐▛███▜▌   Claude Code v2.1.328\n{transcript}❯ {
 
 class ScriptedAgent:
     def __init__(self, cli: str, prompts: list[str], *, blank_polls: int = 1, swallow_submits: int = 0,
-                 dies_with: str | None = None, stuck: str | None = None) -> None:
+                 dies_with: str | None = None, stuck: str | None = None, gated: bool = True) -> None:
         self.cli = cli
         self.prompts = list(prompts)  # screens still to pass, each answered by its accepting option
         self.highlight = 0
@@ -41,8 +41,11 @@ class ScriptedAgent:
         self.typed = ""
         self.transcript: list[str] = []
         self.keys: list[tuple[str, str]] = []  # (key, what the screen showed when it was pressed)
+        self.gated = gated  # the pane waits for one line before it starts the CLI (gated_startup_command)
 
     def screen(self) -> str:
+        if self.gated:
+            return "\n"
         if self.blank > 0:
             self.blank -= 1
             return "\n"
@@ -62,6 +65,10 @@ class ScriptedAgent:
         return CLAUDE_READY.format(transcript="".join(f"❯ {t}\n● ok\n" for t in self.transcript), input=self.typed)
 
     def press(self, args: tuple[str, ...]) -> None:
+        if self.gated:
+            assert args[-1] == "C-m", args  # nothing is typed into a pane before its CLI started
+            self.gated = False
+            return
         shown = self.screen_now()
         if "-l" in args:
             self.typed += args[-1]
@@ -164,7 +171,7 @@ def test_a_prompt_the_policy_forbids_fails_the_start_and_rolls_back(tmp_path: Pa
     team, out, calls = _scale_up(tmp_path, agent, {variable: "0"})
     assert out.done.outcome.status == "error"
     assert out.error.startswith("scale_up_worker_start_failed:worker-2:") and f"{variable}=0" in out.error
-    assert not any(a[0] == "send-keys" for a in calls)
+    assert [a for a in calls if a[0] == "send-keys"] == [("send-keys", "-t", "%31", "C-m")]  # only the gate
     assert ("kill-pane", "-t", "%31") in calls
     assert not (team.dir / "workers" / "worker-2").exists()
 
@@ -202,7 +209,7 @@ def test_a_trigger_that_is_never_submitted_is_reported_not_claimed(tmp_path: Pat
 
 
 def test_skipping_the_ready_wait_is_oh_my_codex_exactly(tmp_path: Path) -> None:
-    agent = ScriptedAgent("codex", [CODEX_TRUST])
+    agent = ScriptedAgent("codex", [CODEX_TRUST], gated=False)
     _team, out, calls = _scale_up(tmp_path, agent, {"OMX_TEAM_SKIP_READY_WAIT": "1"})
     assert out.done.outcome.status == "ok" and "deliveries" not in out.result
     assert not any(a[0] == "capture-pane" for a in calls)

@@ -1,0 +1,153 @@
+"""The acceptance flows of ``tests/agents/test_agents.py``, run inside the sandbox namespace.
+
+Each flow drives the real ``panefleet`` CLI against real agent CLIs (pinned in ./dev) talking to the
+mock model, and returns what it observed as JSON: the commands' exit codes and JSON answers, the
+panes of the private tmux server with their owner tags, which worker triggers reached the mock
+(``workers/worker-N/inbox.md`` in the prompt the agent submitted), the team's files, and each
+worker pane's last screen for failure messages. The assertions are made outside, in the test.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.agents.sandbox import Sandbox, log, scenario
+
+TEAM = "alpha"
+TRIGGER_WAIT_S = 60.0  # how long after scale-up returns each worker's trigger may take to reach the mock
+BROKEN_TOML = 'model = "mock-model\n[[[ this is not toml\n'
+
+
+def trigger_marker(worker: str) -> str:
+    return f"workers/{worker}/inbox.md"
+
+
+def init_team(box: Sandbox, cli: str) -> dict[str, Any]:
+    return box.pf("team", "init", TEAM, "--leader-pane", box.leader, "--worker-cli", cli, "--cwd", str(box.repo),
+                  "-o", "json").as_json()
+
+
+def scale_up(box: Sandbox, count: int) -> dict[str, Any]:
+    return box.pf("team", "scale-up", TEAM, "--count", str(count), "--cwd", str(box.repo), "-o", "json",
+                  timeout_s=240).as_json()
+
+
+def status(box: Sandbox) -> dict[str, Any]:
+    return box.pf("team", "status", TEAM, "--cwd", str(box.repo), "-o", "json").as_json()
+
+
+def enable_worktree_mode(box: Sandbox) -> None:
+    """Worktree mode is the team's ``workspace_mode: "worktree"`` (``resolve_mode`` in
+    ``pure/omx/worktree.py``), set in config.json and manifest.v2.json as oh-my-codex's
+    ``--worktree`` start writes it (``tests/omx_up/test_real_tmux.py`` does the same)."""
+    team_dir = box.repo / ".omx" / "state" / "team" / TEAM
+    for name in ("config.json", "manifest.v2.json"):
+        path = team_dir / name
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["workspace_mode"] = "worktree"
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def wait_triggers(box: Sandbox, workers: list[str], timeout_s: float, *, after: float = 0.0) -> dict[str, Any]:
+    """worker -> seconds until a prompt holding its trigger reached the mock (None: never), counting
+    only requests recorded after ``after`` (a ``time.time()``)."""
+    started = time.monotonic()
+    seen: dict[str, Any] = {w: None for w in workers}
+    while True:
+        for worker in workers:
+            if seen[worker] is None and any(r.at >= after for r in box.mock.requests_containing(
+                    trigger_marker(worker), prompt_only=True)):
+                seen[worker] = round(time.monotonic() - started, 1)
+        if all(v is not None for v in seen.values()) or time.monotonic() - started >= timeout_s:
+            return seen
+        time.sleep(0.5)
+
+
+def observe(box: Sandbox) -> dict[str, Any]:
+    """The state after a flow: panes, team files, worktrees, worker screens, mock traffic."""
+    panes = box.panes()
+    config = box.team_config(TEAM)
+    screens = {}
+    for worker in (config or {}).get("workers", []):
+        pane = worker.get("pane_id")
+        if isinstance(pane, str) and pane in panes:
+            screens[worker["name"]] = box.capture(pane)
+    worktrees = box.git("worktree", "list", "--porcelain", check=False).stdout
+    requests = [{"at": r.at, "method": r.method, "path": r.path, "prompt": r.prompt_text()[-300:]}
+                for r in box.mock.snapshot()]
+    return {"panes": panes, "config": config, "worker_dirs": box.worker_dirs(TEAM), "screens": screens,
+            "worktrees": worktrees, "requests": requests}
+
+
+@scenario("team_scale_up")
+def team_scale_up(work: Path, params: dict[str, Any]) -> dict[str, Any]:
+    cli, count = str(params["cli"]), int(params["count"])
+    with Sandbox(work) as box:
+        out: dict[str, Any] = {"leader": box.leader, "repo": str(box.repo), "init": init_team(box, cli)}
+        if out["init"]["code"] != 0:
+            return {**out, **observe(box)}
+        if params.get("worktree"):
+            enable_worktree_mode(box)
+        out["scale_up"] = scale_up(box, count)
+        workers = [f"worker-{i}" for i in range(1, count + 1)]
+        out["triggers"] = wait_triggers(box, workers, TRIGGER_WAIT_S if out["scale_up"]["code"] == 0 else 1)
+        log(f"triggers: {out['triggers']}")
+        out["status"] = status(box)
+        return {**out, **observe(box)}
+
+
+@scenario("team_scale_up_broken_codex_config")
+def team_scale_up_broken_codex_config(work: Path, params: dict[str, Any]) -> dict[str, Any]:
+    with Sandbox(work) as box:
+        out: dict[str, Any] = {"leader": box.leader, "init": init_team(box, "codex")}
+        if out["init"]["code"] != 0:
+            return {**out, **observe(box)}
+        out["config_before"] = box.team_config(TEAM)
+        box.write_codex_config(BROKEN_TOML)
+        out["scale_up"] = scale_up(box, int(params.get("count", 1)))
+        return {**out, **observe(box)}
+
+
+@scenario("team_respawn")
+def team_respawn(work: Path, params: dict[str, Any]) -> dict[str, Any]:
+    cli, count, victim = str(params["cli"]), int(params["count"]), str(params["victim"])
+    with Sandbox(work) as box:
+        out: dict[str, Any] = {"leader": box.leader, "init": init_team(box, cli)}
+        if out["init"]["code"] != 0:
+            return {**out, **observe(box)}
+        out["scale_up"] = scale_up(box, count)
+        workers = [f"worker-{i}" for i in range(1, count + 1)]
+        out["triggers"] = wait_triggers(box, workers, TRIGGER_WAIT_S if out["scale_up"]["code"] == 0 else 1)
+        config = box.team_config(TEAM) or {}
+        pane = next((w.get("pane_id") for w in config.get("workers", []) if w.get("name") == victim), None)
+        out["victim_pane"] = pane
+        if not isinstance(pane, str):
+            return {**out, **observe(box)}
+        box.tmux("kill-pane", "-t", pane, check=False)
+        out["status_after_kill"] = status(box)
+        killed_at = time.time()
+        # the contract's spelling, without --cwd: panefleet runs in the team's directory (Sandbox.run)
+        out["respawn"] = box.pf("team", "respawn", TEAM, victim, "-o", "json", timeout_s=240).as_json()
+        out["retrigger"] = wait_triggers(box, [victim], TRIGGER_WAIT_S if out["respawn"]["code"] == 0 else 1,
+                                         after=killed_at)
+        out["status_after_respawn"] = status(box)
+        return {**out, **observe(box)}
+
+
+@scenario("timed_scale_up")
+def timed_scale_up(work: Path, params: dict[str, Any]) -> dict[str, Any]:
+    """``bench/agents_startup.py``: the wall time of one real scale-up (a fresh CLI process, from start
+    until it exits with every agent started and its trigger confirmed on screen)."""
+    cli, count = str(params["cli"]), int(params["count"])
+    with Sandbox(work) as box:
+        init_team(box, cli)
+        started = time.perf_counter()
+        answer = scale_up(box, count)
+        seconds = time.perf_counter() - started
+        up = answer.get("json") if isinstance(answer, dict) else None
+        ok = isinstance(up, dict) and up.get("ok") is True and all(
+            d.get("status") == "delivered" for d in up.get("deliveries", []))
+        return {"seconds": round(seconds, 3), "ok": ok, "answer": up}

@@ -1,0 +1,314 @@
+"""A mock model server for the real agent CLIs: OpenAI Responses API (Codex) and Anthropic
+Messages API (Claude Code), streamed as server-sent events, on 127.0.0.1 and a random port.
+
+Every request is recorded (method, path, parsed JSON body) in memory and, when a log path is
+given, appended to a JSON Lines file. Generation requests are answered with one short assistant
+text; ``delay_s`` holds a streamed answer open after its first event, so a test can watch the
+CLI's busy screen. Everything else the CLIs call is answered with small JSON (200 or 404).
+
+Run it alone to poke at a CLI by hand: ``python -m tests.agents.mock_model [--port N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+DEFAULT_ANSWER = "Acknowledged."
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request as the server saw it."""
+
+    seq: int
+    at: float
+    method: str
+    path: str  # with the query string
+    body: Any  # parsed JSON, or the raw text when it is not JSON, or None when empty
+    raw: str
+
+    @property
+    def route(self) -> str:
+        return urlsplit(self.path).path
+
+    def prompt_text(self) -> str:
+        """The text of the last user message: what was typed into the CLI for this turn
+        (Responses ``input`` items or Messages ``messages``; tool results are not prompts)."""
+        if not isinstance(self.body, dict):
+            return ""
+        items = self.body.get("input") if self.route.endswith("/responses") else self.body.get("messages")
+        if not isinstance(items, list):
+            return ""
+        for item in reversed(items):
+            if isinstance(item, dict) and item.get("role") == "user":
+                texts = list(_texts(item.get("content")))
+                if texts or item.get("type", "message") == "message":
+                    return "\n".join(texts)
+        return ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "at": self.at, "method": self.method, "path": self.path, "body": self.body}
+
+
+def _texts(content: Any) -> Iterator[str]:
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") in ("text", "input_text") and isinstance(
+                    block.get("text"), str):
+                yield block["text"]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+@dataclass
+class MockModel:
+    """``with MockModel(answer=...) as mock:`` starts it; ``mock.base_url`` is ``http://127.0.0.1:PORT``."""
+
+    answer: str = DEFAULT_ANSWER
+    delay_s: float = 0.0
+    log_path: Path | None = None
+    port: int = 0
+    requests: list[Recorded] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> MockModel:
+        handler = type("Handler", (_Handler,), {"mock": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
+        self._server.daemon_threads = True
+        self.port = int(self._server.server_address[1])
+        self._thread = threading.Thread(target=self._server.serve_forever, name="mock-model", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> MockModel:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # ------------------------------------------------------------------ recording
+
+    def record(self, method: str, path: str, raw: str) -> Recorded:
+        body: Any = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except json.JSONDecodeError:
+                body = raw
+        with self._lock:
+            entry = Recorded(seq=len(self.requests) + 1, at=time.time(), method=method, path=path, body=body, raw=raw)
+            self.requests.append(entry)
+            if self.log_path is not None:
+                with self.log_path.open("a", encoding="utf-8") as log:
+                    log.write(json.dumps(entry.as_json()) + "\n")
+        return entry
+
+    def snapshot(self) -> list[Recorded]:
+        with self._lock:
+            return list(self.requests)
+
+    def requests_containing(self, text: str, *, prompt_only: bool = False) -> list[Recorded]:
+        """Requests whose body holds ``text`` anywhere (any JSON string), or, with ``prompt_only``,
+        in the last user message only (what was typed into the CLI for that turn)."""
+        found = []
+        for entry in self.snapshot():
+            if prompt_only:
+                hit = text in entry.prompt_text()
+            else:
+                hit = text in entry.raw or any(text in s for s in _strings(entry.body))
+            if hit:
+                found.append(entry)
+        return found
+
+    def generation_requests(self) -> list[Recorded]:
+        return [r for r in self.snapshot() if r.method == "POST" and r.route in ("/v1/responses", "/v1/messages")]
+
+    def wait_for(self, text: str, timeout_s: float, *, prompt_only: bool = True, count: int = 1) -> list[Recorded]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            found = self.requests_containing(text, prompt_only=prompt_only)
+            if len(found) >= count or time.monotonic() >= deadline:
+                return found
+            time.sleep(0.2)
+
+    def settings(self) -> tuple[str, float]:
+        with self._lock:
+            return self.answer, self.delay_s
+
+    def configure(self, *, answer: str | None = None, delay_s: float | None = None) -> None:
+        with self._lock:
+            if answer is not None:
+                self.answer = answer
+            if delay_s is not None:
+                self.delay_s = delay_s
+
+
+# ---------------------------------------------------------------------- wire formats
+
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def responses_events(answer: str, seq: int) -> list[bytes]:
+    """The Responses API stream Codex consumes: created, one finished assistant message, completed."""
+    rid, mid = f"resp_mock_{seq}", f"msg_mock_{seq}"
+    item = {"type": "message", "role": "assistant", "id": mid, "status": "completed",
+            "content": [{"type": "output_text", "text": answer, "annotations": []}]}
+    usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+             "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+    return [
+        _sse("response.created", {"type": "response.created", "response": {"id": rid}}),
+        _sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+        _sse("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}}),
+    ]
+
+
+def _message(answer: str, seq: int, model: str) -> dict[str, Any]:
+    return {"id": f"msg_mock_{seq}", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": answer}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5}}
+
+
+def messages_events(answer: str, seq: int, model: str) -> list[bytes]:
+    """The Messages API stream Claude Code consumes: one text block, then end_turn."""
+    start = {**_message("", seq, model), "content": [], "stop_reason": None,
+             "usage": {"input_tokens": 10, "output_tokens": 1}}
+    return [
+        _sse("message_start", {"type": "message_start", "message": start}),
+        _sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "text", "text": ""}}),
+        _sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "text_delta", "text": answer}}),
+        _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                               "usage": {"output_tokens": 5}}),
+        _sse("message_stop", {"type": "message_stop"}),
+    ]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    mock: MockModel
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+    def _body(self) -> str:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length).decode("utf-8", "replace") if length else ""
+
+    def _json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, events: list[bytes], delay_s: float) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for index, event in enumerate(events):
+                self.wfile.write(event)
+                self.wfile.flush()
+                if index == 0 and delay_s > 0:
+                    time.sleep(delay_s)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the CLI gave up on the answer (interrupted, or exited)
+
+    def do_GET(self) -> None:
+        entry = self.mock.record("GET", self.path, "")
+        route = entry.route
+        if route.endswith("/models"):
+            # both shapes at once: OpenAI's {"data": [...]} and Codex's own {"models": [...]}
+            self._json(200, {"object": "list", "data": [], "models": [], "has_more": False})
+        else:
+            self._json(404, {"error": {"type": "not_found_error", "message": f"mock: no route {route}"}})
+
+    def do_HEAD(self) -> None:
+        self.mock.record("HEAD", self.path, "")
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        entry = self.mock.record("POST", self.path, self._body())
+        route, body = entry.route, entry.body if isinstance(entry.body, dict) else {}
+        answer, delay_s = self.mock.settings()
+        if route.endswith("/responses"):
+            self._stream(responses_events(answer, entry.seq), delay_s)
+        elif route.endswith("/messages/count_tokens"):
+            self._json(200, {"input_tokens": max(1, len(entry.raw) // 4)})
+        elif route.endswith("/messages"):
+            model = str(body.get("model") or "mock-model")
+            if body.get("stream"):
+                self._stream(messages_events(answer, entry.seq, model), delay_s)
+            else:
+                self._json(200, _message(answer, entry.seq, model))
+        else:
+            self._json(404, {"error": {"type": "not_found_error", "message": f"mock: no route {route}"}})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--answer", default=DEFAULT_ANSWER)
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--log", type=Path, default=None, help="append every request to this JSONL file")
+    args = parser.parse_args()
+    with MockModel(answer=args.answer, delay_s=args.delay, log_path=args.log, port=args.port) as mock:
+        print(mock.base_url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""End to end with the real agent CLIs: teams of Codex and Claude Code workers, started, answered
+and given their tasks by panefleet, each scenario in its own network + pid namespace where the
+only server is the mock model (``tests/agents/sandbox.py``, ``tests/agents/flows.py``).
+
+The pinned CLIs come from the agent cache ``./dev test`` fills (``$PANEFLEET_AGENT_CACHE``). Without
+it the tests skip, except under CI (``CI=true``), where a missing cache is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.agents.sandbox import missing_prerequisites, run_scenario
+
+pytestmark = [pytest.mark.agents, pytest.mark.timeout(600)]
+TEAM_OWNER = "team:alpha"
+SCENARIO_TIMEOUT_S = 420.0
+
+
+@pytest.fixture(autouse=True)
+def agents_available() -> Iterator[None]:
+    missing = missing_prerequisites()
+    if missing:
+        reason = "agent scenarios cannot run: " + "; ".join(missing)
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    yield
+
+
+def _brief(result: dict[str, Any]) -> str:
+    """What a failure message shows: the commands' answers, then each worker pane's last lines."""
+    parts = []
+    for key in ("init", "scale_up", "status", "status_after_kill", "respawn", "status_after_respawn"):
+        if key in result:
+            command = result[key]
+            parts.append(f"{key}: exit {command['code']}\n  stdout: {command['stdout'].strip()[:3000]}\n"
+                         f"  stderr: {command['stderr'].strip()[-1500:]}")
+    for key in ("triggers", "retrigger"):
+        if key in result:
+            parts.append(f"{key}: {result[key]}")
+    for worker, screen in result.get("screens", {}).items():
+        lines = [line for line in screen.splitlines() if line.strip()]
+        parts.append(f"--- {worker} screen (last lines):\n" + "\n".join(lines[-15:]))
+    parts.append(f"panes: {json.dumps(result.get('panes'))}")
+    return "\n".join(parts)
+
+
+def _assert_team_scaled_up(result: dict[str, Any], count: int) -> None:
+    brief = _brief(result)
+    assert result["init"]["code"] == 0, brief
+    up = result["scale_up"]
+    assert up["code"] == 0, brief
+    answer = up["json"]
+    assert isinstance(answer, dict) and answer.get("ok") is True, brief
+    names = [f"worker-{i}" for i in range(1, count + 1)]
+    assert [w["name"] for w in answer["addedWorkers"]] == names, brief
+    deliveries = {d["worker"]: d for d in answer.get("deliveries", [])}
+    assert sorted(deliveries) == names, brief
+    assert all(d["status"] == "delivered" for d in deliveries.values()), brief
+    # each worker's own trigger reached the model, typed into and submitted by its own agent
+    assert all(result["triggers"][name] is not None for name in names), brief
+    panes = result["panes"]
+    for worker in answer["addedWorkers"]:
+        pane = worker["pane_id"]
+        assert pane in panes and not panes[pane]["dead"], brief
+        assert panes[pane]["owner"] == TEAM_OWNER, brief
+    assert result["status"]["code"] == 0, brief
+
+
+@pytest.mark.parametrize(("cli", "count"), [("codex", 3), ("claude", 2)])
+def test_scale_up_starts_real_agents_and_delivers_their_tasks(cli: str, count: int) -> None:
+    result = run_scenario("team_scale_up", {"cli": cli, "count": count}, timeout_s=SCENARIO_TIMEOUT_S)
+    _assert_team_scaled_up(result, count)
+
+
+def test_scale_up_codex_in_worktree_mode() -> None:
+    count = 2
+    result = run_scenario("team_scale_up", {"cli": "codex", "count": count, "worktree": True},
+                          timeout_s=SCENARIO_TIMEOUT_S)
+    _assert_team_scaled_up(result, count)
+    brief = _brief(result)
+    for worker in result["scale_up"]["json"]["addedWorkers"]:
+        expected = f"{result['repo']}/.omx/team/alpha/worktrees/{worker['name']}"
+        assert worker["worktree_path"] == expected and worker["working_dir"] == expected, brief
+        assert f"worktree {expected}\n" in result["worktrees"], brief
+
+
+def test_broken_codex_config_fails_scale_up_and_leaves_nothing() -> None:
+    result = run_scenario("team_scale_up_broken_codex_config", {"count": 1}, timeout_s=SCENARIO_TIMEOUT_S)
+    brief = _brief(result)
+    assert result["init"]["code"] == 0, brief
+    up = result["scale_up"]
+    assert up["code"] != 0, brief
+    # codex's own error line is passed on: "Error: loading config.toml: ..." (tests/goldens/screens/codex/)
+    told = up["stdout"] + up["stderr"]
+    assert "loading config.toml" in told, brief
+    assert list(result["panes"]) == [result["leader"]], brief  # no worker pane left
+    assert result["worker_dirs"] == [], brief
+    before, after = result["config_before"], result["config"]
+    assert (after["workers"], after["worker_count"]) == (before["workers"], before["worker_count"]), brief
+
+
+def test_dead_worker_is_reported_and_respawned() -> None:
+    victim = "worker-2"
+    result = run_scenario("team_respawn", {"cli": "codex", "count": 2, "victim": victim},
+                          timeout_s=SCENARIO_TIMEOUT_S)
+    brief = _brief(result)
+    assert result["scale_up"]["code"] == 0 and result["victim_pane"], brief
+    after_kill = result["status_after_kill"]["json"]
+    assert isinstance(after_kill, dict), brief
+    reports = {p["name"]: p for p in after_kill["panes"]}
+    assert reports[victim]["verdict"] != "live", brief
+    assert reports["worker-1"]["verdict"] == "live", brief
+    respawn = result["respawn"]
+    assert respawn["code"] == 0 and isinstance(respawn["json"], dict) and respawn["json"].get("ok") is True, brief
+    assert result["retrigger"][victim] is not None, brief  # the respawned worker got its trigger again
+    workers = {w["name"]: w for w in result["config"]["workers"]}
+    pane = workers[victim]["pane_id"]
+    assert pane != result["victim_pane"], brief
+    assert pane in result["panes"] and not result["panes"][pane]["dead"], brief
+    assert result["panes"][pane]["owner"] == TEAM_OWNER, brief
+    assert result["status_after_respawn"]["code"] == 0, brief
