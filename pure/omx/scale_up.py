@@ -29,6 +29,7 @@ from pure import ops
 from pure import tmux as t
 from pure.agents import startup as supervise
 from pure.omx import approved, ids, instructions, layout, startup, txn
+from pure.omx import tasks as tasks_ops
 from pure.omx import dispatch as dsp
 from pure.omx import launch as ln
 from pure.omx import worktree as wt
@@ -662,6 +663,30 @@ def _list_tasks(paths: TeamPaths) -> Gen[list[Json]]:
     return tasks
 
 
+def _advance_next_task_id(paths: TeamPaths, next_id: int) -> Gen[None]:
+    """oh-my-codex's ``createTask`` bumps ``next_task_id`` in config and manifest right after the task
+    file (no generation change), so a rollback that deletes the task never hands its id out again."""
+
+    def body(b: Barrier) -> Gen[None]:
+        config_text = yield from txn.read_text(paths.config)
+        if config_text is None:
+            raise StepFailure(f"team_config_missing:{paths.team}")
+        manifest_text = yield from txn.read_text(paths.manifest)
+        raw_config = _json_object(config_text)
+        if raw_config is None:
+            raise StepFailure(f"team_state_malformed:{paths.config}")
+        manifest = _json_object(manifest_text)
+        config_next = {**raw_config, "next_task_id": next_id}
+        manifest_next = None if manifest is None else {**manifest, "next_task_id": next_id}
+        yield from tasks_ops.write_config_pair(paths, b, config_text, config_next,
+                                              manifest_text if manifest is not None else None, manifest_next)
+
+    try:
+        yield from with_barrier(paths, body)
+    except PlanError as error:
+        raise StepFailure(error.outcome.message) from None
+
+
 def _create_tasks(run: Run) -> Gen[list[Json]]:
     """Step 12: create every incoming task (``pending``), then re-list all tasks."""
     paths = run.paths
@@ -681,6 +706,7 @@ def _create_tasks(run: Run) -> Gen[list[Json]]:
                 run.task_owner[task_id] = spec.owner
                 yield from _ack(m.WriteFile(path=paths.task(task_id),
                                             content=render_json(_task_json(spec, task_id, now.value))))
+                yield from _advance_next_task_id(paths, next_id)
         return (yield from _list_tasks(paths))
     except StepFailure as error:
         raise Abort(f"scale_up_task_materialization_failed:{error}") from None
@@ -889,6 +915,10 @@ def _commit_member(run: Run, worker: Launched) -> Gen[None]:
     run.added.append(worker.record)
     run.maybe_inject("config")
     updates = _membership_updates(run.config["workers"], worker.index + 1)
+    if "next_task_id" in run.base_state.raw_config:
+        # oh-my-codex's saveTeamConfig writes the config it read at the start: next_task_id as it was
+        # before this run's tasks (they exist, so their ids are not handed out again)
+        updates["next_task_id"] = run.base_state.raw_config["next_task_id"]
     if run.worktree_mode_derived:
         updates["worktree_mode"] = run.config["worktree_mode"]
     try:

@@ -136,9 +136,13 @@ def _next_task_id(raw: object) -> tuple[int, bool]:
 
 def _write_config_pair(ctx: Ctx, barrier: locks.Barrier, config_text: str, new_config: Json,
                        manifest_text: str | None, new_manifest: Json | None) -> Gen[None]:
+    yield from write_config_pair(ctx.paths, barrier, config_text, new_config, manifest_text, new_manifest)
+
+
+def write_config_pair(paths: TeamPaths, barrier: locks.Barrier, config_text: str, new_config: Json,
+                      manifest_text: str | None, new_manifest: Json | None) -> Gen[None]:
     """oh-my-codex ``writeConfig``: config alone, or config + manifest through a prepared journal."""
     del barrier
-    paths = ctx.paths
     if manifest_text is None or new_manifest is None:
         yield from txn.write_text(paths.config, render_json(new_config), note="config")
         return

@@ -67,6 +67,11 @@ SCENARIOS: dict[str, Scenario] = {
                                "list_rules": [[4, 99, 0, "malformed pane snapshot\n"]]}},
     "identity_failure": {"stub": STUB_OK, "tasks": [TASK], "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"}},
     "config_failure": {"stub": STUB_OK, "tasks": [TASK], "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "config"}},
+    "rollback_manifest_persistence_after_config": {
+        "stub": STUB_OK, "tasks": [TASK], "read_after": True,
+        "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "config,rollback-membership-manifest-persistence"}},
+    "inbox_failure_pane_kept": {"stub": {**STUB_OK, "kill_keeps": True}, "tasks": [TASK],
+                                "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "inbox"}},
     "rollback_config_persistence": {
         "stub": STUB_OK, "tasks": [TASK], "read_after": True,
         "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "finalization,rollback-membership-config-persistence"}},
