@@ -20,7 +20,7 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure import tmux as t
-from pure.omx import instructions, locks, txn
+from pure.omx import instructions, locks, strays, txn
 from pure.omx import state as st
 from pure.omx.txn import read_text
 from pure.program import Gen, Program, expect, fail
@@ -244,13 +244,15 @@ def team_status(req: TeamStatusRequest) -> Program:
         if report["role"] == "worker":
             report["state"] = statuses.get(report["name"])
             yield from _screen_report(report, clis.get(report["name"], "codex"))
+    listing = yield from expect(strays.listing_step(), m.Proc)
+    stray = list(strays.strays_of(listing.stdout, paths, config)) if listing.exit_code == 0 else []
     proven = all(r.get("verdict") == "live" and r.get("pidMatch") and r.get("ownerMatch") for r in reports
                  if r["role"] != "hud")
     result = {
         "ok": True, "team": req.team, "stateRoot": root, "ownerId": expected_owner,
         "tmuxSession": config.get("tmux_session"), "workerCount": config.get("worker_count"),
         "configGeneration": config.get("config_generation"), "panes": reports, "debt": debt,
-        "panesProven": proven, "healthy": proven and debt is None,
+        "panesProven": proven, "strayPanes": stray, "healthy": proven and debt is None and not stray,
     }
     snapshot_verdict = t.verdict_from_answer("%0", snapshot)
     if snapshot_verdict.unavailable:

@@ -68,6 +68,9 @@ def render_status(result: dict[str, Any]) -> str:
         lines.append(f"debt: status {debt.get('status')}, unresolved "
                      f"{', '.join(str(p.get('pane_id')) for p in debt.get('unresolved_panes') or []) or '-'}; "
                      f"reasons: {', '.join(debt.get('reasons') or []) or '-'}  (see `panefleet team debt show`)")
+    for stray in result.get("strayPanes") or []:
+        lines.append(f"stray: pane {stray['paneId']} (pid {stray['pid']}) runs {stray['worker']}'s startup script but "
+                     "is no member (left by a crashed scale-up; `panefleet team debt reconcile` removes it)")
     if result.get("healthy"):
         lines.append("healthy: every pane proven live, pid pinned and owner-tagged")
     elif not result.get("panesProven"):

@@ -23,7 +23,7 @@ from pure import model as m
 from pure import ops
 from pure import tmux as t
 from pure.omx import debt as d
-from pure.omx import ids, locks, txn
+from pure.omx import ids, locks, strays, txn
 from pure.omx.names import sanitize_team_name
 from pure.omx.state import Json, TeamPaths, TeamState, render_json, resolve_state_root, worker_status
 from pure.omx.tasks import TERMINAL, list_tasks, parse_iso_ms, read_task
@@ -413,9 +413,23 @@ def scale_down_program(req: ScaleDownRequest) -> Program:
 
 
 def debt_reconcile_program(req: DebtRequest) -> Program:
+    """oh-my-codex's reconcile of the scale-down debt record, then (panefleet) the team's stray panes:
+    under the scaling lock, panes a crashed scale-up left behind are removed when provably ours, else
+    reported (``pure/omx/strays.py``)."""
     ctx = context(_team(req.team), req.cwd, req.env)
     result = yield from d.reconcile(ctx)
-    return _done(result)
+    if not result.get("ok"):
+        return _done(result)
+    state = yield from txn.read_state(ctx.paths)
+    owner = d.owner_id_of(state) if state is not None else ""
+    if state is None or not owner:
+        return _done(result)
+    swept = yield from locks.with_scaling_lock(ctx.paths, lambda: strays.sweep(ctx.paths, state.config, owner))
+    if not swept.removed and not swept.kept:
+        return _done(result)
+    result = {**result, "strayPanes": swept.to_json()}
+    debts = list(swept.debts())
+    return m.Done(outcome=m.Outcome(status="debt" if debts else "ok", result=m.JsonValue(result)), debt=tuple(debts))
 
 
 def debt_show_program(req: DebtRequest) -> Program:

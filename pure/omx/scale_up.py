@@ -28,7 +28,7 @@ from pure import model as m
 from pure import ops
 from pure import tmux as t
 from pure.agents import startup as supervise
-from pure.omx import approved, ids, instructions, layout, startup, txn
+from pure.omx import approved, ids, instructions, layout, startup, strays, txn
 from pure.omx import tasks as tasks_ops
 from pure.omx import dispatch as dsp
 from pure.omx import launch as ln
@@ -284,6 +284,10 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     if not isinstance(owner, str) or not owner.strip():
         raise _refuse(f"scale_up_split_target_owner_unavailable:{target}")
     owner = owner.strip()
+    swept = strays.Sweep()
+    if req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1":
+        # panes a crashed run of this team left behind go first (pure/omx/strays.py)
+        swept = yield from strays.sweep(paths, config, owner)
     expected_before_migration = expected
     pre_migration_manifest = state.manifest_text
     if expected is None:
@@ -350,12 +354,15 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     if not run.supervised:
         return _ok(result)
     result["deliveries"] = run.deliveries
+    if swept.removed or swept.kept:
+        result["strayPanes"] = swept.to_json()
     undelivered = tuple(m.Debt(kind="task_delivery", subject=d["worker"], reason=d["reason"])
                         for d in run.deliveries if d["status"] != "delivered")
-    if not undelivered:
+    if not undelivered and not swept.kept:
         return _ok(result)
-    # Members now, with live proven panes, but their task may not have reached them: needs attention.
-    return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)), debt=undelivered)
+    # Members now, with live proven panes, but a task may not have reached its worker, or a stray pane
+    # could not be proven ours: needs attention.
+    return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)), debt=undelivered + swept.debts())
 
 
 def _team_panes(config: Json) -> list[tuple[str, int | None]]:

@@ -1,0 +1,105 @@
+"""Stray worker panes: panes a crashed scale-up created that no membership records.
+
+A scale-up starts every worker pane with its startup script ``<team>/runtime/worker-<N>-startup.sh``
+(``pure/omx/startup.py``), written before the split; tmux keeps that command as the pane's
+``#{pane_start_command}``. A run killed between its ``split-window`` and the membership commit of
+that worker leaves a live pane that no later read knows. ``find`` names every pane whose start
+command runs one of this team's startup scripts and that is not the recorded pane of that worker;
+``sweep`` removes each through the proof teardown (``pure/tmux.py``: ``L``, owner tag, ``L``,
+kill, ``L``) with the pid of the snapshot that found it, so a pane is killed only while it still runs
+that process and carries the team's owner tag; one that cannot be proven ours (an untagged pane, from
+a crash between split and tag) is kept and reported, never killed. Callers hold the scaling lock,
+so no scale-up of the team is in flight (docs/scale-up.md, "Stray panes").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from pure import model as m
+from pure import tmux as t
+from pure.omx.state import Json, TeamPaths
+from pure.program import Gen, expect
+
+STRAY_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{pane_start_command}"
+
+
+def listing_step() -> m.Run:
+    return t.tmux("list-panes", "-a", "-F", STRAY_FORMAT)
+
+
+@frozen(kw_only=True)
+class Stray:
+    pane_id: str
+    pid: int
+    worker: str
+
+
+def find(stdout: str, paths: TeamPaths, config: Json) -> tuple[Stray, ...]:
+    """Stray panes of this team in a ``listing_step`` answer. A row that does not parse is skipped:
+    only a pane positively recognised by its start command is ever a candidate."""
+    script = re.compile("'" + re.escape(paths.runtime_dir) + r"/worker-([0-9]{1,9})-startup\.sh'")
+    recorded = {w.get("name"): w.get("pane_id") for w in config.get("workers") or [] if isinstance(w, dict)}
+    members = {pane for pane in recorded.values() if isinstance(pane, str)}
+    leader = config.get("leader_pane_id")
+    found: list[Stray] = []
+    for line in stdout.split("\n"):
+        fields = line.split("\t", 3)
+        if len(fields) != 4 or not t.is_pane_id(fields[0]) or fields[1] != "0":
+            continue
+        pid = t.parse_pid(fields[2])
+        match = script.search(fields[3])
+        if pid is None or match is None:
+            continue
+        pane, worker = fields[0], f"worker-{int(match.group(1))}"
+        if pane in members or pane == leader or recorded.get(worker) == pane:
+            continue
+        found.append(Stray(pane_id=pane, pid=pid, worker=worker))
+    return tuple(found)
+
+
+@frozen(kw_only=True)
+class Sweep:
+    removed: tuple[Stray, ...] = ()
+    kept: tuple[tuple[Stray, str], ...] = ()  # with why it could not be proven ours
+
+    def to_json(self) -> Json:
+        return {"removed": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker} for s in self.removed],
+                "kept": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker, "reason": why}
+                         for s, why in self.kept]}
+
+    def debts(self) -> tuple[m.Debt, ...]:
+        return tuple(m.Debt(kind="stray_pane", subject=s.pane_id, reason=why,
+                            detail=f"started by {s.worker}'s startup script; pid {s.pid}") for s, why in self.kept)
+
+
+def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
+    """Find this team's stray panes and remove each one that is provably ours."""
+    listing = yield from expect(listing_step(), m.Proc)
+    if listing.exit_code != 0:
+        return Sweep()
+    strays = find(listing.stdout, paths, config)
+    removed: list[Stray] = []
+    kept: list[tuple[Stray, str]] = []
+    for stray in strays:
+        report = yield from t.teardown([t.TeardownTarget(pane_id=stray.pane_id, pid=stray.pid)], owner_id=owner,
+                                       authorize=True, leader_pane_id=_str(config.get("leader_pane_id")),
+                                       hud_pane_id=_str(config.get("hud_pane_id")))
+        result = report.results[0] if report.results else None
+        if result is not None and result.resolved:
+            removed.append(stray)
+        else:
+            kept.append((stray, (result.detail or result.reason) if result is not None else "excluded"))
+    return Sweep(removed=tuple(removed), kept=tuple(kept))
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def strays_of(stdout: str, paths: TeamPaths, config: Json) -> Sequence[Json]:
+    """For read-only reports (``team status``): the stray panes a listing shows."""
+    return [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker} for s in find(stdout, paths, config)]

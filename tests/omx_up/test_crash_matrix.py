@@ -1,0 +1,80 @@
+"""SIGKILL a real watched scale-up after every file-write step of a 2-worker run (real tmux, the
+placeholder agent), then run `team debt reconcile` and the next scale-up: no pane is left that the team
+does not own as a member, the membership reads back whole, and the next run starts at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import TmuxServer
+
+pytestmark = [pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(900)]
+ROOT = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, str(ROOT / "cli.py")]
+
+
+def pf(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any]]:
+    done = subprocess.run([*CLI, *args, "-o", "json"], capture_output=True, text=True, env=env, timeout=120)
+    return done.returncode, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _team(server: TmuxServer, base: Path, env: dict[str, str], name: str) -> tuple[Path, str]:
+    leader = server.cmd("new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-P", "-F", "#{pane_id}",
+                        "sleep 100000").stdout.strip()
+    work = base / name
+    work.mkdir()
+    code, init = pf(env, "team", "init", name, "--leader-pane", leader, "--worker-cli", "placeholder",
+                    "--cwd", str(work))
+    assert code == 0, init
+    return work, leader
+
+
+def _crash(env: dict[str, str], work: Path, team: str, n: int, socket: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "tests.omx_up.crash_runner", str(work), team, "2", str(n), socket],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    return done.stdout.strip()
+
+
+def _session_panes(server: TmuxServer, session: str) -> set[str]:
+    out = server.cmd("list-panes", "-s", "-t", session, "-F", "#{pane_id}").stdout
+    return set(out.split())
+
+
+def test_sigkill_at_every_file_write_leaves_no_pane_behind(tmux_server: TmuxServer, tmp_path: Path,
+                                                          clean_env: dict[str, str]) -> None:
+    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
+    work, _leader = _team(tmux_server, tmp_path, env, "full")
+    total = int(_crash(env, work, "full", 10_000, tmux_server.name).split()[0])  # the writes of a whole run
+    assert total > 20
+    leaked_before_reconcile = 0
+    for n in range(1, total + 1):
+        team = f"crash-{n}"
+        work, leader = _team(tmux_server, tmp_path, env, team)
+        outcome = _crash(env, work, team, n, tmux_server.name)
+        assert outcome == "", f"the run of crash point {n} was not killed: {outcome}"
+        code, status = pf(env, "team", "status", team, "--cwd", str(work))
+        assert code in (0, 3), status
+        members = {w["paneId"] for w in status["panes"] if w["role"] == "worker"}
+        leaked_before_reconcile += len(status["strayPanes"])
+        assert {s["paneId"] for s in status["strayPanes"]} == _session_panes(tmux_server, team) - members - {leader}
+        started = time.monotonic()
+        code, swept = pf(env, "team", "debt", "reconcile", team, "--cwd", str(work))
+        assert code == 0 and time.monotonic() - started < 10, swept  # a dead run's locks do not block
+        config = json.loads((work / ".omx/state/team" / team / "config.json").read_text())
+        member_panes = {w["pane_id"] for w in config["workers"]}
+        assert [w["name"] for w in config["workers"]] in ([], ["worker-1"], ["worker-1", "worker-2"]), n
+        assert _session_panes(tmux_server, team) == member_panes | {leader}, f"crash point {n}: a pane leaked"
+        code, again = pf(env, "team", "scale-up", team, "--count", "1", "--cwd", str(work))
+        assert code == 0, (n, again)
+        config = json.loads((work / ".omx/state/team" / team / "config.json").read_text())
+        assert _session_panes(tmux_server, team) == {w["pane_id"] for w in config["workers"]} | {leader}
+        tmux_server.cmd("kill-session", "-t", team)
+    assert leaked_before_reconcile > 0  # the crashes did leak panes: the sweep is what removed them
