@@ -168,7 +168,8 @@ Step = Union[
 
 @frozen(kw_only=True)
 class Proc:
-    """A finished process. ``exit_code`` is None when it could not be started (``stderr`` says why)."""
+    """A finished process. ``exit_code`` is None when it could not be started or did not finish before
+    its deadline (``stderr`` says why); such a call is no answer."""
 
     kind: Literal["proc"] = "proc"
     exit_code: int | None

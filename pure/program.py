@@ -9,13 +9,19 @@ so a run can be resumed, re-planned after a surprise, replayed from its audit lo
 golden. ``Driver`` does the same incrementally (O(1) per step) for the live loop.
 
 ``decide`` is total: a program that raises, a journal that diverges from what the program asks for,
-or an observation of the wrong kind all end in a typed ``Done`` with status ``error``.
+or an observation of the wrong kind all end in a typed ``Done`` with status ``error``, whose result
+is ``{"ok": false, "error": CODE, "problem": {...}}`` with one of the problem classes below (and
+``changesMade`` when the program had already changed things). The first entry that does not fit
+decides; entries after a program that had finished make ``journal_after_done``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from typing import TypeVar
+from typing import Literal, TypeVar, Union
+
+import attrs
+from attrs import frozen
 
 from pure.model import (
     Ack,
@@ -56,7 +62,68 @@ class PlanError(Exception):
 
 
 class ObservationMismatch(Exception):
-    """The observation fed back does not fit the step (wrong kind)."""
+    """The observation fed back does not fit the step (wrong kind); names are wire tags."""
+
+    def __init__(self, op: str, expected_kind: str, got_kind: str) -> None:
+        super().__init__(f"step {op} expects a {expected_kind} observation, got {got_kind}")
+        self.op = op
+        self.expected_kind = expected_kind
+        self.got_kind = got_kind
+
+
+@frozen(kw_only=True)
+class JournalDivergence:
+    """Journal entry ``at`` (0-based) holds a step other than the one the program asks for:
+    ``field`` is ``op`` when the ops differ, else the first field (in code-point order of the
+    names) whose value differs."""
+
+    code: Literal["journal_divergence"] = "journal_divergence"
+    at: int
+    expected_op: str
+    got_op: str
+    field: str
+
+
+@frozen(kw_only=True)
+class JournalAfterDone:
+    """The program had already finished before journal entry ``at``."""
+
+    code: Literal["journal_after_done"] = "journal_after_done"
+    at: int
+    got_op: str
+
+
+@frozen(kw_only=True)
+class JournalMismatch:
+    """Journal entry ``at`` answers step ``op`` with an observation of kind ``got_kind``; the
+    program needs ``expected_kind``."""
+
+    code: Literal["journal_mismatch"] = "journal_mismatch"
+    at: int
+    op: str
+    expected_kind: str
+    got_kind: str
+
+
+@frozen(kw_only=True)
+class InternalError:
+    """A bug in the planner (the message names it; never expected from any input)."""
+
+    code: Literal["internal_error"] = "internal_error"
+
+
+@frozen(kw_only=True)
+class NoDecision:
+    """The program ended without returning a decision (a bug)."""
+
+    code: Literal["program_returned_no_decision"] = "program_returned_no_decision"
+
+
+DecideProblem = Union[JournalDivergence, JournalAfterDone, JournalMismatch, InternalError, NoDecision]
+
+
+def _tag(cls: type[object], name: str) -> str:
+    return str(attrs.fields_dict(cls)[name].default)  # type: ignore[arg-type]
 
 
 def fail(message: str, status: str = "error", result: object | None = None) -> PlanError:
@@ -69,9 +136,8 @@ def expect(step: Step, kind: type[Obs]) -> Gen[Obs]:
     """Yield ``step`` and return its observation, which must be of ``kind``."""
     observation = yield step
     if not isinstance(observation, kind):
-        raise ObservationMismatch(
-            f"step {step.op} expects a {kind.__name__} observation, got {type(observation).__name__}"
-        )
+        got = getattr(observation, "kind", None)
+        raise ObservationMismatch(step.op, _tag(kind, "kind"), got if isinstance(got, str) else "none")
     return observation
 
 
@@ -84,15 +150,26 @@ def is_mutation(step: Step) -> bool:
     return isinstance(step, (WriteFile, AppendFile, RemovePath, MakeDir))
 
 
-def _error_done(message: str, changes: Sequence[Step] = ()) -> Done:
+def _error_done(problem: DecideProblem, changes: Sequence[Step] = (), message: str = "") -> Done:
     """A program that could not finish. When it had already changed things, say exactly what, so
-    nobody is told (or assumes) that nothing happened."""
-    result: dict[str, object] = {"ok": False, "error": message}
-    if changes:
-        from pure.wire import unstructure
+    nobody is told (or assumes) that nothing happened. ``message`` is the problem's code, except for
+    an internal error, whose message names the exception."""
+    from pure.wire import unstructure
 
+    message = message or problem.code
+    result: dict[str, object] = {"ok": False, "error": message, "problem": unstructure(problem)}
+    if changes:
         result["changesMade"] = [unstructure(step) for step in changes]
     return Done(outcome=Outcome(status="error", result=JsonValue(result), message=message))
+
+
+def _differing_field(expected: Step, got: Step) -> str:
+    if expected.op != got.op:
+        return "op"
+    from pure.wire import unstructure
+
+    want, have = unstructure(expected), unstructure(got)
+    return next((key for key in sorted(want) if want[key] != have.get(key)), "op")
 
 
 class Driver:
@@ -104,10 +181,13 @@ class Driver:
         self._pending: Step | None = None
         self._done: Done | None = None
         self._changes: list[Step] = []
+        self._at = 0  # index of the journal entry being fed
+        self._settled = False  # the decision can no longer change (a journal problem was found)
         self._start()
 
-    def _finish(self, done: Done) -> None:
+    def _finish(self, done: Done, *, settled: bool = False) -> None:
         self._done = done
+        self._settled = settled
         self._pending = None
         if self._gen is not None:
             self._gen.close()
@@ -121,13 +201,14 @@ class Driver:
             self._pending = advance(gen)
         except StopIteration as stop:
             value = stop.value
-            self._finish(value if isinstance(value, Done) else _error_done("program_returned_no_decision"))
+            self._finish(value if isinstance(value, Done) else _error_done(NoDecision()))
         except PlanError as err:
             self._finish(Done(outcome=err.outcome))
         except ObservationMismatch as err:
-            self._finish(_error_done(f"journal_mismatch:{err}", self._changes))
+            problem = JournalMismatch(at=self._at - 1, op=err.op, expected_kind=err.expected_kind, got_kind=err.got_kind)
+            self._finish(_error_done(problem, self._changes), settled=True)
         except Exception as err:  # noqa: BLE001 - totality: a bug becomes a typed outcome
-            self._finish(_error_done(f"internal_error:{type(err).__name__}:{err}", self._changes))
+            self._finish(_error_done(InternalError(), self._changes, f"internal_error:{type(err).__name__}:{err}"))
 
     def _start(self) -> None:
         try:
@@ -136,7 +217,7 @@ class Driver:
             self._finish(Done(outcome=err.outcome))
             return
         except Exception as err:  # noqa: BLE001
-            self._finish(_error_done(f"internal_error:{type(err).__name__}:{err}"))
+            self._finish(_error_done(InternalError(), message=f"internal_error:{type(err).__name__}:{err}"))
             return
         self._guard(next)
 
@@ -148,11 +229,17 @@ class Driver:
 
     def feed(self, step: Step, observation: Observation) -> None:
         """Feed the observation of ``step``; ``step`` must be the pending one."""
+        at = self._at
+        self._at += 1
         if self._done is not None:
-            self._finish(_error_done("journal_divergence:entry_after_done"))
+            if not self._settled:
+                self._finish(_error_done(JournalAfterDone(at=at, got_op=step.op)), settled=True)
             return
+        assert self._pending is not None
         if step != self._pending:
-            self._finish(_error_done(f"journal_divergence:expected {self._pending!r}, journal has {step!r}"))
+            problem = JournalDivergence(at=at, expected_op=self._pending.op, got_op=step.op,
+                                        field=_differing_field(self._pending, step))
+            self._finish(_error_done(problem), settled=True)
             return
         if is_mutation(step):
             self._changes.append(step)

@@ -78,3 +78,43 @@ def render_status(result: dict[str, Any]) -> str:
     else:
         lines.append("attention: every pane is proven, but cleanup debt is recorded")
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ informative prose for structured answers
+
+
+def describe_decide_problem(problem: dict[str, Any]) -> str:
+    """Prose for an error decision's ``problem`` (pure/program.py); informative only."""
+    code, at = problem.get("code"), problem.get("at")
+    if code == "journal_divergence":
+        return (f"journal entry {at} has a {problem.get('got_op')} step where the program asks for a "
+                f"{problem.get('expected_op')} step (first difference: {problem.get('field')})")
+    if code == "journal_after_done":
+        return f"journal entry {at} ({problem.get('got_op')}) comes after the program had finished"
+    if code == "journal_mismatch":
+        return (f"journal entry {at} answers the {problem.get('op')} step with an observation of kind "
+                f"{problem.get('got_kind')}; it needs kind {problem.get('expected_kind')}")
+    return str(code)
+
+
+def teardown_lines(result: dict[str, Any]) -> list[str]:
+    """One line of prose per pane of a ``tmux.teardown`` result (or the error); informative only."""
+    from pure.tmux import describe
+
+    if "problem" in result:
+        return [f"error: {describe_decide_problem(result['problem'])}"]
+    lines = []
+    for pane in result.get("results", []):
+        text = f"{pane.get('pane_id')}: {pane.get('fate')}"
+        if pane.get("stage"):
+            text += f" ({pane['stage']})"
+        problem = pane.get("problem")
+        if problem:
+            text += f": {describe(problem)}"
+            owner = problem.get("owner")
+            if isinstance(owner, dict):
+                text += f" (owner read: {owner.get('kind')}" + (f" {owner.get('value')}" if owner.get("value") else "") \
+                        + (f", {describe(owner.get('problem'))}" if owner.get("problem") else "") + ")"
+        lines.append(text)
+    lines += [f"{e.get('pane_id')}: excluded ({e.get('rule')})" for e in result.get("excluded", [])]
+    return lines

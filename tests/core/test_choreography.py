@@ -1,5 +1,8 @@
 """A safety invariant over every journal in the golden corpus (tmux, scale-up, scale-down, …).
 
+An error decision about the journal itself (``journal_divergence`` …) is checked up to the entry
+that does not fit: what follows it is not what the planner asked for.
+
 * ``kill-pane``, ``split-window`` and ``send-keys`` on pane P are immediately preceded, among tmux
   calls, by ``L, S(P), L`` — a proof, P's owner tag, a second proof (spec §4.1, §4.5, §4.6);
 * an owner-tag ``set-option`` on P is immediately preceded by a proof ``L`` (spec §3.4, §4.4);
@@ -32,8 +35,18 @@ def _journals() -> list[tuple[str, list[dict[str, Any]]]]:
             request = data.get("request")
             if isinstance(request, dict) and request.get("authorize") is False:
                 continue  # a teardown without owner authorization (no owner id configured): L, L, kill
-            found.append((str(path.relative_to(GOLDENS)), data["journal"]))
+            found.append((str(path.relative_to(GOLDENS)), data["journal"][:_asked(data)]))
     return found
+
+
+def _asked(data: dict[str, Any]) -> int:
+    """How many entries of the journal the planner asked for (all, unless the decision says otherwise)."""
+    decision = data.get("decision")
+    result = decision.get("outcome", {}).get("result") if isinstance(decision, dict) else None
+    problem = result.get("problem") if isinstance(result, dict) else None
+    if isinstance(problem, dict) and str(problem.get("code", "")).startswith("journal_"):
+        return int(problem["at"])
+    return len(data["journal"])
 
 
 def _target(args: list[str]) -> str | None:

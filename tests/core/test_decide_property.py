@@ -65,7 +65,25 @@ def test_divergent_journal_is_a_typed_error() -> None:
     decision = decide(lambda: op.program(req), [bogus])
     assert isinstance(decision, m.Done)
     assert decision.outcome.status == "error"
-    assert decision.outcome.message.startswith("journal_divergence")
+    assert decision.outcome.message == "journal_divergence"
+    assert decision.outcome.result == {"ok": False, "error": "journal_divergence", "problem": {
+        "code": "journal_divergence", "at": 0, "expected_op": "stat", "got_op": "run", "field": "op"}}
+
+
+def test_the_first_entry_that_does_not_fit_decides() -> None:
+    op = ops.get("tmux.teardown")
+    assert op is not None
+    req = t.TeardownRequest(targets=(t.TeardownTarget(pane_id="%1", pid=1),), owner_id="team:a")
+    listing = m.Entry(step=t.list_panes_step(), observation=m.Value(value="x"))
+    done = decide(lambda: op.program(req), [listing, listing, listing])
+    assert isinstance(done, m.Done)
+    assert done.outcome.result == {"ok": False, "error": "journal_mismatch", "problem": {
+        "code": "journal_mismatch", "at": 0, "op": "run", "expected_kind": "proc", "got_kind": "value"}}
+    empty = t.TeardownRequest(targets=())
+    done = decide(lambda: op.program(empty), [listing, listing])
+    assert isinstance(done, m.Done) and done.outcome.result == {"ok": False, "error": "journal_after_done",
+                                                                "problem": {"code": "journal_after_done", "at": 0,
+                                                                            "got_op": "run"}}
 
 
 def test_a_crash_after_changes_says_what_was_changed() -> None:
@@ -81,5 +99,6 @@ def test_a_crash_after_changes_says_what_was_changed() -> None:
     done = decide(program, journal)
     assert isinstance(done, m.Done) and done.outcome.message == "internal_error:ValueError:boom"
     assert done.outcome.result == {"ok": False, "error": "internal_error:ValueError:boom",
+                                   "problem": {"code": "internal_error"},
                                    "changesMade": [{"op": "write_file", "path": "/w/a", "content": "x",
                                                     "mode": None, "note": ""}]}

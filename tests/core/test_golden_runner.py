@@ -1,8 +1,11 @@
 """The golden runner a port would write, run over every decision golden in the corpus.
 
 For a decision golden ``{operation, request, journal, decision}``: ``decide(request, journal[:i])``
-must be ``Next([journal[i].step])`` for every i, and ``decide(request, journal)`` must be
-``decision``. Every entry and decision must also validate against the committed JSON Schema.
+must be ``Next([journal[i].step])`` for every i before the first entry that does not fit (the
+decision's ``problem.at`` for an error decision about the journal, else the journal's length), and
+``decide(request, journal)`` must be ``decision``. Every entry and decision must also validate
+against the committed JSON Schema (for an operation the schema describes, against its own
+definitions).
 """
 
 from __future__ import annotations
@@ -40,6 +43,14 @@ def _validator(ref: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator({**SCHEMA, "anyOf": [{"$ref": f"#/$defs/{ref}"}]})
 
 
+def _first_misfit(decision: dict[str, Any], length: int) -> int:
+    result = decision.get("outcome", {}).get("result")
+    problem = result.get("problem") if isinstance(result, dict) else None
+    if isinstance(problem, dict) and str(problem.get("code", "")).startswith("journal_"):
+        return int(problem["at"])
+    return length
+
+
 ENTRY = _validator("Entry")
 DECISION = _validator("Decision")
 
@@ -56,7 +67,11 @@ def test_decision_golden_replays(path: Path) -> None:
         ENTRY.validate(raw)
         journal.append(wire.structure(raw, m.Entry).unwrap())
     DECISION.validate(data["decision"])
-    for i, entry in enumerate(journal):
+    described = SCHEMA["operations"].get(data["operation"])
+    if described is not None:
+        _validator(described["request"]).validate(data["request"])
+        _validator(described["decision"]).validate(data["decision"])
+    for i, entry in enumerate(journal[:_first_misfit(data["decision"], len(journal))]):
         assert decide(lambda: op.program(request), journal[:i]) == m.Next(steps=(entry.step,)), f"step {i}"
     expected = wire.structure_as(data["decision"], m.Decision).unwrap()
     assert decide(lambda: op.program(request), journal) == expected
