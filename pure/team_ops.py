@@ -11,6 +11,7 @@ owner tag of each live pane is read.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from typing import Any
@@ -189,6 +190,15 @@ def _pane_report(role: str, name: str, pane: object, pinned: object, snapshot: m
     return entry
 
 
+def _requests(text: str | None) -> list[Any]:
+    """The dispatch requests as far as a read-only report can tell (an unreadable file shows none)."""
+    try:
+        value = json.loads(text) if text is not None else []
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
+
+
 def _screen_report(report: dict[str, Any], cli: str) -> Gen[None]:
     """What a worker's agent shows (``pure/agents/screen.py``), read only from a pane proven live and
     ours by this status' snapshot and owner read; a gone pane's cause is its verdict."""
@@ -239,10 +249,18 @@ def team_status(req: TeamStatusRequest) -> Program:
     for worker in config.get("workers", []):
         text = yield from read_text(paths.worker_file(worker["name"], "status.json"))
         statuses[worker["name"]] = st.worker_status(text).get("state")
+    requests_text = yield from read_text(paths.dispatch_requests)
+    last_request: dict[str, Any] = {}
+    for request in _requests(requests_text):
+        if isinstance(request, dict) and isinstance(request.get("to_worker"), str):
+            last_request[request["to_worker"]] = request
     clis = {w["name"]: str(w.get("worker_cli") or "codex") for w in config.get("workers", [])}
     for report in reports:
         if report["role"] == "worker":
             report["state"] = statuses.get(report["name"])
+            request = last_request.get(report["name"])
+            if request is not None:  # its latest dispatch request: was its task seen to reach it?
+                report["task"] = {"status": request.get("status"), "reason": request.get("last_reason")}
             yield from _screen_report(report, clis.get(report["name"], "codex"))
     listing = yield from expect(strays.listing_step(), m.Proc)
     stray = list(strays.strays_of(listing.stdout, paths, config)) if listing.exit_code == 0 else []

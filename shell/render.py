@@ -34,6 +34,10 @@ def _pane_line(p: dict[str, Any]) -> str:
         bits.append(f"owner {owner}" + ("" if p.get("ownerMatch") else " (NOT OURS)"))
     if p.get("screen"):
         bits.append(f"agent {p['screen']}")  # what its screen shows (pure/agents/screen.py)
+    task = p.get("task")
+    if isinstance(task, dict):
+        word = {"delivered": "task delivered", "notified": "task sent (unconfirmed)", "pending": "task pending"}
+        bits.append(word.get(str(task.get("status")), f"TASK NOT CONFIRMED ({task.get('reason')})"))
     if p.get("state"):
         bits.append(f"status.json {p['state']}")  # what the worker last reported of itself
     if p.get("detail"):
