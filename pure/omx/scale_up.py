@@ -29,9 +29,9 @@ from pure import ops
 from pure import tmux as t
 from pure.agents import startup as supervise
 from pure.omx import approved, ids, instructions, layout, startup, strays, txn
-from pure.omx import tasks as tasks_ops
 from pure.omx import dispatch as dsp
 from pure.omx import launch as ln
+from pure.omx import tasks as tasks_ops
 from pure.omx import worktree as wt
 from pure.omx.locks import Barrier, with_barrier, with_scaling_lock
 from pure.omx.names import sanitize_team_name

@@ -5,7 +5,6 @@ does not own as a member, the membership reads back whole, and the next run star
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
