@@ -262,8 +262,8 @@ def team_status(req: TeamStatusRequest) -> Program:
             if request is not None:  # its latest dispatch request: was its task seen to reach it?
                 report["task"] = {"status": request.get("status"), "reason": request.get("last_reason")}
             yield from _screen_report(report, clis.get(report["name"], "codex"))
-    listing = yield from expect(strays.listing_step(), m.Proc)
-    stray = list(strays.strays_of(listing.stdout, paths, config)) if listing.exit_code == 0 else []
+    stray_text = yield from strays.listing(paths, config)
+    stray = list(strays.strays_of(stray_text, paths, config)) if stray_text is not None else []
     proven = all(r.get("verdict") == "live" and r.get("pidMatch") and r.get("ownerMatch") for r in reports
                  if r["role"] != "hud")
     result = {

@@ -22,7 +22,7 @@ from pure import ops
 from pure import tmux as t
 from pure.agents import startup as supervise
 from pure.omx import dispatch as dsp
-from pure.omx import layout
+from pure.omx import layout, strays
 from pure.omx import scale_up as up
 from pure.omx import startup as st_script
 from pure.omx.locks import with_scaling_lock
@@ -97,12 +97,19 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     except up.Abort as abort:
         raise _refuse(abort.message) from None
     working_dir = record.get("working_dir") if isinstance(record.get("working_dir"), str) else req.cwd
+    # a crash from here until the commit leaves a second pane of a member: let later reads find it
+    intent = strays.intent_path(paths, req.worker)
+    wrote = yield from expect(m.WriteFile(path=intent, content=render_json({"worker": req.worker, "script": script})),
+                              m.Ack)
+    if not wrote.ok:
+        raise fail(f"respawn_intent_not_written:{intent}:{wrote.error}")
     split = yield from expect(t.tmux(*layout.placement_args(placement, into if isinstance(placement, layout.Split)
                                                             else None),
                                      "-d", "-P", "-F", "#{pane_id}", "-c", str(working_dir),
                                      st_script.gated_startup_command(script), mutates=True), m.Proc)
     pane = (split.stdout.split("\n") or [""])[0].strip()
     if split.exit_code != 0 or not t.is_pane_id(pane):
+        yield from expect(m.RemovePath(path=intent), m.Ack)
         raise fail(f"Failed to create tmux pane for {req.worker}: {split.stderr.strip() or pane}")
     pinned_new = yield from t.prove(pane)
     if not pinned_new.live or pinned_new.pid is None:
@@ -128,13 +135,13 @@ def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, ow
     if problem is None:
         problem = yield from supervise.keep_on_exit(pane, pid, owner, False)
     if problem is not None:
-        yield from _remove(pane, pid, owner)
+        yield from _remove(paths, req.worker, pane, pid, owner)
         return _failed(f"respawn_{problem}", None)
     tree = record.get("worktree_path")
     trigger = dsp.trigger_message(paths, req.worker, req.cwd, isinstance(tree, str))
     delivery = yield from supervise.deliver(cli, pane, pid, owner, trigger, dsp.trigger_token(req.worker))
     if delivery.lost:
-        yield from _remove(pane, pid, owner)
+        yield from _remove(paths, req.worker, pane, pid, owner)
         return _failed(f"respawn_delivery_failed:{delivery.reason}", None)
     fresh = {**record, "pane_id": pane, "pid": pid}
     workers = [fresh if isinstance(w, dict) and w.get("name") == req.worker else w
@@ -142,10 +149,11 @@ def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, ow
     try:
         yield from up.save_config(paths, int(config.get("config_generation", 0)), {"workers": workers}, None)
     except PlanError as error:
-        yield from _remove(pane, pid, owner)
+        yield from _remove(paths, req.worker, pane, pid, owner)
         return _failed(f"respawn_membership_persistence_failed:{error.outcome.message}", None)
     yield from expect(m.WriteFile(path=paths.worker_file(req.worker, "identity.json"), content=render_json(fresh)),
                       m.Ack)
+    yield from expect(m.RemovePath(path=strays.intent_path(paths, req.worker)), m.Ack)
     now = yield from expect(m.Clock(), m.Value)
     line = {"timestamp": now.value, "kind": "team_delivery", "event": "dispatch_result", "source": "panefleet.respawn",
             "team": paths.team, "to_worker": req.worker, "transport": "send-keys",
@@ -160,10 +168,13 @@ def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, ow
                   debt=(m.Debt(kind="task_delivery", subject=req.worker, reason=delivery.reason),))
 
 
-def _remove(pane: str, pid: int, owner: str) -> Gen[None]:
-    """Take the new pane away again: a dead one directly, a live one through the proof teardown."""
+def _remove(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[None]:
+    """Take the new pane away again: a dead one directly, a live one through the proof teardown; the
+    respawn intent goes with it once the pane is proven gone (else it stays for later sweeps)."""
     yield from supervise.remove_dead(pane, pid, owner)
-    yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=owner, authorize=True)
+    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=owner, authorize=True)
+    if all(r.resolved for r in report.results):
+        yield from expect(m.RemovePath(path=strays.intent_path(paths, worker)), m.Ack)
 
 
 def _failed(message: str, kept_pane: str | None) -> m.Done:

@@ -76,12 +76,45 @@ class Sweep:
                             detail=f"started by {s.worker}'s startup script; pid {s.pid}") for s, why in self.kept)
 
 
+_SCRIPT_FILE = re.compile(r"worker-([0-9]{1,9})-startup\.sh")
+_INTENT_FILE = re.compile(r"worker-([0-9]{1,9})\.respawn-intent")
+
+
+def intent_path(paths: TeamPaths, worker: str) -> str:
+    """Written by a respawn before its split and removed after its commit (``pure/omx/respawn.py``): a
+    member's second pane is a stray only while this exists."""
+    return f"{paths.runtime_dir}/{worker}.respawn-intent"
+
+
+def suspected(paths: TeamPaths, config: Json) -> Gen[bool]:
+    """Whether a stray pane can exist at all, from the runtime directory alone: a startup script of a
+    worker that is no member, or a respawn intent. Only then is tmux asked (one ``list-panes``)."""
+    listing = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
+    members = {w.get("name") for w in config.get("workers") or [] if isinstance(w, dict)}
+    for name in listing.names or ():
+        script = _SCRIPT_FILE.fullmatch(name)
+        if script is not None and f"worker-{int(script.group(1))}" not in members:
+            return True
+        if _INTENT_FILE.fullmatch(name) is not None:
+            return True
+    return False
+
+
+def listing(paths: TeamPaths, config: Json) -> Gen[str | None]:
+    """The stray listing's text, or None when no stray can exist or tmux could not be asked."""
+    if not (yield from suspected(paths, config)):
+        return None
+    answer = yield from expect(listing_step(), m.Proc)
+    return answer.stdout if answer.exit_code == 0 else None
+
+
 def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
     """Find this team's stray panes and remove each one that is provably ours."""
-    listing = yield from expect(listing_step(), m.Proc)
-    if listing.exit_code != 0:
+    text = yield from listing(paths, config)
+    if text is None:
         return Sweep()
-    strays = find(listing.stdout, paths, config)
+    listing_text = text
+    strays = find(listing_text, paths, config)
     removed: list[Stray] = []
     kept: list[tuple[Stray, str]] = []
     for stray in strays:
