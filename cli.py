@@ -8,7 +8,9 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TextIO, cast
+
+from shell.cli_args import command_words
 
 # Modules that add commands: (module, group). Each exposes register(subparsers).
 TEAM_COMMAND_MODULES = ("shell.cli_scale_up", "shell.cli_scale_down")
@@ -44,11 +46,6 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(self, message)
 
 
-def _wants_json(argv: Sequence[str]) -> bool:
-    pairs = zip(argv, [*argv[1:], ""], strict=False)
-    return any((a in ("-o", "--output") and b == "json") or a in ("-ojson", "--output=json") for a, b in pairs)
-
-
 def _rewritten_team_name(args: argparse.Namespace) -> str | None:
     """Why the TEAM of a command in REWRITING_TEAM_COMMANDS is refused, or None."""
     if getattr(args, "command", None) != "team" or not isinstance(getattr(args, "team", None), str):
@@ -62,6 +59,8 @@ def _rewritten_team_name(args: argparse.Namespace) -> str | None:
 
 
 def _common(parser: argparse.ArgumentParser, *, tmux: bool = True, dry_run: bool = False) -> None:
+    """The options a command shows in its own help (the global ones are added to every parser by
+    ``shell.cli_args.finish_tree`` anyway)."""
     from shell.cli_args import add_dry_run, add_output, add_tmux
 
     add_output(parser)
@@ -81,18 +80,23 @@ def _env_subset(env: dict[str, str]) -> dict[str, str]:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    """The schema document itself; with ``-o json``, the answer ``{"ok": true, "schema": …}``."""
     from pure.schema import schema_text
 
-    sys.stdout.write(schema_text())
+    if getattr(args, "output", "text") == "json":
+        sys.stdout.write(json.dumps({"ok": True, "schema": json.loads(schema_text())}, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(schema_text())
     return 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from shell.cli_common import emit_json
+    from shell.cli_common import emit_json, load_operations
     from shell.loop import AuditError, panefleet_version, replay
 
+    load_operations()
     try:
         report = replay(Path(args.audit_file))
     except (AuditError, OSError) as exc:
@@ -154,7 +158,11 @@ def cmd_decide(args: argparse.Namespace) -> int:
                          f"{request.failure().what}\n")
         return 2
     req = request.unwrap()
-    sys.stdout.write(wire.to_json(decide(lambda: op.program(req), entries)))
+    decision = decide(lambda: op.program(req), entries)
+    if getattr(args, "output", "text") == "json":  # the answer; without -o json, the decision itself (ports)
+        sys.stdout.write(json.dumps({"ok": True, "decision": wire.unstructure(decision)}, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(wire.to_json(decision))
     return 0
 
 
@@ -183,10 +191,10 @@ def cmd_team_init(args: argparse.Namespace) -> int:
 def cmd_team_status(args: argparse.Namespace) -> int:
     from pure.team_ops import TeamStatusRequest
     from shell.cli_common import run_cli_operation
-    from shell.render import render_status
+    from shell.status_view import render_status_explained
 
     request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=_env_subset(dict(os.environ)))
-    return run_cli_operation("team.status", request, args, render=render_status)
+    return run_cli_operation("team.status", request, args, render=render_status_explained)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -195,40 +203,106 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(keep=args.keep, socket=args.tmux_socket, as_json=args.output == "json")
 
 
+def cmd_completion(args: argparse.Namespace) -> int:
+    """A completion script generated from the whole parser by shtab (the tree is what `panefleet -h`
+    shows, so completion never disagrees with the parser)."""
+    import shtab
+
+    script = shtab.complete(build_parser(), shell=args.shell)
+    if args.output == "json":
+        sys.stdout.write(json.dumps({"ok": True, "shell": args.shell, "script": script}) + "\n")
+    else:
+        sys.stdout.write(script)
+    return 0
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    from shell.saved_plan import apply_plan
+
+    return apply_plan(args)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from shell.saved_plan import show_plan
+
+    return show_plan(args)
+
+
 # ----------------------------------------------------------------------------------------- parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("panefleet")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+COMPLETION_HELP = """Print a completion script. Install it with, for bash:
+  panefleet completion bash > ~/.local/share/bash-completion/completions/panefleet
+and for zsh (a directory on $fpath):
+  panefleet completion zsh > ~/.zfunc/_panefleet   # with fpath+=(~/.zfunc) before compinit in ~/.zshrc
+"""
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The whole command tree; with ``argv``, only the command group it selects is built in full
     (the others get a one-line placeholder), which keeps start-up fast."""
-    first = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
+    from shell.cli_args import complete_path, finish_tree
+
+    words = command_words(list(argv)) if argv is not None else []
+    first = words[0] if words else None
     parser = Parser(
         prog="panefleet",
         description="Plan and apply changes to fleets of AI coding-agent worker panes in tmux and Herdr, "
-        "touching only panes it can prove it owns.",
+        "touching only panes it can prove it owns. Global options (-o, --tmux-socket, --session, -v) may "
+        "stand before or after the command.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"panefleet {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
     p = sub.add_parser("schema", help="print the JSON Schema of the wire format")
-    p.add_argument("-o", "--output", choices=("text", "json"), default="json", help="the schema is JSON either way")
+    _common(p, tmux=False)
     p.set_defaults(handler=cmd_schema)
 
     p = sub.add_parser("replay", help="re-derive every decision of a recorded run from its audit log")
-    p.add_argument("audit_file")
+    complete_path(p.add_argument("audit_file"))
     _common(p, tmux=False)
     p.set_defaults(handler=cmd_replay)
 
     p = sub.add_parser("decide", help="answer one planning question: JSON {operation, request, journal} on stdin")
-    p.add_argument("-o", "--output", choices=("text", "json"), default="json", help="the decision is JSON either way")
+    _common(p, tmux=False)
     p.set_defaults(handler=cmd_decide)
 
     p = sub.add_parser("demo", help="run a self-contained demo on a private tmux server")
     p.add_argument("--keep", action="store_true", help="leave the demo server running to attach to")
     _common(p)
     p.set_defaults(handler=cmd_demo)
+
+    p = sub.add_parser("apply", help="carry out a plan saved with --plan-out; refused when its reads changed",
+                       description="Run the saved plan's request for real. Before the first change, every read "
+                       "must observe what the plan saw (the clock, fresh ids, locks and waits excepted): "
+                       "otherwise nothing is changed and the first fact that differs is named (exit 4).")
+    complete_path(p.add_argument("plan_file", metavar="FILE"))
+    _common(p)
+    p.set_defaults(handler=cmd_apply)
+
+    p = sub.add_parser("show", help="show a plan saved with --plan-out")
+    complete_path(p.add_argument("plan_file", metavar="FILE"))
+    p.add_argument("--steps", action="store_true", help="also list every step of the plan")
+    _common(p, tmux=False)
+    p.set_defaults(handler=cmd_show)
+
+    p = sub.add_parser("completion", help="print a bash or zsh completion script", description=COMPLETION_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("shell", choices=("bash", "zsh"))
+    _common(p, tmux=False)
+    p.set_defaults(handler=cmd_completion)
 
     team = sub.add_parser("team", help="oh-my-codex teams of tmux worker panes")
     team_sub = team.add_subparsers(dest="team_command", metavar="TEAM_COMMAND")
@@ -244,13 +318,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument("--task", default="", help="the team's task description")
     p.add_argument("--agent-type", default="executor")
     p.add_argument("--worker-cli", choices=("codex", "claude", "gemini", "placeholder"), default=None)
-    p.add_argument("--cwd", default=".", help="the team's working directory")
+    complete_path(p.add_argument("--cwd", default=".", help="the team's working directory"), directory=True)
     _common(p, dry_run=True)
     p.set_defaults(handler=cmd_team_init)
 
     p = team_sub.add_parser("status", help="membership with a live proof of every pane, and recorded debt")
     p.add_argument("team")
-    p.add_argument("--cwd", default=".")
+    complete_path(p.add_argument("--cwd", default="."), directory=True)
     _common(p)
     p.set_defaults(handler=cmd_team_status)
 
@@ -262,6 +336,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             _register(module_name, sub)
         else:
             sub.add_parser(group, help=summary)
+    finish_tree(parser)
     return parser
 
 
@@ -299,47 +374,88 @@ def _unwind_on_termination() -> Callable[[], None]:
     return restore
 
 
+class _Watched:
+    """A text stream that remembers whether anything was written to it, and its last line."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+        self.written = False
+        self.last_line = ""
+
+    def write(self, text: str) -> int:
+        if text:
+            self.written = True
+            lines = [line for line in text.splitlines() if line.strip()]
+            if lines:
+                self.last_line = lines[-1].strip()
+        return self.inner.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _usage(parser_prog: str, message: str, as_json: bool, usage: str = "") -> int:
+    if usage:
+        sys.stderr.write(usage)
+    sys.stderr.write(f"{parser_prog}: error: {message}\n")
+    if as_json:
+        sys.stdout.write(json.dumps({"ok": False, "error": f"usage: {message}"}) + "\n")
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from shell.cli_args import apply_global_defaults, wants_json
+
     args_list = list(sys.argv[1:] if argv is None else argv)
+    as_json = wants_json(args_list)
     parser = build_parser(args_list)
     try:
         args = parser.parse_args(args_list)
     except UsageError as exc:
-        exc.parser.print_usage(sys.stderr)
-        sys.stderr.write(f"{exc.parser.prog}: error: {exc}\n")
-        if _wants_json(args_list):
-            sys.stdout.write(json.dumps({"ok": False, "error": f"usage: {exc}"}) + "\n")
-        return 2
-    from shell import deadlines
+        return _usage(exc.parser.prog, str(exc), as_json, exc.parser.format_usage())
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0
+    from shell import audit_prune, deadlines
 
     try:
+        problem = apply_global_defaults(args)
+        if problem is not None:
+            raise ValueError(problem)
         deadlines.from_env(os.environ)
+        audit_prune.policy_from_env(os.environ)
         problem = _rewritten_team_name(args)
         if problem is not None:
             raise ValueError(problem)
     except ValueError as exc:
-        sys.stderr.write(f"panefleet: error: {exc}\n")
-        if _wants_json(args_list):
-            sys.stdout.write(json.dumps({"ok": False, "error": f"usage: {exc}"}) + "\n")
-        return 2
+        return _usage("panefleet", str(exc), as_json)
     restore_signals = _unwind_on_termination()
+    out, err = sys.stdout, sys.stderr
+    watched_out, watched_err = _Watched(out), _Watched(err)
+    sys.stdout, sys.stderr = cast(TextIO, watched_out), cast(TextIO, watched_err)
+    code = 1
     try:
-        return int(args.handler(args))
+        code = int(args.handler(args))
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
-        return 130
+        code = 130
     except BrokenPipeError:
-        return 1
+        code = 1
     except Exception as exc:  # noqa: BLE001 - a last line of defence: no tracebacks for users
         if os.environ.get("PANEFLEET_DEBUG"):
             raise
         message = f"internal error: {type(exc).__name__}: {exc} (set PANEFLEET_DEBUG=1 for a traceback)"
         sys.stderr.write(f"panefleet: {message}\n")
-        if _wants_json(args_list):
-            sys.stdout.write(json.dumps({"ok": False, "error": message}) + "\n")
-        return 1
+        code = 1
     finally:
+        sys.stdout, sys.stderr = out, err
         restore_signals()
+    if args.output == "json" and not watched_out.written:
+        # A command that answered nothing on stdout (it failed early): JSON mode still answers one object.
+        answer: dict[str, Any] = {"ok": code == 0}
+        if code != 0:
+            answer["error"] = watched_err.last_line or f"exit status {code}"
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+    return code
 
 
 if __name__ == "__main__":

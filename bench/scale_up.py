@@ -68,7 +68,7 @@ def one_run(extra_env: dict[str, str]) -> dict[str, float]:
         assert first.get("ok"), first
         dry_wall, plan = pf(env, "team", "scale-up", "bench", "--count", str(COUNT), "--cwd", str(work), "--dry-run")
         assert plan["predicted"].get("ok"), plan["predicted"]
-        dry_calls = sum(1 for p in plan["plan"] if p["step"]["op"] == "run" and p["step"]["tool"] == "tmux")
+        dry_calls = sum(1 for p in plan["steps"] if p["step"]["op"] == "run" and p["step"]["tool"] == "tmux")
         wall, result = pf(env, "team", "scale-up", "bench", "--count", str(COUNT), "--cwd", str(work))
         assert result.get("ok"), result
         return {"wall_s": wall, "tmux_calls": tmux_calls_in_audit(state), "dry_wall_s": dry_wall,

@@ -2,6 +2,11 @@
 
 Exit codes (also in the README):
   0 ok · 1 runtime error · 2 usage error · 3 finished but debt recorded · 4 refused, nothing done
+
+Streams: with ``-o json`` exactly one object goes to stdout, and it always has a boolean ``ok``.
+In text mode the outcome of a run goes to stdout when it succeeded and to stderr when it did not
+(``ok`` false: refused or failed); debt and the audit log's path (``-v``) are notes on stderr. A dry
+run's plan is its output (stdout), whatever it predicts; its exit status is the predicted one.
 """
 
 from __future__ import annotations
@@ -18,13 +23,14 @@ from pure import model as m
 from shell.cli_args import add_dry_run, add_output, add_tmux
 from shell.executor import Executor, StoreHandler
 
-__all__ = ["add_dry_run", "add_output", "add_tmux", "run_cli_operation"]
+__all__ = ["add_dry_run", "add_output", "add_tmux", "run_cli_operation", "usage_error"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_DEBT, EXIT_REFUSED = 0, 1, 2, 3, 4
 EXIT_BY_STATUS = {"ok": EXIT_OK, "error": EXIT_ERROR, "debt": EXIT_DEBT, "refused": EXIT_REFUSED}
 TextRenderer = Callable[[dict[str, Any]], str]
 RunRenderer = Callable[[dict[str, Any], m.Done, list[m.Entry]], str]
 Predictor = Callable[[m.Run], m.Proc]
+Predictors = Mapping[str, Predictor] | Callable[[Executor], Mapping[str, Predictor]]
 
 
 def tmux_socket(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
@@ -96,8 +102,25 @@ def describe_observation(obs: m.Observation) -> str:
     return "ok" if obs.ok else f"failed: {obs.error}"
 
 
+def load_operations() -> dict[str, Any]:
+    """Every registered operation: ``pure/``'s and the shell's (``shell/herdr_runs.py``)."""
+    import shell.herdr_runs  # noqa: F401 - registers herdr.run_start and herdr.run_settle
+    from pure import ops
+
+    return ops.load_all()
+
+
 def emit_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+def usage_error(args: argparse.Namespace, command: str, message: str) -> int:
+    """An input error found by a command itself (after parsing): exit 2, said on stderr, and answered
+    as ``{"ok": false, "error": "usage: …"}`` with ``-o json``."""
+    sys.stderr.write(f"panefleet {command}: error: {message}\n")
+    if getattr(args, "output", "text") == "json":
+        emit_json({"ok": False, "error": f"usage: {message}"})
+    return EXIT_USAGE
 
 
 def generic_text(result: dict[str, Any]) -> str:
@@ -110,6 +133,45 @@ def debt_lines(done: m.Done) -> str:
     return "".join(f"debt: {debt.kind} {debt.subject}: {debt.reason}\n" for debt in done.debt)
 
 
+def answer_of(done: m.Done) -> dict[str, Any]:
+    """The JSON answer of a run: the program's result, with a boolean ``ok`` always present (derived
+    from the status when the result has none)."""
+    result = done.outcome.result
+    if not isinstance(result, dict):
+        return {"ok": False, "error": done.outcome.message or f"no result ({done.outcome.status})"}
+    if isinstance(result.get("ok"), bool):
+        return dict(result)
+    return {"ok": done.outcome.status in ("ok", "debt"), **{k: v for k, v in result.items() if k != "ok"}}
+
+
+def as_run_renderer(render: TextRenderer | None, render_run: RunRenderer | None) -> RunRenderer:
+    """One renderer form: ``render_run`` owns the text; ``render`` gets the result, debt follows."""
+    if render_run is not None:
+        return render_run
+    chosen = render or generic_text
+
+    def rendered(result: dict[str, Any], done: m.Done, journal: list[m.Entry]) -> str:
+        changes = result.get("changesMade")
+        if isinstance(changes, list) and changes:
+            return stopped_text(result, changes)
+        return chosen(result)
+
+    return rendered
+
+
+def stopped_text(result: dict[str, Any], changes: list[Any]) -> str:
+    """A crash in the middle: whatever the renderer says, list exactly what was changed."""
+    from pure import wire
+
+    lines = [f"error: {result.get('error')}",
+             "panefleet stopped after making these changes (check them; run `panefleet team status` / "
+             "`herdr status`):"]
+    for raw in changes:
+        step = wire.structure_as(raw, m.Step).value_or(None)
+        lines.append(f"  - {describe_step(step) if step is not None else raw}")
+    return "\n".join(lines)
+
+
 def run_cli_operation(
     name: str,
     request: object,
@@ -119,76 +181,149 @@ def run_cli_operation(
     render: TextRenderer = generic_text,
     render_run: RunRenderer | None = None,
     store: StoreHandler | None = None,
-    predictors: Mapping[str, Predictor] | Callable[[Executor], Mapping[str, Predictor]] | None = None,
+    predictors: Predictors | None = None,
     predicted_capture: str | None = None,
 ) -> int:
-    """Run a registered operation (or its dry run) and print its outcome; return the exit code.
+    """Run a registered operation (or its dry run, or save its plan) and print its outcome; return
+    the exit code.
 
     ``render`` turns the result into text. ``render_run`` is for operations whose text needs the
     whole run (what the journal shows was changed, killed, cleaned): it owns the text entirely.
     ``predictors`` (or a function of the real executor giving them) and ``predicted_capture`` shape
     the dry run (see ``shell/dryrun.py``)."""
-    from shell.loop import run_operation, run_program
-
     environ = dict(os.environ if env is None else env)
     executor = make_executor(args, environ, store)
-    as_json = getattr(args, "output", "text") == "json"
-    if getattr(args, "dry_run", False):
-        from pure import ops
-        from shell.dryrun import DryRunExecutor
+    renderer = as_run_renderer(render, render_run)
+    plan_out = getattr(args, "plan_out", None)
+    if getattr(args, "dry_run", False) or plan_out:
+        done, journal = dry_run(name, request, executor, predictors, predicted_capture)
+        if plan_out:
+            from shell.saved_plan import PlanError, write_plan
 
-        op = ops.get(name)
-        assert op is not None, name
-        chosen = predictors(executor) if callable(predictors) else predictors
-        dry = DryRunExecutor(executor, chosen, predicted_capture=predicted_capture)
-        done, journal = run_program(lambda: op.program(request), dry)
-        return render_dry_run(done, journal, as_json)
+            try:
+                write_plan(plan_out, name, request, journal, done, env=environ, tmux_socket=executor.tmux_socket)
+            except PlanError as exc:
+                return usage_error(args, "--plan-out", str(exc))
+        print_dry_run(name, request, done, journal, args, renderer, plan_file=plan_out)
+        return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
+    return run_and_print(name, request, args, executor, environ, renderer)
+
+
+def dry_run(name: str, request: object, executor: Executor, predictors: Predictors | None,
+            predicted_capture: str | None) -> tuple[m.Done, list[m.Entry]]:
+    from pure import ops
+    from shell.dryrun import DryRunExecutor
+    from shell.loop import run_program
+
+    op = ops.get(name)
+    assert op is not None, name
+    chosen = predictors(executor) if callable(predictors) else predictors
+    dry = DryRunExecutor(executor, chosen, predicted_capture=predicted_capture)
+    return run_program(lambda: op.program(request), dry)
+
+
+def run_and_print(name: str, request: object, args: argparse.Namespace, executor: Any,
+                  environ: Mapping[str, str], renderer: RunRenderer) -> int:
+    """Run for real through ``executor`` and print the outcome (the audit log is pruned after)."""
+    from shell.audit_prune import prune_after_run
+    from shell.loop import run_operation
+
     done, journal, audit = run_operation(name, request, executor, env=environ)
-    result = done.outcome.result if isinstance(done.outcome.result, dict) else {"ok": False, "error": done.outcome.message}
-    if as_json:
-        emit_json(result)
-    elif render_run is not None:
-        sys.stdout.write(render_run(result, done, journal).rstrip("\n") + "\n")
-    else:
-        changes = result.get("changesMade")
-        if isinstance(changes, list) and changes:
-            # A crash in the middle: whatever the renderer says, list exactly what was changed.
-            from pure import wire
-
-            sys.stdout.write(f"error: {result.get('error')}\n")
-            sys.stdout.write("panefleet stopped after making these changes (check them; run "
-                             "`panefleet team status` / `herdr status`):\n")
-            for raw in changes:
-                step = wire.structure_as(raw, m.Step).value_or(None)
-                sys.stdout.write(f"  - {describe_step(step) if step is not None else raw}\n")
-        else:
-            sys.stdout.write(render(result).rstrip("\n") + "\n")
-        sys.stdout.write(debt_lines(done))
-    if not as_json and audit is not None and os.environ.get("PANEFLEET_SHOW_AUDIT"):
+    prune_after_run(environ, audit)
+    print_outcome(done, journal, args, renderer)
+    if getattr(args, "output", "text") != "json" and audit is not None and (
+            getattr(args, "verbose", 0) or environ.get("PANEFLEET_SHOW_AUDIT")):
         sys.stderr.write(f"audit log: {audit}\n")
     return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
 
 
-def render_dry_run(done: m.Done, journal: list[m.Entry], as_json: bool) -> int:
-    from pure import wire
+def print_outcome(done: m.Done, journal: list[m.Entry], args: argparse.Namespace, renderer: RunRenderer) -> None:
+    result = answer_of(done)
+    if getattr(args, "output", "text") == "json":
+        emit_json(result)
+        return
+    text = renderer(result, done, journal).rstrip("\n") + "\n"
+    (sys.stdout if result.get("ok") is True else sys.stderr).write(text)
+    sys.stderr.write(debt_lines(done))
 
-    if as_json:
-        emit_json({
-            "dryRun": True,
-            "plan": [
-                {"change": is_change(e.step), "step": wire.unstructure(e.step),
-                 "predicted": wire.unstructure(e.observation)}
-                for e in journal
-            ],
-            "predicted": done.outcome.result,
-        })
-    else:
-        out = ["Plan (dry run: reads are real, changes are predicted and not made):"]
+
+# -------------------------------------------------------------------------------------- dry runs
+
+
+def plan_json(name: str, request: object, done: m.Done, journal: list[m.Entry]) -> dict[str, Any]:
+    """``{"ok", "dryRun", "predicted", "changes", "steps"}``: ``predicted`` is exactly what the real run
+    would print with ``-o json``; ``ok`` is its ``ok``."""
+    from pure import wire
+    from shell.plan_view import changes
+
+    predicted = answer_of(done)
+    return {
+        "ok": predicted["ok"],
+        "dryRun": True,
+        "predicted": predicted,
+        "changes": [c.to_json() for c in changes(name, request, journal, predicted, done)],
+        "steps": [{"change": is_change(e.step), "step": wire.unstructure(e.step),
+                   "observation": wire.unstructure(e.observation)} for e in journal],
+    }
+
+
+def plan_text(name: str, request: object, done: m.Done, journal: list[m.Entry], renderer: RunRenderer, *,
+              steps: bool, heading: str = "dry run: reads are real, changes are predicted; nothing was changed"
+              ) -> str:
+    """What will change (one line per thing), the predicted result in words, the step trace with
+    ``steps``, and the count line."""
+    from shell.plan_view import changes, count_line, render_changes
+
+    predicted = answer_of(done)
+    found = changes(name, request, journal, predicted, done)
+    out = [f"What will change ({heading}):" if found else f"No changes ({heading})."]
+    if found:
+        out += render_changes(found)
+    words = _placeholder_pids(renderer(predicted, done, journal).rstrip("\n"), journal)
+    out.append("Predicted result:")
+    out += ["  " + line for line in words.splitlines()]
+    out += [f"  {line}" for line in debt_lines(done).splitlines()]
+    if steps:
+        out.append("Steps (+ changes, predicted; the others are real reads):")
         for number, entry in enumerate(journal, start=1):
             mark = "+" if is_change(entry.step) else " "
             out.append(f"{mark}{number:4d}. {describe_step(entry.step)}  →  {describe_observation(entry.observation)}")
-        changes = sum(1 for e in journal if is_change(e.step))
-        out.append(f"{len(journal)} steps, {changes} changes (+). Predicted outcome: "
-                   f"{json.dumps(done.outcome.result, ensure_ascii=False)}")
-        sys.stdout.write("\n".join(out) + "\n")
+    out.append(count_line(found))
+    return "\n".join(out) + "\n"
+
+
+def _placeholder_pids(text: str, journal: list[m.Entry]) -> str:
+    """A planned pane's pid is a placeholder (``shell/dryrun.py``): say "new" instead of a number."""
+    import re
+
+    from shell.dryrun import PLACEHOLDER_PID_BASE
+
+    created = sum(1 for e in journal if isinstance(e.step, m.Run) and e.step.mutates and e.step.tool == "tmux"
+                  and e.step.args[:1] in (("split-window",), ("new-window",), ("new-session",)))
+    if not created:
+        return text
+    pids = "|".join(str(PLACEHOLDER_PID_BASE + n) for n in range(1, created + 1))
+    return re.sub(rf"\b({pids})\b", "(new)", text)
+
+
+def print_dry_run(name: str, request: object, done: m.Done, journal: list[m.Entry], args: argparse.Namespace,
+                  renderer: RunRenderer, *, plan_file: str | None = None) -> None:
+    if getattr(args, "output", "text") == "json":
+        answer = plan_json(name, request, done, journal)
+        if plan_file:
+            answer["planFile"] = plan_file
+        emit_json(answer)
+        return
+    steps = bool(getattr(args, "steps", False) or getattr(args, "verbose", 0))
+    sys.stdout.write(plan_text(name, request, done, journal, renderer, steps=steps))
+    if plan_file:
+        sys.stdout.write(f"Saved to {plan_file}: `panefleet apply {plan_file}` carries it out, or refuses when "
+                         "what it was computed from has changed.\n")
+
+
+def render_dry_run(done: m.Done, journal: list[m.Entry], as_json: bool, name: str = "", request: object = None
+                   ) -> int:
+    """A dry run printed without a command's renderer (kept for callers outside the CLI modules)."""
+    args = argparse.Namespace(output="json" if as_json else "text", steps=True)
+    print_dry_run(name, request, done, journal, args, as_run_renderer(None, None))
     return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)

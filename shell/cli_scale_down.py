@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from shell.cli_args import add_dry_run, add_output, add_tmux
+from shell.cli_args import add_dry_run, add_output, add_tmux, complete_path, positive_int
 
 if TYPE_CHECKING:
     from pure import model as m
@@ -26,7 +26,8 @@ def _env() -> dict[str, str]:
 
 
 def _common(p: argparse.ArgumentParser, *, dry_run: bool, tmux: bool = True) -> None:
-    p.add_argument("--cwd", default=".", help="the leader's working directory (default: .)")
+    complete_path(p.add_argument("--cwd", default=".", help="the leader's working directory (default: .)"),
+                  directory=True)
     add_output(p)
     if tmux:
         add_tmux(p)
@@ -59,7 +60,7 @@ def register(team_sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     select = p.add_mutually_exclusive_group()  # two different ways to choose the workers
     select.add_argument("--worker", action="append", default=[], metavar="NAME",
                         help="a worker to remove (repeatable)")
-    select.add_argument("--count", type=int, default=None, help="remove N idle workers (default 1)")
+    select.add_argument("--count", type=positive_int, default=None, help="remove N idle workers (default 1)")
     p.add_argument("--force", action="store_true", help="also remove busy workers; skip the drain wait")
     p.add_argument("--drain-timeout-ms", type=_non_negative, default=30_000, metavar="MS",
                    help="how long to wait for the workers to drain (default 30000)")
@@ -122,15 +123,18 @@ def cmd_debt_show(args: argparse.Namespace) -> int:
 
 def cmd_debt_reconcile(args: argparse.Namespace) -> int:
     from pure.omx.scale_down import DebtRequest
-    from shell.cli_common import debt_lines, run_cli_operation
+    from shell.cli_common import run_cli_operation
 
     request = DebtRequest(team=args.team, cwd=_cwd(args), env=_env())
     team = str(args.team)
-    return run_cli_operation(
-        "team.debt_reconcile", request, args,
-        # the text needs the journal (what was killed, found gone, cleaned), not only {"ok": true}
-        render_run=lambda result, done, journal: render_reconcile(result, journal, team) + "\n" + debt_lines(done),
-    )
+    # the text needs the journal (what was killed, found gone, cleaned), not only {"ok": true}
+    return run_cli_operation("team.debt_reconcile", request, args,
+                             render_run=lambda result, done, journal: render_reconcile_run(result, done, journal, team))
+
+
+def render_reconcile_run(result: dict[str, Any], done: m.Done, journal: Sequence[m.Entry], team: str) -> str:
+    """The reconcile report (debt the run keeps follows on stderr, ``shell/cli_common.py``)."""
+    return render_reconcile(result, journal, team)
 
 
 def cmd_task_create(args: argparse.Namespace) -> int:

@@ -10,12 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shell.cli_args import add_dry_run, add_output, add_tmux
+from shell.cli_args import add_dry_run, add_output, add_tmux, complete_path, positive_int
 
 PLACEHOLDER_AGENT = Path(__file__).resolve().parent / "placeholder_agent.sh"
 ENV_PREFIXES = ("OMX_", "CODEX_HOME", "CODEX_SQLITE_HOME")
 ENV_KEYS = ("HOME", "SHELL", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy")
-EXIT_USAGE = 2
 
 DEBT_TEXT = {
     "pane_pid_unpinned": "pane {0} was created but its pid could not be pinned, so panefleet cannot prove "
@@ -40,11 +39,12 @@ def register(team_subparsers: Any) -> None:
         "pinned and owner-tagged, with its inbox dispatched. Any failure rolls back exactly what this run "
         "created; what cannot be proven safe to undo is kept and reported as cleanup debt.")
     p.add_argument("team")
-    p.add_argument("--count", type=int, required=True, help="number of workers to add")
+    p.add_argument("--count", type=positive_int, required=True, help="number of workers to add (at least 1)")
     p.add_argument("--agent-type", default="executor", metavar="ROLE", help="default worker role (executor)")
     p.add_argument("--task", action="append", default=[], metavar="JSON",
                    help='one task: {"subject", "description", "owner"?, "role"?, "blocked_by"?} (repeatable)')
-    p.add_argument("--cwd", default=".", help="the team's working directory (default: .)")
+    complete_path(p.add_argument("--cwd", default=".", help="the team's working directory (default: .)"),
+                  directory=True)
     add_output(p)
     add_tmux(p)
     add_dry_run(p)
@@ -56,7 +56,8 @@ def register(team_subparsers: Any) -> None:
         "new pane. A worker whose pane is live with its pinned pid is refused: nothing to respawn.")
     r.add_argument("team")
     r.add_argument("worker")
-    r.add_argument("--cwd", default=".", help="the team's working directory (default: .)")
+    complete_path(r.add_argument("--cwd", default=".", help="the team's working directory (default: .)"),
+                  directory=True)
     add_output(r)
     add_tmux(r)
     add_dry_run(r)
@@ -216,23 +217,33 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
 PREDICTED_READY_OUTPUT = "panefleet dry run: the agent is predicted ready and to accept what is typed\n"
 
 
+def render_scale_up(result: dict[str, Any], done: Any, journal: list[Any], search_path: str | None = None) -> str:
+    return explain(result, done.outcome.status, changed_anything(journal), search_path)
+
+
 def cmd_scale_up(args: argparse.Namespace) -> int:
-    from shell.cli_common import run_cli_operation
+    from shell.cli_common import run_cli_operation, usage_error
 
     environ = dict(os.environ)
     try:
         request = build_request(args, environ)
     except ValueError as exc:
-        sys.stderr.write(f"panefleet team scale-up: {exc}\n")
-        return EXIT_USAGE
+        return usage_error(args, "team scale-up", str(exc))
     search_path = environ.get("PATH", os.defpath)
     return run_cli_operation(
         "team.scale_up", request, args, env=environ,
-        render_run=lambda result, done, journal: explain(result, done.outcome.status, changed_anything(journal),
-                                                         search_path),
+        render_run=lambda result, done, journal: render_scale_up(result, done, journal, search_path),
         predictors=lambda executor: {"git": GitPrediction(executor)},
         predicted_capture=PREDICTED_READY_OUTPUT,
     )
+
+
+def render_respawn(result: dict[str, Any]) -> str:
+    if not result.get("ok"):
+        return f"respawn failed: {result.get('error')}"
+    delivery = result["delivery"]
+    return (f"{result['worker']} respawned in pane {result['paneId']} (pid {result['pid']}; was "
+            f"{result['previousPaneId']}); task {delivery['status'].replace('_', ' ')} ({delivery['reason']})")
 
 
 def cmd_respawn(args: argparse.Namespace) -> int:
@@ -241,13 +252,5 @@ def cmd_respawn(args: argparse.Namespace) -> int:
 
     environ = dict(os.environ)
     request = RespawnRequest(team=args.team, worker=args.worker, cwd=os.path.abspath(args.cwd), env=gather_env(environ))
-
-    def render(result: dict[str, Any]) -> str:
-        if not result.get("ok"):
-            return f"respawn failed: {result.get('error')}"
-        delivery = result["delivery"]
-        return (f"{result['worker']} respawned in pane {result['paneId']} (pid {result['pid']}; was "
-                f"{result['previousPaneId']}); task {delivery['status'].replace('_', ' ')} ({delivery['reason']})")
-
-    return run_cli_operation("team.respawn", request, args, env=environ, render=render,
+    return run_cli_operation("team.respawn", request, args, env=environ, render=render_respawn,
                              predicted_capture=PREDICTED_READY_OUTPUT)

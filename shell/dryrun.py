@@ -49,20 +49,37 @@ class DryRunExecutor:
         self.ids = 0
 
     # ------------------------------------------------------------------------------------- tmux
+    @property
+    def changed_tmux(self) -> bool:
+        """Whether the plan has predicted a tmux change (a new, killed or tagged pane) yet."""
+        return bool(self.predicted or self.killed or self.tags or self.new_panes)
+
+    def _snapshot_from(self, answer: m.Proc) -> None:
+        parsed = t.parse_pane_table(answer.stdout) if answer.exit_code == 0 else None
+        if parsed is None or not isinstance(parsed.value_or(None), dict):
+            self.snapshot_failure = answer
+            self.panes = {}
+        else:
+            self.panes = {pane: (row.dead, row.pid) for pane, row in parsed.unwrap().items()}
+
     def _snapshot(self) -> dict[str, tuple[bool, int | None]]:
         if self.panes is None:
             answer = self.real.execute(t.list_panes_step())
             assert isinstance(answer, m.Proc)
-            parsed = t.parse_pane_table(answer.stdout) if answer.exit_code == 0 else None
-            if parsed is None or not isinstance(parsed.value_or(None), dict):
-                self.snapshot_failure = answer
-                self.panes = {}
-            else:
-                self.panes = {pane: (row.dead, row.pid) for pane, row in parsed.unwrap().items()}
+            self._snapshot_from(answer)
+        assert self.panes is not None
         return self.panes
 
     def _tmux(self, step: m.Run) -> m.Proc:
         verb = step.args[0] if step.args else ""
+        if verb == "list-panes" and tuple(step.args) == t.LIST_PANES and not self.changed_tmux:
+            # Nothing predicted yet: the real answer, as it is (a saved plan compares it with the
+            # answer at apply time, ``shell/saved_plan.py``); the simulated table starts from it.
+            answer = self.real.execute(step)
+            assert isinstance(answer, m.Proc)
+            self.panes, self.snapshot_failure = None, None
+            self._snapshot_from(answer)
+            return answer
         if verb == "list-panes" and tuple(step.args) == t.LIST_PANES:
             rows = self._snapshot()
             if self.snapshot_failure is not None:
@@ -98,6 +115,7 @@ class DryRunExecutor:
         if verb == "kill-pane" and "-t" in step.args:
             pane = step.args[step.args.index("-t") + 1]
             self._snapshot().pop(pane, None)
+            self.killed.add(pane)
             return m.Proc(exit_code=0)
         return m.Proc(exit_code=0)
 

@@ -37,11 +37,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--run-id", required=True)
     p.add_argument("--pid", type=int, default=None, help="the session-host pid the pane represents")
     p.add_argument("--session-file", default=None)
-    _common(p)
+    _common(p, dry_run=True)
     p.set_defaults(handler=cmd_run_start)
     p = run_sub.add_parser("settle", help="mark a run settled (its pane is retired by the next reconcile)")
     p.add_argument("run_id")
-    _common(p, herdr=False)
+    _common(p, herdr=False, dry_run=True)
     p.set_defaults(handler=cmd_run_settle)
     p = run_sub.add_parser("list", help="every run of the herdr session in the store")
     _common(p)
@@ -77,14 +77,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _common(parser: argparse.ArgumentParser, *, herdr: bool = True, dry_run: bool = False) -> None:
-    parser.add_argument("-o", "--output", choices=("text", "json"), default="text",
-                        help="text for people, json (one object on stdout) for programs")
+    from shell.cli_args import add_dry_run, add_output, add_session
+
+    add_output(parser)
     if herdr:
-        parser.add_argument("--session", default=None, metavar="NAME",
-                            help="herdr session (default: $HERDR_SESSION, else fleet)")
+        add_session(parser, "herdr session (default: $HERDR_SESSION, else fleet)")
     if dry_run:
-        parser.add_argument("--dry-run", action="store_true",
-                            help="print the predicted plan (real reads, predicted changes) and change nothing")
+        add_dry_run(parser)
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -182,6 +181,35 @@ def herdr_predictor(real: Any) -> Any:
     return predict
 
 
+def store_handler(store: Any) -> Any:
+    """The store's step handler, plus the two run-set changes of ``shell/herdr_runs.py``."""
+    import sqlite3
+
+    from pure import model as m
+    from shell.herdr_store import RunConflict, StoreError
+
+    def handle(step: m.Store) -> m.JsonResult:
+        payload = step.payload if isinstance(step.payload, dict) else {}
+        try:
+            if step.action == "herdr.run.start":
+                store.start_run(run_id=str(payload["run_id"]), project=str(payload["project"]),
+                                issue=int(payload["issue"]), attempt=int(payload["attempt"]), pid=payload.get("pid"),
+                                session_file=payload.get("session_file"), session=str(payload["session"]))
+                return m.JsonResult(ok=True)
+            if step.action == "herdr.run.settle":
+                return m.JsonResult(ok=True, value=m.JsonValue(bool(store.settle(str(payload["run_id"])))))
+        except RunConflict as exc:
+            return m.JsonResult(ok=False, error=f"conflict: {exc}")
+        except (KeyError, TypeError, ValueError) as exc:
+            return m.JsonResult(ok=False, error=f"bad payload for {step.action}: {exc}")
+        except (sqlite3.Error, StoreError) as exc:
+            return m.JsonResult(ok=False, error=f"store {store.path}: {exc}")
+        result: m.JsonResult = store.handle(step)
+        return result
+
+    return handle
+
+
 def _run_operation(
     name: str, request: object, args: argparse.Namespace, env: Mapping[str, str], render: Any
 ) -> int:
@@ -192,19 +220,37 @@ def _run_operation(
     if store is None:
         return 1
     try:
-        real = Executor(env=env, store=store.handle)
+        handler = store_handler(store)
+        real = Executor(env=env, store=handler)
         return run_cli_operation(
-            name, request, args, env=env, render=render, store=store.handle,
+            name, request, args, env=env, render=render, store=handler,
             predictors={"herdr": herdr_predictor(real)},
         )
     finally:
         store.close()
 
 
+def render_run_start(request: Any) -> Any:
+    def render(result: dict[str, Any]) -> str:
+        if not result.get("ok"):
+            return f"run start refused: {result.get('reason')}"
+        return f"run {request.run_id} is live ({request.project} #{request.issue})"
+
+    return render
+
+
+def render_run_settle(result: dict[str, Any]) -> str:
+    if not result.get("ok"):
+        return f"run settle refused: {result.get('reason')}"
+    return f"run {result['runId']} settled; the next reconcile closes its pane"
+
+
 # ----------------------------------------------------------------------------------------- handlers
 
 
 def cmd_run_start(args: argparse.Namespace) -> int:
+    from shell.herdr_runs import RunStartRequest
+
     env = dict(os.environ)
     if not _RUN_ID.match(args.run_id):
         return _fail(args, f"run id {args.run_id!r} must match {_RUN_ID.pattern}", 2)
@@ -216,35 +262,16 @@ def cmd_run_start(args: argparse.Namespace) -> int:
         return _fail(args, f"--attempt must be >= 0, not {args.attempt}", 2)
     if args.pid is not None and args.pid < 1:
         return _fail(args, f"--pid must be a positive process id, not {args.pid}", 2)
-    from shell.herdr_store import RunConflict
-
-    store = _with_store(args, env)
-    if store is None:
-        return 1
-    try:
-        store.start_run(run_id=args.run_id, project=args.project, issue=args.issue, attempt=args.attempt,
-                        pid=args.pid, session_file=args.session_file, session=session_of(args, env))
-    except RunConflict as exc:
-        return _fail(args, str(exc), 4)
-    finally:
-        store.close()
-    _emit(args, {"ok": True, "runId": args.run_id}, f"run {args.run_id} is live ({args.project} #{args.issue})")
-    return 0
+    request = RunStartRequest(session=session_of(args, env), run_id=args.run_id, project=args.project,
+                              issue=args.issue, attempt=args.attempt, pid=args.pid, session_file=args.session_file)
+    return _run_operation("herdr.run_start", request, args, env, render_run_start(request))
 
 
 def cmd_run_settle(args: argparse.Namespace) -> int:
-    store = _with_store(args, os.environ)
-    if store is None:
-        return 1
-    try:
-        found = store.settle(args.run_id)
-    finally:
-        store.close()
-    if not found:
-        return _fail(args, f"no run {args.run_id!r} in the store", 4)
-    _emit(args, {"ok": True, "runId": args.run_id},
-          f"run {args.run_id} settled; the next reconcile closes its pane")
-    return 0
+    from shell.herdr_runs import RunSettleRequest
+
+    return _run_operation("herdr.run_settle", RunSettleRequest(run_id=args.run_id), args, dict(os.environ),
+                          render_run_settle)
 
 
 def cmd_run_list(args: argparse.Namespace) -> int:

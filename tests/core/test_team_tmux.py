@@ -95,7 +95,7 @@ def test_init_new_session_and_refusals(tmux_server: TmuxServer, tmp_path: Path, 
     assert code == 0, init
     assert init["leaderPaneId"] in tmux_server.panes()
     again = pf("team", "init", "alpha", "--new-session", "--cwd", str(work), env=env)
-    assert again.returncode == 4 and "already exists" in again.stdout
+    assert again.returncode == 4 and "already exists" in again.stderr and again.stdout == ""
 
     # a pane already owned by another team is refused and keeps its tag
     other = tmux_server.new_session("other")
@@ -151,7 +151,12 @@ def test_dry_run_changes_nothing_and_audit_replays(
     work.mkdir()
     plan = pf("team", "init", "alpha", "--leader-pane", leader, "--cwd", str(work), "--dry-run", env=env)
     assert plan.returncode == 0, plan.stderr
-    assert "set-option -p -t " + leader in plan.stdout and "write " in plan.stdout
+    # what will change, in words; the step trace with --steps
+    assert f"~ pane {leader}" in plan.stdout and "owner tag set to team:alpha" in plan.stdout
+    assert "+ team alpha" in plan.stdout and "Plan: 1 to add, 1 to change, 0 to remove." in plan.stdout
+    assert "set-option -p -t " + leader not in plan.stdout
+    traced = pf("team", "init", "alpha", "--leader-pane", leader, "--cwd", str(work), "--dry-run", "--steps", env=env)
+    assert "set-option -p -t " + leader in traced.stdout and "write " in traced.stdout
     assert tmux_server.owner(leader) == "" and not (work / ".omx").exists()
 
     done = pf("team", "init", "alpha", "--leader-pane", leader, "--cwd", str(work), env=env)

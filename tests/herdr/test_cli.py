@@ -21,7 +21,8 @@ class Panefleet:
         self.env = {**world.env, "PANEFLEET_FOLLOWER": "panefleet"}
 
     def __call__(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, str(ROOT / "cli.py"), "herdr", *args], capture_output=True,
+        group = [] if args[:1] in (("apply",), ("show",)) else ["herdr"]
+        return subprocess.run([sys.executable, str(ROOT / "cli.py"), *group, *args], capture_output=True,
                               text=True, env=env or self.env, cwd=ROOT, check=False)
 
     def json(self, *args: str) -> Any:
@@ -88,7 +89,7 @@ def test_dry_run_changes_nothing_and_predicts_the_plan(pf: Panefleet, world: Wor
     pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
     plan = pf.json("reconcile", "--dry-run")
     assert plan["dryRun"] is True and plan["predicted"]["ok"] is True
-    steps = [e["step"] for e in plan["plan"] if e["change"]]
+    steps = [e["step"] for e in plan["steps"] if e["change"]]
     assert [s["args"][2:4] for s in steps if s["op"] == "run"] == [
         ["workspace", "create"], ["workspace", "report-metadata"], ["pane", "split"], ["pane", "rename"],
         ["pane", "report-agent-session"], ["pane", "run"], ["pane", "report-agent"], ["pane", "close"]]
@@ -145,7 +146,7 @@ def test_sessions_never_touch_each_others_records(pf: Panefleet, world: World) -
     world.fake.session = "fleet"
     assert world.store.run("r1").pane_id == opened["paneId"] and world.recorded() == recorded
     refused = pf("open", "r1", "--session", "other")
-    assert refused.returncode == 4 and "belongs to herdr session 'fleet'" in refused.stdout
+    assert refused.returncode == 4 and "belongs to herdr session 'fleet'" in refused.stderr and refused.stdout == ""
     assert pf.json("reconcile")["outcomes"][0] == {"kind": "intact", "runId": "r1", "paneId": opened["paneId"]}
 
 
@@ -211,12 +212,12 @@ def test_open_with_an_unreadable_create_answer_leaves_nothing_and_says_so(pf: Pa
     world.fake.fault("workspace create", "garble")
     done = pf("open", "r1")
     assert done.returncode == 1
-    assert "closed workspace w1, which herdr created anyway; nothing was left behind" in done.stdout
+    assert "closed workspace w1, which herdr created anyway; nothing was left behind" in done.stderr
     assert world.fake.workspaces() == []
     world.fake.fault("workspace create", "garble")
     world.fake.fault("workspace close", "error")
     done = pf("open", "r1")
-    assert "left behind in herdr: w2" in done.stdout and "nothing was left behind" not in done.stdout
+    assert "left behind in herdr: w2" in done.stderr and "nothing was left behind" not in done.stderr
     pf("run", "settle", "r1")
     assert pf("reconcile", "--managed", "gamma").returncode == 0
     assert world.fake.workspaces() == []
@@ -307,3 +308,41 @@ def test_reconcile_text_and_summary_agree_and_status_pluralises(pf: Panefleet) -
     status = pf("status").stdout.splitlines()
     assert status[0] == "herdr session fleet: 1 live run, 1 settled"
     assert "alpha: 1 pane" in status[2]
+
+
+def test_run_start_and_settle_dry_run_change_nothing(pf: Panefleet, world: World) -> None:
+    plan = pf.json("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1",
+                   "--dry-run")
+    assert plan["ok"] is True and plan["predicted"] == {"ok": True, "runId": "r1"}
+    assert [(c["action"], c["kind"], c["subject"]) for c in plan["changes"]] == [("add", "run", "r1")]
+    assert world.store.run("r1") is None
+    text = pf("run", "settle", "r1", "--dry-run")
+    assert text.returncode == 4 and "no run 'r1' in the store" in text.stdout
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1")
+    text = pf("run", "settle", "r1", "--dry-run")
+    assert text.returncode == 0 and "~ run r1" in text.stdout and "settled" in text.stdout
+    assert world.store.run("r1").settled is False
+
+
+def test_saved_herdr_plans_apply_or_refuse_when_stale(pf: Panefleet, world: World, tmp_path: Path) -> None:
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    plan_file = tmp_path / "reconcile.plan"
+    shown = pf("reconcile", "--plan-out", str(plan_file))
+    assert shown.returncode == 0 and "+ pane" in shown.stdout and "+ workspace alpha-workers" in shown.stdout
+    assert world.fake.workspaces() == []
+    done = pf("apply", str(plan_file), "-o", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["outcomes"][0]["kind"] == "reassociated"
+    assert world.store.run("r1").pane_id is not None
+    # the run set changes between plan and apply: refused, nothing done
+    stale_file = tmp_path / "stale.plan"
+    assert pf("reconcile", "--plan-out", str(stale_file)).returncode == 0
+    pf("run", "start", "--project", "alpha", "--issue", "6", "--attempt", "1", "--run-id", "r2", "--pid", "2")
+    world.fake.reset_calls()
+    done = pf("apply", str(stale_file))
+    assert done.returncode == 4 and done.stdout == "" and "the plan is stale" in done.stderr
+    assert world.mutations() == [] and world.store.run("r2").pane_id is None
+    # another panefleet state dir: refused before anything is read
+    elsewhere = {**pf.env, "PANEFLEET_STATE_DIR": str(tmp_path / "other")}
+    done = pf("apply", str(stale_file), env=elsewhere)
+    assert done.returncode == 4 and "made for the state root" in done.stderr

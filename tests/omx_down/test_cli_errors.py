@@ -26,8 +26,16 @@ def env(clean_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 
 
 def run(capsys: pytest.CaptureFixture[str], cwd: Path, *args: str) -> tuple[int, str]:
+    """The command's exit status and what it said: with ``-o json``, stdout; in text mode a refusal or
+    failure is said on stderr (stdout stays empty), anything else on stdout."""
     code = cli.main(["team", *args, "--cwd", str(cwd)])
-    return code, capsys.readouterr().out
+    captured = capsys.readouterr()
+    if "json" in args:
+        return code, captured.out
+    if code in (1, 2, 4):
+        assert captured.out == "", captured.out
+        return code, captured.err
+    return code, captured.out + captured.err
 
 
 def no_tmux(args: tuple[str, ...]) -> m.Proc:

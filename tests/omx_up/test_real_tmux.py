@@ -92,8 +92,8 @@ def test_killed_worker_fails_closed_and_creates_nothing(
     assert code == 4  # refused: nothing was changed
     assert team_files(work) == before_files
     assert tmux_server.panes() == before_panes
-    text = pf("team", "scale-up", "alpha", "--count", "1", "--cwd", str(work), env=env).stdout
-    assert "absent" in text and "Nothing was changed" in text
+    done = pf("team", "scale-up", "alpha", "--count", "1", "--cwd", str(work), env=env)
+    assert done.stdout == "" and "absent" in done.stderr and "Nothing was changed" in done.stderr
 
 
 def test_gone_last_worker_no_longer_blocks_the_team(
@@ -142,7 +142,7 @@ def test_dry_run_changes_nothing(tmux_server: TmuxServer, team: tuple[dict[str, 
     code, plan = pf_json("team", "scale-up", "alpha", "--count", "2", "--cwd", str(work), "--dry-run", env=env)
     assert code == 0, plan
     assert plan["dryRun"] is True and plan["predicted"]["newWorkerCount"] == 3
-    changes = [p["step"]["args"] for p in plan["plan"] if p["step"]["op"] == "run" and p["change"]]
+    changes = [p["step"]["args"] for p in plan["steps"] if p["step"]["op"] == "run" and p["change"]]
     verbs = [args[0] for args in changes]
     tags = [args for args in changes if args[0] == "set-option" and "@omx_team_pane_owner_id" in args]
     assert verbs.count("split-window") == 2 and len(tags) == 2

@@ -1,0 +1,100 @@
+"""``herdr run start`` and ``herdr run settle`` as programs, so that they plan, dry-run, save and
+apply like every other mutating command.
+
+Each reads the run's record (``get.herdr.run``, the store protocol of ``pure/herdr/records.py``) and
+then asks for one store change: ``herdr.run.start`` or ``herdr.run.settle``. Those two actions are
+answered by ``shell/herdr_cli.py`` (``store_handler``) through ``HerdrStore.start_run`` / ``settle``,
+which check again inside their transaction, so a concurrent change is still refused.
+
+The programs are pure (steps in, observations out) and could live in ``pure/herdr/``; they are
+registered with ``pure.ops`` when this module is imported (``shell/cli_common.py``
+``load_operations``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import frozen
+
+from pure import model as m
+from pure import ops
+from pure.program import Program, expect, fail
+
+
+@frozen(kw_only=True)
+class RunStartRequest:
+    session: str
+    run_id: str
+    project: str
+    issue: int
+    attempt: int
+    pid: int | None = None
+    session_file: str | None = None
+
+
+@frozen(kw_only=True)
+class RunSettleRequest:
+    run_id: str
+
+
+def _refuse(reason: str) -> Exception:
+    return fail(reason, status="refused", result={"ok": False, "reason": reason})
+
+
+def _error(reason: str) -> Exception:
+    return fail(reason, result={"ok": False, "reason": reason})
+
+
+def _done(result: dict[str, Any]) -> m.Done:
+    return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(result)))
+
+
+def _record(run_id: str) -> Any:
+    got = yield from expect(m.Store(action="get.herdr.run", payload=m.JsonValue({"run_id": run_id})), m.JsonResult)
+    if not got.ok:
+        raise _error(got.error)
+    return got.value
+
+
+def conflict(run_id: str, record: dict[str, Any], req: RunStartRequest) -> str | None:
+    """Why ``req`` may not restart the recorded run (``HerdrStore.start_run``'s rule), or None."""
+    same = (record.get("session"), record.get("project"), record.get("issue"), record.get("attempt")) == (
+        req.session, req.project, req.issue, req.attempt)
+    if same:
+        return None
+    return (f"run {run_id!r} is already {record.get('project')} #{record.get('issue')} attempt "
+            f"{record.get('attempt')} in herdr session {record.get('session')!r}; refusing to rewrite it as "
+            f"{req.project} #{req.issue} attempt {req.attempt} in {req.session!r} (use a new run id)")
+
+
+def run_start(req: RunStartRequest) -> Program:
+    record = yield from _record(req.run_id)
+    if isinstance(record, dict):
+        problem = conflict(req.run_id, record, req)
+        if problem is not None:
+            raise _refuse(problem)
+    payload = {"run_id": req.run_id, "project": req.project, "issue": req.issue, "attempt": req.attempt,
+               "pid": req.pid, "session_file": req.session_file, "session": req.session}
+    done = yield from expect(m.Store(action="herdr.run.start", payload=m.JsonValue(payload)), m.JsonResult)
+    if not done.ok:
+        reason = done.error.removeprefix("conflict: ")
+        raise _refuse(reason) if done.error.startswith("conflict: ") else _error(reason)
+    return _done({"ok": True, "runId": req.run_id})
+
+
+def run_settle(req: RunSettleRequest) -> Program:
+    record = yield from _record(req.run_id)
+    if record is None:
+        raise _refuse(f"no run {req.run_id!r} in the store")
+    done = yield from expect(m.Store(action="herdr.run.settle", payload=m.JsonValue({"run_id": req.run_id})),
+                             m.JsonResult)
+    if not done.ok:
+        raise _error(done.error)
+    if done.value == m.JsonValue(False):
+        raise _refuse(f"no run {req.run_id!r} in the store")
+    return _done({"ok": True, "runId": req.run_id})
+
+
+ops.register("herdr.run_start", RunStartRequest, run_start)
+ops.register("herdr.run_settle", RunSettleRequest, run_settle)

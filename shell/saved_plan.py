@@ -1,0 +1,481 @@
+"""Saved plans: ``--plan-out FILE`` writes a dry run down; ``panefleet apply FILE`` carries it out
+or refuses; ``panefleet show FILE`` renders it.
+
+A plan file (JSON, ``format`` ``PLAN_FORMAT``) holds the operation and its request, the journal the
+dry run computed (real reads, predicted changes), its predicted decision and changes
+(``shell/plan_view.py``), the team state root (or, for herdr commands, panefleet's state directory)
+and tmux server it was made against, the panefleet version, and a fingerprint (SHA-256 of all of
+that), so a changed or damaged file is refused rather than half-trusted.
+
+``apply`` follows Terraform's saved-plan contract: it runs the plan's request for real through
+:class:`CheckedExecutor`, which compares each read before the first change with what the plan saw.
+Any difference — a pane gone or with another pid, a file changed, another listing, an answer of
+tmux, git or herdr that differs — refuses the run before anything is changed (exit 4), naming the
+first fact that differs. Exempt are the reads whose answers legitimately differ between two runs:
+the clock and fresh ids (a plan's ids are placeholders), locks (a dry run takes none; a real run
+waits for a held lock as usual), waits, and ``tmux capture-pane`` (a pane's screen changes as its
+agent works, and no proof rests on it). A step that is computed from an exempt answer (a fresh id
+in a path) is compared with that answer substituted. From the first change on, the run is the
+ordinary one: every mutation still has its own proofs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from pure import model as m
+
+PLAN_FORMAT = 1
+KIND = "panefleet-plan"
+
+
+class PlanError(Exception):
+    """A plan file that cannot be used. ``code`` 2: unreadable input; 4: refused."""
+
+    def __init__(self, message: str, code: int = 4) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class StalePlan(Exception):
+    """A read before the first change observed something other than what the plan saw."""
+
+    def __init__(self, step: int, fact: str, planned: object = None, observed: object = None) -> None:
+        super().__init__(fact)
+        self.step = step
+        self.fact = fact
+        self.planned = planned
+        self.observed = observed
+
+
+@frozen
+class SavedPlan:
+    path: str
+    data: dict[str, Any]
+    operation: str
+    request: Any
+    journal: list[m.Entry]
+    decision: m.Done
+
+
+# ------------------------------------------------------------------------------------------ write
+
+
+def version() -> str:
+    from shell.loop import panefleet_version
+
+    return panefleet_version()
+
+
+def state_root_of(operation: str, request: object, env: Mapping[str, str]) -> str:
+    """What the plan acts on: the team state root for team commands, else panefleet's state dir."""
+    if operation.startswith("team."):
+        from pure.omx import state as st
+
+        return st.resolve_state_root(str(getattr(request, "cwd", "")), env)
+    from shell.herdr_store import state_dir
+
+    return str(state_dir(env))
+
+
+def _team_env(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith("OMX_")}
+
+
+def fingerprint(data: Mapping[str, Any]) -> str:
+    body = {k: v for k, v in data.items() if k != "fingerprint"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _command_line() -> str:
+    words = list(sys.argv[1:])
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word == "--plan-out":
+            skip = True
+            continue
+        if word.startswith("--plan-out="):
+            continue
+        kept.append(word)
+    return "panefleet " + shlex.join(kept)
+
+
+def write_plan(path: str, operation: str, request: object, journal: Sequence[m.Entry], done: m.Done, *,
+               env: Mapping[str, str], tmux_socket: str | None) -> None:
+    from pure import wire
+    from shell.cli_common import answer_of
+    from shell.executor import utc_now
+    from shell.plan_view import changes
+
+    request_env = getattr(request, "env", None)
+    data: dict[str, Any] = {
+        "kind": KIND,
+        "format": PLAN_FORMAT,
+        "wireFormat": m.FORMAT_VERSION,
+        "panefleetVersion": version(),
+        "createdAt": utc_now(),
+        "command": _command_line(),
+        "operation": operation,
+        "stateRoot": state_root_of(operation, request, request_env if isinstance(request_env, dict) else env),
+        "tmuxSocket": tmux_socket,
+        "request": wire.unstructure(request),
+        "journal": [wire.unstructure(e) for e in journal],
+        "decision": wire.unstructure(done),
+        "changes": [c.to_json() for c in changes(operation, request, journal, answer_of(done), done)],
+    }
+    data["fingerprint"] = fingerprint(data)
+    target = Path(path)
+    try:
+        from shell import fs
+
+        fs.atomic_write(target, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"), None)
+    except OSError as exc:
+        raise PlanError(f"cannot write the plan to {path}: {exc.strerror or exc}", code=2) from None
+
+
+# ------------------------------------------------------------------------------------------- read
+
+
+def load_plan(path: str) -> SavedPlan:
+    from pure import wire
+    from shell.cli_common import load_operations
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise PlanError(f"cannot read the plan {path}: {reason}", code=2) from None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise PlanError(f"{path} is not a panefleet plan (not JSON)", code=2) from None
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise PlanError(f"{path} is not a panefleet plan (make one with a command's --plan-out FILE)", code=2)
+    if data.get("format") != PLAN_FORMAT:
+        raise PlanError(f"{path} is a plan of format {data.get('format')!r} (panefleet {data.get('panefleetVersion')}); "
+                        f"this panefleet reads plans of format {PLAN_FORMAT} only: make the plan again")
+    if data.get("fingerprint") != fingerprint(data):
+        raise PlanError(f"{path} does not match its fingerprint: the file was changed after it was written; "
+                        "make the plan again")
+    if data.get("panefleetVersion") != version():
+        raise PlanError(f"{path} was made by panefleet {data.get('panefleetVersion')}, this is panefleet {version()}: "
+                        "a plan is applied by the version that made it; make the plan again")
+    operation = str(data.get("operation"))
+    op = load_operations().get(operation)
+    if op is None:
+        raise PlanError(f"{path}: unknown operation {operation!r}")
+    request = wire.structure(data.get("request"), op.request_type).value_or(None)
+    decision = wire.structure(data.get("decision"), m.Done).value_or(None)
+    entries = [wire.structure(raw, m.Entry).value_or(None) for raw in data.get("journal") or []]
+    if request is None or decision is None or any(e is None for e in entries):
+        raise PlanError(f"{path}: the plan's request, journal or decision does not fit {operation}")
+    return SavedPlan(path=path, data=data, operation=operation, request=request,
+                     journal=[e for e in entries if e is not None], decision=decision)
+
+
+# ------------------------------------------------------------------------------------ the checker
+
+EXEMPT_RUN_VERBS = {"tmux": frozenset({"capture-pane"})}
+
+
+def exempt(step: m.Step) -> bool:
+    """Reads whose answers legitimately differ between the plan and the run (module docstring)."""
+    if isinstance(step, (m.Clock, m.FreshId, m.AcquireLock, m.ReleaseLock, m.Sleep)):
+        return True
+    if isinstance(step, m.Run):
+        return bool(step.args) and step.args[0] in EXEMPT_RUN_VERBS.get(step.tool, frozenset())
+    return False
+
+
+class CheckedExecutor:
+    """Runs steps for real; until the first change, each must be the plan's next step and observe
+    what the plan observed (exempt reads excepted), else :class:`StalePlan` is raised before the
+    step after it runs — so before any change."""
+
+    def __init__(self, real: Any, planned: Sequence[m.Entry], team_dir: str = "") -> None:
+        self.real = real
+        self.planned = list(planned)
+        self.team_dir = team_dir
+        self.checking = True
+        self.at = 0
+        self.substitutions: dict[str, str] = {}  # planned answer -> real answer of exempt Value reads
+        self.exempt_note = ""
+
+    def _planned_step(self, expected: m.Step) -> m.Step:
+        if not self.substitutions:
+            return expected
+        from pure import wire
+
+        text = json.dumps(wire.unstructure(expected))
+        for planned, real in self.substitutions.items():
+            text = text.replace(json.dumps(planned)[1:-1], json.dumps(real)[1:-1])
+        step: m.Step = wire.structure_as(json.loads(text), m.Step).value_or(expected)
+        return step
+
+    def execute(self, step: m.Step) -> m.Observation:
+        from pure.program import is_mutation
+        from shell.cli_common import describe_step
+
+        if not self.checking:
+            return self.real.execute(step)  # type: ignore[no-any-return]
+        number = self.at + 1
+        expected = self.planned[self.at] if self.at < len(self.planned) else None
+        if expected is None or self._planned_step(expected.step) != step:
+            planned = f"`{describe_step(expected.step)}`" if expected is not None else "nothing more"
+            raise StalePlan(number, f"the run took another path than the plan at step {number}: it asks for "
+                                    f"`{describe_step(step)}` where the plan has {planned}{self.exempt_note}")
+        if is_mutation(step):
+            self.checking = False
+            return self.real.execute(step)  # type: ignore[no-any-return]
+        observed: m.Observation = self.real.execute(step)
+        self.at += 1
+        if exempt(step):
+            if observed != expected.observation:
+                if isinstance(observed, m.Value) and isinstance(expected.observation, m.Value):
+                    self.substitutions[expected.observation.value] = observed.value
+                else:
+                    from shell.cli_common import describe_observation
+
+                    self.exempt_note = (f" (after `{describe_step(step)}` answered "
+                                        f"{describe_observation(observed)}; the plan saw "
+                                        f"{describe_observation(expected.observation)})")
+            return observed
+        if observed != expected.observation:
+            raise StalePlan(number, difference(step, expected.observation, observed, self.team_dir),
+                            expected.observation, observed)
+        return observed
+
+    def release_all(self) -> None:
+        release = getattr(self.real, "release_all", None)
+        if callable(release):
+            release()
+
+    def __getattr__(self, name: str) -> Any:
+        """Everything else (``end_run``, ``calls``, how tmux answered) is the real executor's."""
+        if name == "real":
+            raise AttributeError(name)
+        return getattr(self.real, name)
+
+
+def _rows(obs: m.Observation) -> dict[str, tuple[str, ...]] | None:
+    """pane -> the other fields of each row of a ``list-panes -a -F '#{pane_id}\t…'`` answer."""
+    if not isinstance(obs, m.Proc) or obs.exit_code != 0:
+        return None
+    rows: dict[str, tuple[str, ...]] = {}
+    for line in obs.stdout.splitlines():
+        fields = line.split("\t")
+        if len(fields) < 2 or not fields[0].startswith("%"):
+            return None
+        rows[fields[0]] = tuple(fields[1:])
+    return rows
+
+
+def _pane_state(row: tuple[str, ...] | None) -> str:
+    if row is None:
+        return "absent"
+    if len(row) >= 2 and row[0] in ("0", "1") and row[1].isdigit():
+        return f"{'dead' if row[0] == '1' else 'live'} (pid {row[1]})"
+    return "listed as `" + "\t".join(row) + "`"
+
+
+def difference(step: m.Step, planned: m.Observation, observed: m.Observation, team_dir: str = "") -> str:
+    """The first fact that differs, in words."""
+    from shell.cli_common import describe_observation, describe_step
+
+    def shown(path: str) -> str:
+        return os.path.relpath(path, team_dir) if team_dir and path.startswith(team_dir + "/") else path
+
+    if isinstance(step, m.Run) and step.tool == "tmux" and step.args[:1] == ("list-panes",):
+        before, after = _rows(planned), _rows(observed)
+        if before is not None and after is not None:
+            for pane in [*before, *(p for p in after if p not in before)]:
+                if before.get(pane) != after.get(pane):
+                    was, now = _pane_state(before.get(pane)), _pane_state(after.get(pane))
+                    if was == now:  # the same pane and pid; another field differs (its size, its command)
+                        was, now = (f"listed as `{chr(9).join(r)}`" if r is not None else "absent"
+                                    for r in (before.get(pane), after.get(pane)))
+                    return f"pane {pane} was {was} when the plan was made; now it is {now}"
+        if isinstance(planned, m.Proc) and isinstance(observed, m.Proc):
+            old, new = planned.stdout.splitlines(), observed.stdout.splitlines()
+            for a, b in zip([*old, *[""] * len(new)], [*new, *[""] * len(old)], strict=False):
+                if a != b:
+                    return (f"the tmux pane layout changed since the plan (`{describe_step(step)[:60]}…`): "
+                            f"planned `{a or '(no row)'}`, now `{b or '(no row)'}`")
+    if isinstance(step, m.ReadFile) and isinstance(planned, m.FileData) and isinstance(observed, m.FileData):
+        return (f"{shown(step.path)} changed since the plan: it was {describe_observation(planned)}, "
+                f"now {describe_observation(observed)}")
+    if isinstance(step, m.ListDir) and isinstance(planned, m.Listing) and isinstance(observed, m.Listing):
+        had, has = set(planned.names or ()), set(observed.names or ())
+        added, gone = sorted(has - had), sorted(had - has)
+        bits = ([f"now also {', '.join(added)}"] if added else []) + ([f"no longer {', '.join(gone)}"] if gone else [])
+        return f"the listing of {shown(step.path)} changed since the plan: " + ("; ".join(bits) or
+                                                                                 describe_observation(observed))
+    if isinstance(step, (m.Stat, m.RealPath)) and isinstance(planned, m.Value) and isinstance(observed, m.Value):
+        return f"{shown(step.path)} was {planned.value} when the plan was made; now {observed.value}"
+    return (f"`{describe_step(step)[:80]}` answered {describe_observation(observed)[:120]} where the plan saw "
+            f"{describe_observation(planned)[:120]}")
+
+
+# ------------------------------------------------------------------------------------- renderers
+
+
+def renderer_for(operation: str, request: Any) -> Any:
+    """The text renderer the command of ``operation`` uses (see its ``cmd_*``)."""
+    from shell.cli_common import as_run_renderer
+
+    team = str(getattr(request, "team", "TEAM"))
+    if operation == "team.init":
+        from shell.render import render_init
+
+        return as_run_renderer(render_init, None)
+    if operation == "team.scale_up":
+        from shell.cli_scale_up import render_scale_up
+
+        return as_run_renderer(None, render_scale_up)
+    if operation == "team.respawn":
+        from shell.cli_scale_up import render_respawn
+
+        return as_run_renderer(render_respawn, None)
+    if operation == "team.scale_down":
+        from shell.cli_scale_down import render_scale_down
+
+        return as_run_renderer(lambda result: render_scale_down(result, team), None)
+    if operation == "team.debt_reconcile":
+        from shell.cli_scale_down import render_reconcile_run
+
+        return as_run_renderer(None, lambda result, done, journal: render_reconcile_run(result, done, journal, team))
+    if operation in ("team.task_create", "team.task_claim"):
+        from shell.cli_scale_down import render_task
+
+        return as_run_renderer(render_task, None)
+    if operation.startswith("herdr."):
+        from shell import herdr_cli
+
+        chosen = {"herdr.open": herdr_cli.render_open, "herdr.retire": herdr_cli.render_retire,
+                  "herdr.reconcile": herdr_cli.render_reconcile, "herdr.run_settle": herdr_cli.render_run_settle,
+                  "herdr.run_start": herdr_cli.render_run_start(request)}.get(operation)
+        return as_run_renderer(chosen, None)
+    return as_run_renderer(None, None)
+
+
+# ------------------------------------------------------------------------------------- commands
+
+
+def _refuse(args: argparse.Namespace, message: str, code: int = 4, **extra: Any) -> int:
+    sys.stderr.write(f"panefleet apply: refused, nothing was changed: {message}\n")
+    if getattr(args, "output", "text") == "json":
+        from shell.cli_common import emit_json
+
+        emit_json({"ok": False, "error": message, "refused": True, **extra})
+    return code
+
+
+def _load(args: argparse.Namespace, command: str) -> SavedPlan | int:
+    try:
+        return load_plan(str(args.plan_file))
+    except PlanError as exc:
+        if exc.code == 2:
+            from shell.cli_common import usage_error
+
+            return usage_error(args, command, str(exc))
+        return _refuse(args, str(exc)) if command == "apply" else _show_refusal(args, str(exc))
+
+
+def _show_refusal(args: argparse.Namespace, message: str) -> int:
+    sys.stderr.write(f"panefleet show: {message}\n")
+    if getattr(args, "output", "text") == "json":
+        from shell.cli_common import emit_json
+
+        emit_json({"ok": False, "error": message})
+    return 4
+
+
+def apply_plan(args: argparse.Namespace) -> int:
+    from shell.cli_common import EXIT_REFUSED, run_and_print
+
+    plan = _load(args, "apply")
+    if isinstance(plan, int):
+        return plan
+    env = dict(os.environ)
+    # the state root this environment gives the plan's request (its cwd with this environment's OMX_*
+    # variables; for herdr commands, this environment's panefleet state dir)
+    here = state_root_of(plan.operation, plan.request, _team_env(env) if plan.operation.startswith("team.") else env)
+    if here != plan.data.get("stateRoot"):
+        return _refuse(args, f"the plan was made for the state root {plan.data.get('stateRoot')}, but here it is "
+                             f"{here}; apply it where it was made (same OMX_TEAM_STATE_ROOT / PANEFLEET_STATE_DIR)")
+    socket = plan.data.get("tmuxSocket")
+    asked = getattr(args, "tmux_socket", None)
+    if asked is not None and asked != socket:
+        return _refuse(args, f"the plan was made against the tmux server {socket or '(default)'}, not {asked}")
+    team_dir = ""
+    if plan.operation.startswith("team.") and getattr(plan.request, "team", None):
+        team_dir = os.path.join(str(plan.data.get("stateRoot")), "team", str(plan.request.team))
+    renderer = renderer_for(plan.operation, plan.request)
+    store = None
+    try:
+        from shell.executor import Executor
+
+        if plan.operation.startswith("herdr."):
+            from shell.herdr_cli import store_handler
+            from shell.herdr_store import HerdrStore, StoreError
+
+            try:
+                store = HerdrStore.open(env)
+            except StoreError as exc:
+                return _refuse(args, str(exc), code=1)
+            real = Executor(env=env, store=store_handler(store))
+        else:
+            real = Executor(env=env, tmux_socket=socket if isinstance(socket, str) else None)
+        checked = CheckedExecutor(real, plan.journal, team_dir)
+        try:
+            return run_and_print(plan.operation, plan.request, args, checked, env, renderer)
+        except StalePlan as stale:
+            from pure import wire
+
+            return _refuse(args, f"the plan is stale: {stale.fact}. Make a new plan ({plan.data.get('command')} "
+                                 f"--plan-out FILE)", EXIT_REFUSED, error_code="plan_stale", step=stale.step,
+                           planned=wire.unstructure(stale.planned) if stale.planned is not None else None,
+                           observed=wire.unstructure(stale.observed) if stale.observed is not None else None)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def show_plan(args: argparse.Namespace) -> int:
+    from shell.cli_common import emit_json, plan_json, plan_text
+
+    plan = _load(args, "show")
+    if isinstance(plan, int):
+        return plan
+    data = plan.data
+    if getattr(args, "output", "text") == "json":
+        answer = plan_json(plan.operation, plan.request, plan.decision, plan.journal)
+        answer["ok"] = True  # the plan was read; its prediction is answer["predicted"]["ok"]
+        answer["plan"] = {k: data.get(k) for k in ("format", "panefleetVersion", "createdAt", "command", "operation",
+                                                   "stateRoot", "tmuxSocket", "fingerprint", "request")}
+        emit_json(answer)
+        return 0
+    sys.stdout.write(f"Saved plan {plan.path}: `{data.get('command')}`\n"
+                     f"  made {data.get('createdAt')} by panefleet {data.get('panefleetVersion')} for "
+                     f"{data.get('stateRoot')}" + (f" (tmux -L {data['tmuxSocket']})" if data.get("tmuxSocket") else "")
+                     + f"\n  {data.get('fingerprint')}\n")
+    sys.stdout.write(plan_text(plan.operation, plan.request, plan.decision, plan.journal,
+                               renderer_for(plan.operation, plan.request),
+                               steps=bool(getattr(args, "steps", False) or getattr(args, "verbose", 0)),
+                               heading="saved plan: reads as they were, changes predicted"))
+    return 0

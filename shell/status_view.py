@@ -1,0 +1,79 @@
+"""``team status`` for people: the table of ``shell/render.py`` ``render_status``, followed by what
+each state it shows means — only the states that appear, one line each.
+
+The states are those of ``pure/team_ops.py`` ``team_status``: a pane's verdict (``pure/tmux.py``),
+its pid against the pinned one, its owner tag, what its agent's screen shows
+(``pure/agents/screen.py``) and what the worker last wrote to its ``status.json``
+(``pure/omx/state.py`` ``worker_status``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+VERDICTS = {
+    "live": "the pane exists and its process runs (one snapshot of every pane proves it)",
+    "dead": "the pane exists but its process has exited (tmux remain-on-exit keeps it)",
+    "absent": "no such pane on the tmux server: it was closed or killed",
+    "none": "no pane is recorded for it",
+    "malformed_snapshot": "tmux's pane table could not be parsed, so nothing is proven",
+    "query_failed": "tmux could not be asked (not running, or timed out), so nothing is proven",
+    "invalid_pane_id": "the recorded pane id is not a tmux pane id (%N)",
+    "unavailable": "the pane's state could not be proven",
+}
+SCREENS = {
+    "ready": "the agent waits for input",
+    "busy": "the agent is working",
+    "starting": "the agent is still starting",
+    "trust_prompt": "the agent asks whether to trust the folder",
+    "bypass_prompt": "the agent asks to confirm its permission-bypass mode",
+    "api_key_prompt": "the agent asks for an API key: it will not start on its own",
+    "login_required": "the agent needs a sign-in: it will not start on its own",
+    "exited": "the agent's process has exited",
+    "unknown": "the screen matches no known agent screen",
+}
+STATUSES = {
+    "unknown": "the worker wrote no status yet (or an unreadable one)",
+    "idle": "the worker reported it is idle",
+    "working": "the worker reported it is working on a task",
+    "blocked": "the worker reported it is blocked",
+    "done": "the worker reported it is done",
+    "failed": "the worker reported it failed",
+    "draining": "the worker is finishing before it is removed",
+}
+
+
+def legend(result: dict[str, Any]) -> list[str]:
+    """One line for each distinct state the status shows."""
+    seen: dict[str, str] = {}
+    for pane in result.get("panes") or []:
+        if not isinstance(pane, dict):
+            continue
+        verdict = str(pane.get("verdict") or "")
+        if verdict:
+            seen.setdefault(verdict, VERDICTS.get(verdict, "see `pure/tmux.py` verdicts"))
+        if pane.get("pid") is not None and not pane.get("pidMatch"):
+            seen.setdefault("MISMATCH", "the pane's pid is not the one pinned when it was created: another process")
+        if "ownerRead" in pane:
+            if not pane.get("owner"):
+                seen.setdefault("(untagged)", "the pane carries no owner tag")
+            elif not pane.get("ownerMatch"):
+                seen.setdefault("(NOT OURS)", "the pane's owner tag names another team: panefleet never touches it")
+        screen = pane.get("screen")
+        if screen:
+            seen.setdefault(f"agent {screen}", SCREENS.get(str(screen), "an agent screen state"))
+        state = pane.get("state")
+        if state:
+            seen.setdefault(f"status.json {state}", STATUSES.get(str(state), "what the worker last reported"))
+    if not seen:
+        return []
+    width = max(len(k) for k in seen)
+    return ["states:"] + [f"  {name:<{width}}  {text}" for name, text in seen.items()]
+
+
+def render_status_explained(result: dict[str, Any]) -> str:
+    from shell.render import render_status
+
+    text = render_status(result)
+    lines = legend(result) if "panes" in result else []
+    return text + ("\n" + "\n".join(lines) if lines else "")
