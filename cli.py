@@ -30,8 +30,6 @@ EXIT_CODES = """exit codes:
 # name given, they are refused here (exit 2), so that `scale-down ../ALPHA` never touches team alpha.
 # init, respawn and the task commands refuse such names themselves (exit 4, pure/team_ops.py,
 # pure/omx/respawn.py, pure/omx/tasks.py).
-REWRITING_TEAM_COMMANDS = (("scale-up",), ("scale-down",), ("debt", "reconcile"))
-
 
 class UsageError(Exception):
     def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
@@ -47,15 +45,17 @@ class Parser(argparse.ArgumentParser):
 
 
 def _rewritten_team_name(args: argparse.Namespace) -> str | None:
-    """Why the TEAM of a command in REWRITING_TEAM_COMMANDS is refused, or None."""
+    """Why the TEAM of a team command is refused as a usage error (exit 2), or None: a name that
+    oh-my-codex's sanitisation would change is never mapped onto another team (the task commands say
+    it in oh-my-codex's words, as its state layer does)."""
     if getattr(args, "command", None) != "team" or not isinstance(getattr(args, "team", None), str):
         return None
-    command = (getattr(args, "team_command", None), getattr(args, "debt_command", None))
-    if not any(command[:len(c)] == c for c in REWRITING_TEAM_COMMANDS):
-        return None
-    from pure.omx.names import rewritten_team_name
+    from pure.omx.names import rewritten_team_name, validate_team_name
 
-    return rewritten_team_name(args.team)
+    problem = rewritten_team_name(args.team)
+    if problem is not None and getattr(args, "team_command", None) == "task":
+        return validate_team_name(args.team).swap().value_or(problem)
+    return problem
 
 
 def _common(parser: argparse.ArgumentParser, *, tmux: bool = True, dry_run: bool = False) -> None:

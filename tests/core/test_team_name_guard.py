@@ -1,5 +1,5 @@
-"""Team commands whose oh-my-codex operation would act on ``sanitizeTeamName(TEAM)`` refuse a name that
-sanitization changes (exit 2, naming the rule): ``scale-down ../ALPHA`` must not touch team alpha."""
+"""Every team command refuses a name that oh-my-codex's sanitization changes (exit 2, naming the rule),
+so ``scale-down ../ALPHA`` never touches team alpha (the task commands: tests/omx_down/test_cli_errors.py)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,10 @@ COMMANDS = [
     ("scale-down", "{}", "--count", "1", "--dry-run"),
     ("scale-up", "{}", "--count", "1"),
     ("debt", "reconcile", "{}"),
+    ("debt", "show", "{}"),
+    ("init", "{}", "--new-session"),
+    ("respawn", "{}", "worker-2"),
+    ("status", "{}"),
 ]
 
 

@@ -235,7 +235,7 @@ def test_refusals_that_leave_no_trace(tmux_server: TmuxServer, tmp_path: Path, c
     work.mkdir()
     for bad in ("../alpha", "Alpha", "a b", "x" * 31):
         code, out = pf_json("team", "status", bad, "--cwd", str(work), env=env)
-        assert code == 4 and out["error"].startswith(f"invalid_team_name:{bad} (")
+        assert code == 2 and out["error"].startswith(f"usage: invalid_team_name:{bad} (")  # a usage error
     code, out = pf_json("team", "status", "nosuch", "--cwd", str(work), env=env)
     assert code == 4 and not (work / ".omx").exists()  # no lock directory for a team that does not exist
 

@@ -183,7 +183,7 @@ def test_task_commands_refuse_invalid_team_names(env: Path, capsys: pytest.Captu
     Team(env, "x", 2).write_task("1", "one")  # what "../x" would sanitise to must not be touched
     before = tree(env)
     code, out = run(capsys, env, "task", *(a.format(name) for a in args))
-    assert (code, out) == (4, f'error: Invalid team name: "{name}". {INVALID}\n')
+    assert (code, out) == (2, f'panefleet: error: Invalid team name: "{name}". {INVALID}\n')  # a usage error
     assert tree(env) == before
 
 
