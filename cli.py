@@ -194,7 +194,27 @@ def cmd_team_status(args: argparse.Namespace) -> int:
     from shell.status_view import render_status_explained
 
     request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=_env_subset(dict(os.environ)))
-    return run_cli_operation("team.status", request, args, render=render_status_explained)
+    return run_cli_operation("team.status", request, args, render=render_status_explained,
+                             annotate=lambda: {"locks": _team_locks(request.team, request.cwd)})
+
+
+def _team_locks(team: str, cwd: str) -> list[dict[str, Any]]:
+    """The team's scaling and membership locks as held now (``shell/fs.py``): who holds them, whether
+    that holder is alive, when the lease lapses, and whether the next run may take it over at once."""
+    import time
+    from pathlib import Path
+
+    from pure.omx.state import TeamPaths, resolve_state_root
+    from shell import fs
+
+    paths = TeamPaths(resolve_state_root(cwd, _env_subset(dict(os.environ))), team)
+    held = []
+    for kind, path in (("scaling", paths.scaling_lock), ("membership", paths.membership_lock)):
+        holder = fs.inspect_lock(Path(path))
+        if holder.exists:
+            held.append({"lock": kind, "path": path, "pid": holder.pid, "alive": holder.alive,
+                         "stale": holder.abandoned(time.time() * 1000), "holder": holder.describe()})
+    return held
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

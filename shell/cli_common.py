@@ -183,6 +183,7 @@ def run_cli_operation(
     store: StoreHandler | None = None,
     predictors: Predictors | None = None,
     predicted_capture: str | None = None,
+    annotate: Callable[[], dict[str, Any]] | None = None,
 ) -> int:
     """Run a registered operation (or its dry run, or save its plan) and print its outcome; return
     the exit code.
@@ -190,7 +191,8 @@ def run_cli_operation(
     ``render`` turns the result into text. ``render_run`` is for operations whose text needs the
     whole run (what the journal shows was changed, killed, cleaned): it owns the text entirely.
     ``predictors`` (or a function of the real executor giving them) and ``predicted_capture`` shape
-    the dry run (see ``shell/dryrun.py``)."""
+    the dry run (see ``shell/dryrun.py``). ``annotate`` adds facts only the shell can observe to a real
+    run's answer (e.g. who holds a lock, for ``team status``)."""
     environ = dict(os.environ if env is None else env)
     executor = make_executor(args, environ, store)
     renderer = as_run_renderer(render, render_run)
@@ -206,7 +208,7 @@ def run_cli_operation(
                 return usage_error(args, "--plan-out", str(exc))
         print_dry_run(name, request, done, journal, args, renderer, plan_file=plan_out)
         return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
-    return run_and_print(name, request, args, executor, environ, renderer)
+    return run_and_print(name, request, args, executor, environ, renderer, annotate)
 
 
 def dry_run(name: str, request: object, executor: Executor, predictors: Predictors | None,
@@ -223,12 +225,18 @@ def dry_run(name: str, request: object, executor: Executor, predictors: Predicto
 
 
 def run_and_print(name: str, request: object, args: argparse.Namespace, executor: Any,
-                  environ: Mapping[str, str], renderer: RunRenderer) -> int:
+                  environ: Mapping[str, str], renderer: RunRenderer,
+                  annotate: Callable[[], dict[str, Any]] | None = None) -> int:
     """Run for real through ``executor`` and print the outcome (the audit log is pruned after)."""
     from shell.audit_prune import prune_after_run
     from shell.loop import run_operation
 
     done, journal, audit = run_operation(name, request, executor, env=environ)
+    result = done.outcome.result
+    if annotate is not None and isinstance(result, dict):
+        import attrs
+
+        done = attrs.evolve(done, outcome=attrs.evolve(done.outcome, result=m.JsonValue({**result, **annotate()})))
     prune_after_run(environ, audit)
     print_outcome(done, journal, args, renderer)
     if getattr(args, "output", "text") != "json" and audit is not None and (

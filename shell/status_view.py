@@ -75,5 +75,8 @@ def render_status_explained(result: dict[str, Any]) -> str:
     from shell.render import render_status
 
     text = render_status(result)
+    for lock in result.get("locks") or []:
+        verdict = f"stale ({lock['stale']}): the next run takes it over at once" if lock.get("stale") else "held"
+        text += f"\nlock: {lock['lock']} lock {verdict}: {lock['holder']}"
     lines = legend(result) if "panes" in result else []
     return text + ("\n" + "\n".join(lines) if lines else "")
