@@ -151,6 +151,20 @@ class DryRunExecutor:
         names = {n for n in names if not self._removed(posixpath.join(path, n))}
         return m.Listing(names=tuple(sorted(names)) if exists else None)
 
+    def _lock(self, step: m.AcquireLock) -> m.Ack:
+        """A lock is read, not taken: held by a live holder, the real run would wait out its timeout
+        behind it, so that is the prediction (with who holds it); free or abandoned, it is predicted
+        taken (``shell/fs.py`` takes an abandoned lock over at once)."""
+        import time
+        from pathlib import Path
+
+        from shell import fs
+
+        holder = fs.inspect_lock(Path(step.path), step.stale_ms)
+        if holder.exists and holder.abandoned(time.time() * 1000) is None:
+            return m.Ack(ok=False, error=f"timeout: {holder.describe()}")
+        return m.Ack(ok=True)
+
     def execute(self, step: m.Step) -> m.Observation:  # noqa: PLR0911
         if isinstance(step, m.Run):
             if step.tool in self.predictors:
@@ -194,7 +208,9 @@ class DryRunExecutor:
             return self.real.execute(step)
         if isinstance(step, m.RealPath):
             return self.real.execute(step)
-        if isinstance(step, (m.AcquireLock, m.ReleaseLock, m.Sleep)):
+        if isinstance(step, m.AcquireLock):
+            return self._lock(step)
+        if isinstance(step, (m.ReleaseLock, m.Sleep)):
             return m.Ack(ok=True)
         if isinstance(step, m.Clock):
             return self.real.execute(step)
