@@ -195,7 +195,8 @@ def cmd_team_status(args: argparse.Namespace) -> int:
 
     request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=_env_subset(dict(os.environ)))
     return run_cli_operation("team.status", request, args, render=render_status_explained,
-                             annotate=lambda: {"locks": _team_locks(request.team, request.cwd)})
+                             annotate=lambda result: {"locks": _team_locks(request.team, request.cwd)}
+                             if "panes" in result else {})
 
 
 def _team_locks(team: str, cwd: str) -> list[dict[str, Any]]:

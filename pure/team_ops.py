@@ -133,6 +133,8 @@ def team_init(req: TeamInitRequest) -> Program:
     tagged = yield from expect(t.set_owner_step(leader, owner_id), m.Proc)
     if tagged.exit_code != 0:
         raise fail(f"failed to tag tmux pane {leader}: {tagged.stderr.strip()}")
+    where = yield from expect(t.tmux("display-message", "-p", "-t", leader, "#{session_name}"), m.Proc)
+    leader_session = where.stdout.strip() if where.exit_code == 0 and where.stdout.strip() else None
     now = yield from expect(m.Clock(), m.Value)
     config = st.initial_config(
         team=req.team, task=req.task, agent_type=req.agent_type, created_at=now.value, tmux_session=session,
@@ -146,7 +148,7 @@ def team_init(req: TeamInitRequest) -> Program:
     yield from locks.with_barrier(paths, lambda _barrier: _write_initial_state(paths, config, manifest, now.value,
                                                                                agents))
     return _ok({"ok": True, "team": req.team, "stateRoot": root, "tmuxSession": session, "leaderPaneId": leader,
-                "leaderPanePid": pin.pid, "ownerId": owner_id})
+                "leaderPanePid": pin.pid, "leaderSession": leader_session, "ownerId": owner_id})
 
 
 def _write_initial_state(paths: st.TeamPaths, config: dict[str, Any], manifest: dict[str, Any], now: str,

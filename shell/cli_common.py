@@ -183,7 +183,7 @@ def run_cli_operation(
     store: StoreHandler | None = None,
     predictors: Predictors | None = None,
     predicted_capture: str | None = None,
-    annotate: Callable[[], dict[str, Any]] | None = None,
+    annotate: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> int:
     """Run a registered operation (or its dry run, or save its plan) and print its outcome; return
     the exit code.
@@ -226,7 +226,7 @@ def dry_run(name: str, request: object, executor: Executor, predictors: Predicto
 
 def run_and_print(name: str, request: object, args: argparse.Namespace, executor: Any,
                   environ: Mapping[str, str], renderer: RunRenderer,
-                  annotate: Callable[[], dict[str, Any]] | None = None) -> int:
+                  annotate: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> int:
     """Run for real through ``executor`` and print the outcome (the audit log is pruned after)."""
     from shell.audit_prune import prune_after_run
     from shell.loop import run_operation
@@ -236,7 +236,7 @@ def run_and_print(name: str, request: object, args: argparse.Namespace, executor
     if annotate is not None and isinstance(result, dict):
         import attrs
 
-        done = attrs.evolve(done, outcome=attrs.evolve(done.outcome, result=m.JsonValue({**result, **annotate()})))
+        done = attrs.evolve(done, outcome=attrs.evolve(done.outcome, result=m.JsonValue({**result, **annotate(result)})))
     prune_after_run(environ, audit)
     print_outcome(done, journal, args, renderer)
     if getattr(args, "output", "text") != "json" and audit is not None and (

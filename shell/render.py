@@ -18,7 +18,8 @@ def render_init(result: dict[str, Any]) -> str:
     return (
         f"team {result['team']} initialised in {result['stateRoot']}\n"
         f"leader pane {result['leaderPaneId']} (pid {result['leaderPanePid']} pinned) tagged {result['ownerId']}\n"
-        f"tmux session: {result['tmuxSession']}"
+        f"the leader runs in tmux session {result.get('leaderSession') or '(unknown)'}; the team's recorded "
+        f"session name is {result['tmuxSession']}"
     )
 
 
