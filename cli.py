@@ -194,6 +194,12 @@ def cmd_team_status(args: argparse.Namespace) -> int:
     from shell.status_view import render_status_explained
 
     request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=_env_subset(dict(os.environ)))
+    if getattr(args, "watch", False) and sys.stdout.isatty() and getattr(args, "output", "text") == "text":
+        from shell.status_view import watch
+
+        if not 0.2 <= args.interval <= 3600:
+            raise SystemExit(_usage("panefleet team status", "--interval must be between 0.2 and 3600 s", False))
+        return watch(request, args, args.interval)
     return run_cli_operation("team.status", request, args, render=render_status_explained,
                              annotate=lambda result: {"locks": _team_locks(request.team, request.cwd)}
                              if "panes" in result else {})
@@ -346,6 +352,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p = team_sub.add_parser("status", help="membership with a live proof of every pane, and recorded debt")
     p.add_argument("team")
     complete_path(p.add_argument("--cwd", default="."), directory=True)
+    p.add_argument("--watch", action="store_true",
+                   help="on a terminal, redraw until interrupted: one snapshot per refresh (without a terminal: once)")
+    p.add_argument("--interval", type=float, default=2.0, metavar="SECONDS", help="refresh interval of --watch")
     _common(p)
     p.set_defaults(handler=cmd_team_status)
 

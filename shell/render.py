@@ -35,6 +35,8 @@ def _pane_line(p: dict[str, Any]) -> str:
         bits.append(f"owner {owner}" + ("" if p.get("ownerMatch") else " (NOT OURS)"))
     if p.get("screen"):
         bits.append(f"agent {p['screen']}")  # what its screen shows (pure/agents/screen.py)
+    if p.get("screenIdleS") is not None:
+        bits.append(f"screen unchanged {p['screenIdleS']} s")  # team status --watch
     task = p.get("task")
     if isinstance(task, dict):
         word = {"delivered": "task delivered", "notified": "task sent (unconfirmed)", "pending": "task pending"}

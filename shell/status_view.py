@@ -80,3 +80,45 @@ def render_status_explained(result: dict[str, Any]) -> str:
         text += f"\nlock: {lock['lock']} lock {verdict}: {lock['holder']}"
     lines = legend(result) if "panes" in result else []
     return text + ("\n" + "\n".join(lines) if lines else "")
+
+
+CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: each refresh redraws in place
+
+
+def watch(request: Any, args: Any, interval: float) -> int:
+    """``team status --watch``: run the status program (one snapshot, its owner reads and screen
+    reads) every ``interval`` seconds and redraw; each worker line says how long its agent's screen
+    has not changed. Ends with Ctrl-C (exit 0)."""
+    import os
+    import sys
+    import time
+
+    from pure import ops
+    from shell.cli_common import make_executor
+    from shell.loop import run_program
+
+    op = ops.get("team.status")
+    assert op is not None
+    executor = make_executor(args, dict(os.environ))
+    changed: dict[str, tuple[str, float]] = {}
+    try:
+        while True:
+            done, _journal = run_program(lambda: op.program(request), executor)
+            result = done.outcome.result if isinstance(done.outcome.result, dict) else {}
+            now = time.monotonic()
+            for pane in result.get("panes") or []:
+                digest = pane.get("screenDigest")
+                if digest is None:
+                    continue
+                seen = changed.get(pane["name"])
+                if seen is None or seen[0] != digest:
+                    changed[pane["name"]] = (digest, now)
+                pane["screenIdleS"] = int(now - changed[pane["name"]][1])
+            stamp = time.strftime("%H:%M:%S")
+            sys.stdout.write(CLEAR + render_status_explained(result) +
+                             f"\n(refreshed {stamp}, every {interval:g} s; Ctrl-C to stop)\n")
+            sys.stdout.flush()
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        sys.stdout.write("\n")
+        return 0

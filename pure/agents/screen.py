@@ -20,6 +20,7 @@ States, checked in this order (the first that matches wins):
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from typing import Literal
@@ -66,6 +67,11 @@ def last_lines(capture: str, count: int = 5) -> tuple[str, ...]:
     """The last ``count`` non-blank lines (what an error report quotes of a screen)."""
     kept = [line.strip() for line in screen_lines(capture) if line.strip()]
     return tuple(kept[-count:])
+
+
+def digest(capture: str) -> str:
+    """A short fingerprint of a screen (to tell whether it changed since the last look)."""
+    return hashlib.sha256("\n".join(screen_lines(capture)).encode("utf-8")).hexdigest()[:16]
 
 
 def squash(text: str) -> str:
