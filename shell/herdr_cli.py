@@ -65,6 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.set_defaults(handler=cmd_reconcile)
 
     p = sub.add_parser("status", help="the store's runs and workspaces, and what herdr lists for them")
+    p.add_argument("--watch", action="store_true",
+                   help="on a terminal, redraw until interrupted (without a terminal: once)")
+    p.add_argument("--interval", type=float, default=2.0, metavar="SECONDS", help="refresh interval of --watch")
     _common(p)
     p.set_defaults(handler=cmd_status)
 
@@ -331,6 +334,17 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     env = dict(os.environ)
     request = StatusRequest(session=session_of(args, env))
+    if getattr(args, "watch", False) and sys.stdout.isatty() and getattr(args, "output", "text") == "text":
+        from shell.status_view import watch
+
+        store = _with_store(args, env)
+        if store is None:
+            return 1
+        try:
+            return watch(request, args, max(0.2, min(args.interval, 3600.0)), operation="herdr.status",
+                         render=render_status, store=store_handler(store))
+        finally:
+            store.close()
     return _run_operation("herdr.status", request, args, env, render_status)
 
 

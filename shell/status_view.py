@@ -9,6 +9,7 @@ its pid against the pinned one, its owner tag, what its agent's screen shows
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 VERDICTS = {
@@ -85,10 +86,11 @@ def render_status_explained(result: dict[str, Any]) -> str:
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear screen: each refresh redraws in place
 
 
-def watch(request: Any, args: Any, interval: float) -> int:
-    """``team status --watch``: run the status program (one snapshot, its owner reads and screen
-    reads) every ``interval`` seconds and redraw; each worker line says how long its agent's screen
-    has not changed. Ends with Ctrl-C (exit 0)."""
+def watch(request: Any, args: Any, interval: float, *, operation: str = "team.status",
+          render: Callable[[dict[str, Any]], str] | None = None, store: Any = None) -> int:
+    """``team status --watch`` (and ``herdr status --watch``): run the status program (one snapshot,
+    its owner reads and screen reads) every ``interval`` seconds and redraw; each worker line says
+    how long its agent's screen has not changed. Ends with Ctrl-C (exit 0)."""
     import os
     import sys
     import time
@@ -97,9 +99,10 @@ def watch(request: Any, args: Any, interval: float) -> int:
     from shell.cli_common import make_executor
     from shell.loop import run_program
 
-    op = ops.get("team.status")
-    assert op is not None
-    executor = make_executor(args, dict(os.environ))
+    op = ops.get(operation)
+    assert op is not None, operation
+    executor = make_executor(args, dict(os.environ), store)
+    draw = render or render_status_explained
     changed: dict[str, tuple[str, float]] = {}
     try:
         while True:
@@ -115,8 +118,7 @@ def watch(request: Any, args: Any, interval: float) -> int:
                     changed[pane["name"]] = (digest, now)
                 pane["screenIdleS"] = int(now - changed[pane["name"]][1])
             stamp = time.strftime("%H:%M:%S")
-            sys.stdout.write(CLEAR + render_status_explained(result) +
-                             f"\n(refreshed {stamp}, every {interval:g} s; Ctrl-C to stop)\n")
+            sys.stdout.write(CLEAR + draw(result) + f"\n(refreshed {stamp}, every {interval:g} s; Ctrl-C to stop)\n")
             sys.stdout.flush()
             time.sleep(interval)
     except KeyboardInterrupt:

@@ -346,3 +346,28 @@ def test_saved_herdr_plans_apply_or_refuse_when_stale(pf: Panefleet, world: Worl
     elsewhere = {**pf.env, "PANEFLEET_STATE_DIR": str(tmp_path / "other")}
     done = pf("apply", str(stale_file), env=elsewhere)
     assert done.returncode == 4 and "made for the state root" in done.stderr
+
+
+def test_status_watch_redraws_on_a_terminal_and_prints_once_without_one(pf: Panefleet, world: World,
+                                                                        tmux_server: Any) -> None:
+    import shlex
+    import time
+
+    pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
+    once = pf("status", "--watch")  # no terminal: one snapshot, then exit
+    assert once.returncode == 0 and "refreshed" not in once.stdout and "r1" in once.stdout
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in pf.env.items()
+                       if k in ("PATH", "FAKE_HERDR_STATE", "PANEFLEET_STATE_DIR", "HERDR_SESSION"))
+    command = f"env {exports} {shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'cli.py'))} herdr status --watch " \
+              "--interval 0.5"
+    viewer = tmux_server.cmd("new-session", "-d", "-s", "view", "-x", "160", "-y", "40", "-P", "-F", "#{pane_id}",
+                             command).stdout.strip()
+    deadline = time.monotonic() + 20
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = tmux_server.cmd("capture-pane", "-p", "-t", viewer).stdout
+        if screen.count("refreshed") == 1 and "r1" in screen:
+            break
+        time.sleep(0.2)
+    assert screen.count("refreshed") == 1 and "r1" in screen, screen
+    tmux_server.cmd("send-keys", "-t", viewer, "C-c")
