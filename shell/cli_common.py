@@ -231,6 +231,10 @@ def run_and_print(name: str, request: object, args: argparse.Namespace, executor
     from shell.audit_prune import prune_after_run
     from shell.loop import run_operation
 
+    if getattr(args, "output", "text") == "text" and sys.stderr.isatty():
+        from shell.progress import Progress
+
+        executor = Progress(executor)  # progress lines for a run longer than about a second
     done, journal, audit = run_operation(name, request, executor, env=environ)
     result = done.outcome.result
     if annotate is not None and isinstance(result, dict):
