@@ -18,7 +18,7 @@ What a screen means comes from ``pure/agents/screen.py``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from attrs import frozen
@@ -329,21 +329,12 @@ def deliver_all(messages: Sequence[Message], owner: str) -> Gen[dict[str, Delive
         typed.append(message)
         if before.predicted:
             predicted.add(message.worker)
-    waiting = [message for message in typed if message.worker not in predicted]
-    for attempt in range(TYPED_POLLS):
-        if not waiting:
-            break
-        if attempt:
-            yield from expect(m.Sleep(ms=DELIVERY_PAUSE_MS), m.Ack)
-        still = []
-        for message in waiting:
-            seen = yield from look(message.cli, message.pane, message.pid, owner)
-            if seen.screen is None or seen.watch.kind != "live":
-                lost(message, seen.watch.reason or "worker_pane_dead")
-            elif not (sc.shows_typed(message.cli, seen.text, message.token)
-                      or sc.shows_submitted(message.cli, seen.text, message.token)):
-                still.append(message)
-        waiting = still
+    def shown(message: Message, seen: Look) -> bool:
+        return sc.shows_typed(message.cli, seen.text, message.token) or sc.shows_submitted(
+            message.cli, seen.text, message.token)
+
+    waiting = yield from _poll([message for message in typed if message.worker not in predicted], owner,
+                               TYPED_POLLS, shown, lost)
     for message in waiting:
         done[message.worker] = Delivery(ok=False, reason="not_delivered:typed_text_never_showed_in_the_input_line")
     pending = [message for message in typed if message.worker not in done]
@@ -357,27 +348,43 @@ def deliver_all(messages: Sequence[Message], owner: str) -> Gen[dict[str, Delive
                     lost(message, problem, round_number)
                     break
         pending = [message for message in pending if message.worker not in done]
-        for poll in range(CONFIRM_POLLS):
-            if not pending:
-                break
-            if poll:
-                yield from expect(m.Sleep(ms=DELIVERY_PAUSE_MS), m.Ack)
-            still = []
-            for message in pending:
-                seen = yield from look(message.cli, message.pane, message.pid, owner)
-                if seen.screen is None or seen.watch.kind != "live":
-                    lost(message, seen.watch.reason or "worker_pane_dead", round_number)
-                elif message.worker in predicted or _accepted(message.cli, seen, message.token):
-                    done[message.worker] = Delivery(ok=True, reason=f"confirmed:round_{round_number}",
-                                                    rounds=round_number)
-                else:
-                    still.append(message)
-            pending = still
+
+        def accepted(message: Message, seen: Look, round_number: int = round_number) -> bool:
+            if message.worker not in predicted and not _accepted(message.cli, seen, message.token):
+                return False
+            done[message.worker] = Delivery(ok=True, reason=f"confirmed:round_{round_number}", rounds=round_number)
+            return True
+
+        def lost_in_round(message: Message, reason: str, round_number: int = round_number) -> None:
+            lost(message, reason, round_number)
+
+        pending = yield from _poll(pending, owner, CONFIRM_POLLS, accepted, lost_in_round)
     for message in pending:
         done[message.worker] = Delivery(
             ok=False, reason=f"not_delivered:still_in_the_input_line_after_{SUBMIT_ROUNDS}_rounds",
             rounds=SUBMIT_ROUNDS)
     return done
+
+
+def _poll(messages: Sequence[Message], owner: str, polls: int, settled: Callable[[Message, Look], bool],
+          lost: Callable[[Message, str], None]) -> Gen[list[Message]]:
+    """Up to ``polls`` rounds of looks (``DELIVERY_PAUSE_MS`` apart) over the messages not yet
+    ``settled``; a pane that is no longer provably ours and live is ``lost``. Returns the unsettled."""
+    waiting = list(messages)
+    for poll in range(polls):
+        if not waiting:
+            break
+        if poll:
+            yield from expect(m.Sleep(ms=DELIVERY_PAUSE_MS), m.Ack)
+        still = []
+        for message in waiting:
+            seen = yield from look(message.cli, message.pane, message.pid, owner)
+            if seen.screen is None or seen.watch.kind != "live":
+                lost(message, seen.watch.reason or "worker_pane_dead")
+            elif not settled(message, seen):
+                still.append(message)
+        waiting = still
+    return waiting
 
 
 def _accepted(cli: str, seen: Look, token: str) -> bool:
