@@ -35,9 +35,12 @@ DEBT_TEXT = {
 def register(team_subparsers: Any) -> None:
     p = team_subparsers.add_parser(
         "scale-up", help="add workers to a team: proven splits, owner tags, exact rollback (oh-my-codex scaleUp)",
-        description="Add COUNT worker panes to TEAM, each split from the newest worker behind an L,S,L proof, "
-        "pinned and owner-tagged, with its inbox dispatched. Any failure rolls back exactly what this run "
-        "created; what cannot be proven safe to undo is kept and reported as cleanup debt.")
+        description="Add COUNT worker panes to TEAM, each split from the largest team pane (a new window when "
+        "the window is full) behind an L,S,L proof, pinned and owner-tagged; all agents start together, their "
+        "trust and bypass prompts are answered by policy, and each task is typed and confirmed from the screen "
+        "(docs/scale-up.md). Any failure rolls back exactly what this run created; what cannot be proven safe to "
+        "undo is kept and reported as cleanup debt. With OMX_TEAM_SKIP_READY_WAIT=1 it behaves exactly as "
+        "oh-my-codex (split from the newest worker, nothing watched).")
     p.add_argument("team")
     p.add_argument("--count", type=positive_int, required=True, help="number of workers to add (at least 1)")
     p.add_argument("--agent-type", default="executor", metavar="ROLE", help="default worker role (executor)")
