@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import heapq
 import os
 import shlex
-import shutil
 import signal
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -20,7 +17,7 @@ from returns.io import IOResult, IOSuccess, impure_safe
 from returns.unsafe import unsafe_perform_io
 
 from pure import model as m
-from shell import deadlines, fs
+from shell import deadlines, fs, tmux_control
 
 T = TypeVar("T")
 
@@ -29,10 +26,14 @@ StoreHandler = Callable[[m.Store], m.JsonResult]
 
 def which(tool: str, env: Mapping[str, str]) -> str | None:
     """Resolve ``tool`` on the PATH of ``env`` at call time (so tests can plant stubs)."""
+    import shutil  # imported when first needed, like ``sh``, ``datetime`` and ``uuid``: start-up stays cheap
+
     return shutil.which(tool, path=env.get("PATH", os.defpath))
 
 
 def utc_now() -> str:
+    import datetime as _dt
+
     now = _dt.datetime.now(_dt.UTC)
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
@@ -252,10 +253,39 @@ def _group_exists(pgid: int) -> bool:
     return True
 
 
+def _spawn_control_client(path: str, args: tuple[str, ...], env: Mapping[str, str], stdin: int, stdout: int,
+                          stderr: int) -> object:
+    """Start a long-lived tmux control-mode client (``shell/tmux_control.py``) on the given pipe ends,
+    in a session of its own, with panefleet's interruption handlers undone as for every call."""
+    import sh
+
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
+    try:
+        return sh.Command(path)(
+            *args,
+            _ok_code=list(range(256)),
+            _env=dict(env),
+            _in=open(stdin, "rb", buffering=0, closefd=False),  # sh dups each descriptor for the child
+            _out=stdout,
+            _err=stderr,
+            _bg=True,
+            _bg_exc=False,
+            _new_session=True,
+            _preexec_fn=_child_signals(mask),
+        )
+    except sh.ForkException as exc:
+        raise OSError(str(exc).strip().splitlines()[-1] if str(exc).strip() else "could not start") from None
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 class Executor:
     """Runs steps against the real world.
 
-    ``tmux_socket`` selects a private tmux server (``tmux -L NAME``) for every tmux step.
+    ``tmux_socket`` selects a private tmux server (``tmux -L NAME``) for every tmux step. tmux steps
+    go through one control-mode client per run where they can (``shell/tmux_control.py``; off with
+    ``PANEFLEET_TMUX_EXECUTOR=spawn``), else each spawns ``tmux``; the observations are the same.
+    :meth:`end_run` closes the client (``shell/loop.py`` calls it when a run ends, however it ends).
     """
 
     def __init__(
@@ -273,6 +303,13 @@ class Executor:
         self._stale: dict[str, int] = {}  # stale_ms of each held lock
         self._lease_due = 0.0
         self.calls: dict[str, int] = {}
+        self.tmux_mode = tmux_control.mode_from_env(self.env)  # ValueError names a bad PANEFLEET_TMUX_EXECUTOR
+        self._client: tmux_control.ControlClient | None = None
+        self._clients = 0  # control clients started in this run
+        self._control_off = ""  # why this run spawns every tmux step from now on ("" while it need not)
+        self.tmux_via: str | None = None  # how the last tmux step was answered: "control" or "spawn"
+        self._via_counts: dict[str, int] = {"control": 0, "spawn": 0}
+        self._run_over = False  # end_run was called: the next tmux step starts the counts afresh
 
     def tool_args(self, tool: str, args: tuple[str, ...]) -> tuple[str, ...]:
         if tool == "tmux" and self.tmux_socket:
@@ -284,6 +321,8 @@ class Executor:
             self._refresh_leases()
         if isinstance(step, m.Run):
             self.calls[step.tool] = self.calls.get(step.tool, 0) + 1
+            if step.tool == "tmux":
+                return self._tmux(step)
             return run_process(step.tool, self.tool_args(step.tool, step.args), env=self.env, cwd=step.cwd,
                                timeout=self.deadlines.seconds(step.tool))
         if isinstance(step, m.ReadFile):
@@ -347,12 +386,106 @@ class Executor:
         if isinstance(step, m.Clock):
             return m.Value(value=utc_now())
         if isinstance(step, m.FreshId):
+            import uuid
+
             return m.Value(value=uuid.uuid4().hex)
         if isinstance(step, m.Store):
             if self.store is None:
                 return m.JsonResult(ok=False, error="no store configured")
             return self.store(step)
         raise TypeError(f"unknown step {step!r}")  # pragma: no cover - the union is closed
+
+    # ---------------------------------------------------------------------------------------- tmux
+
+    def _tmux(self, step: m.Run) -> m.Proc:
+        """One tmux step: through the run's control client when the command can go there
+        (``tmux_control.control_line``), else spawned; the same observation either way."""
+        if self._run_over:
+            self._run_over = False
+            self._clients = 0
+            self._control_off = ""
+            self._via_counts = {"control": 0, "spawn": 0}
+        args = self.tool_args("tmux", step.args)
+        seconds = self.deadlines.seconds("tmux")
+        if tmux_control.closes_client(step.args):
+            self._close_client()
+        line = None
+        if self.tmux_mode == "control" and not self._control_off and step.cwd is None:
+            line = tmux_control.control_line(step.args)
+        if line is not None:
+            answered = self._through_client(line, step.args, args, seconds)
+            if answered is not None:
+                self.tmux_via = "control"
+                self._via_counts["control"] += 1
+                return answered
+        self.tmux_via = "spawn"
+        self._via_counts["spawn"] += 1
+        return run_process("tmux", args, env=self.env, cwd=step.cwd, timeout=seconds)
+
+    def _through_client(self, line: bytes, command: tuple[str, ...], args: tuple[str, ...],
+                        seconds: float) -> m.Proc | None:
+        """The answer through the control client (started on first use), or None: spawn it."""
+        deadline = time.monotonic() + seconds
+        client = self._client
+        if client is not None and not client.usable():  # tmux detached it (its session was destroyed)
+            self._close_client()
+            client = None
+        if client is None:
+            if self._clients >= tmux_control.MAX_CLIENTS:
+                self._control_off = f"{self._clients} control clients ended in this run"
+                return None
+            path = which("tmux", self.env)
+            if path is None:
+                return None  # spawning says "tmux: command not found on PATH"
+            selector = ("-L", self.tmux_socket) if self.tmux_socket else ()
+            self._clients += 1
+            started = tmux_control.ControlClient.start(path, selector, self.env, deadline, _spawn_control_client)
+            if isinstance(started, tmux_control.StartFailure):
+                self._control_off = f"control client did not start: {started}"
+                if started.problem == "timed_out":  # a tmux that does not answer: as a spawned call would
+                    return _timed_out("tmux", args, seconds, b"")
+                return None
+            client = self._client = started
+        try:
+            answered = client.call(line, deadline)
+        except tmux_control.CallTimedOut:
+            self._client = None
+            self._control_off = f"control client timed out after {deadlines.describe(seconds)} s"
+            return _timed_out("tmux", args, seconds, b"")
+        except tmux_control.CallLost as lost:
+            self._client = None
+            if command[0] in tmux_control.READ_ONLY_VERBS:
+                return None  # it changed nothing: ask again by spawning
+            return m.Proc(exit_code=None, stderr=f"tmux control client ended before answering ({lost}): "
+                                                 f"{shlex.join(args)}")
+        except BaseException:  # interrupted (Ctrl-C, SIGTERM): the client must not outlive panefleet
+            self._client = None
+            client.kill()
+            raise
+        if answered is None:  # it had gone before the command was sent
+            self._client = None
+        return answered
+
+    def _close_client(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def tmux_summary(self) -> dict[str, object] | None:
+        """How this (or the last) run's tmux steps were answered (the audit log's ``done`` record),
+        or None when it made none."""
+        if not any(self._via_counts.values()):
+            return None
+        return {"requested": self.tmux_mode, "control_calls": self._via_counts["control"],
+                "spawned_calls": self._via_counts["spawn"], "control_clients": self._clients,
+                "fallback": self._control_off}
+
+    def end_run(self) -> None:
+        """The run is over: close its tmux control client; the next run starts afresh (a new client,
+        new counts; :meth:`tmux_summary` still tells about this one until then)."""
+        self._run_over = True
+        self.tmux_via = None
+        self._close_client()
 
     def release_all(self) -> None:
         """Release every lock still held (``shell/loop.py`` calls it when a run ends, however it ends)."""

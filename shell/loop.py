@@ -70,9 +70,27 @@ def run_program(
         # However the run ends — done, a program that stopped without unlocking (a journal mismatch,
         # an internal error), Ctrl-C, SIGTERM (cli.py makes it an exception), a crash in the shell —
         # no lock it took is left behind for 5 minutes. A normal run has released them all already.
-        release = getattr(executor, "release_all", None)
-        if callable(release):
-            release()
+        try:
+            release = getattr(executor, "release_all", None)
+            if callable(release):
+                release()
+        finally:
+            _end_run(executor)
+
+
+def _end_run(executor: StepExecutor) -> None:
+    """Close the run's tmux control client (``shell/tmux_control.py``), also when ``executor`` wraps
+    the real one as ``real`` (``shell/dryrun.py``)."""
+    for candidate in (executor, getattr(executor, "real", None)):
+        end = getattr(candidate, "end_run", None)
+        if callable(end):
+            end()
+            return
+
+
+def _tmux_summary(executor: StepExecutor) -> object:
+    summary = getattr(executor, "tmux_summary", None)
+    return summary() if callable(summary) else None
 
 
 def _drive(
@@ -84,15 +102,21 @@ def _drive(
         decision = driver.decision()
         if isinstance(decision, m.Done):
             if audit is not None:
-                audit.write({"type": "done", "decision": wire.unstructure(decision)})
+                record: dict[str, Any] = {"type": "done", "decision": wire.unstructure(decision)}
+                tmux = _tmux_summary(executor)
+                if tmux is not None:  # how the tmux steps were answered (replay reads only "decision")
+                    record["tmux_executor"] = tmux
+                audit.write(record)
             return decision, journal
         for step in decision.steps:
             observation = executor.execute(step)
             journal.append(m.Entry(step=step, observation=observation))
             if audit is not None:
-                audit.write(
-                    {"type": "entry", "step": wire.unstructure(step), "observation": wire.unstructure(observation)}
-                )
+                entry = {"type": "entry", "step": wire.unstructure(step), "observation": wire.unstructure(observation)}
+                via = getattr(executor, "tmux_via", None) if isinstance(step, m.Run) and step.tool == "tmux" else None
+                if isinstance(via, str):  # "control" or "spawn" (replay reads only step and observation)
+                    entry["tmux_via"] = via
+                audit.write(entry)
             if listener is not None:
                 listener(step, observation)
             driver.feed(step, observation)
@@ -134,12 +158,31 @@ def run_operation(
 
 
 def panefleet_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    """``importlib.metadata.version("panefleet")`` without importing ``importlib.metadata`` (≈17 ms
+    of every audited run's start-up): the first ``sys.path`` entry holding panefleet's
+    ``*.dist-info`` (``METADATA``) or ``*.egg-info`` (``PKG-INFO``) says it; else ``unknown``."""
+    import sys
 
-    try:
-        return version("panefleet")
-    except PackageNotFoundError:
-        return "unknown"
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for name in names:
+            stem, _, suffix = name.rpartition(".")
+            if suffix not in ("dist-info", "egg-info") or stem.split("-")[0].lower() != "panefleet":
+                continue
+            meta = Path(entry or ".") / name / ("METADATA" if suffix == "dist-info" else "PKG-INFO")
+            try:
+                with meta.open(encoding="utf-8") as handle:
+                    for line in handle:
+                        if not line.strip():
+                            break  # the end of the headers
+                        if line.startswith("Version:"):
+                            return line[len("Version:"):].strip()
+            except OSError:
+                continue
+    return "unknown"
 
 
 # --------------------------------------------------------------------------------------------- replay

@@ -1,0 +1,610 @@
+"""One tmux control-mode client per run: most tmux steps are answered through it, not a process each.
+
+Spawning ``tmux`` costs ≈5 ms a call on a loaded 2-core machine (``bench/calls.py``); a scale-down of
+ten workers makes about sixty calls. A control-mode client (``tmux -C``) takes commands on its
+standard input, one per line, and answers each with an output block; a call through it costs a
+fraction of a millisecond. ``shell/executor.py`` starts one at the first tmux step that can use it,
+sends every such step of the run through it, and turns each answer into the same ``m.Proc`` a spawned
+``tmux`` gives, so plans, goldens and the audit log's journal do not change.
+
+How the client is started (tmux 3.3a)::
+
+    tmux [-L NAME] -N -C attach-session -E -f no-output,ignore-size
+
+* It attaches to an **existing** session and adds no session, window or pane: ``list-panes -a`` (the
+  proofs in ``pure/tmux.py``), pane-id allocation and team status see exactly what they saw before.
+  A dedicated session would put its own pane into every snapshot and take a pane id. Without ``-t``
+  tmux picks the session it would attach any new client to (the most recently used unattached one,
+  else the most recently used); a pane or window target is never given, since that would change the
+  session's current window.
+* ``-N`` never starts a server (attach-session would start one when none is running); ``-E`` does
+  not copy the client's environment into the session (``update-environment``); ``ignore-size`` and
+  the client never setting a size (``refresh-client -C``) keep every window's size (resize.c
+  ``ignore_client_size``); ``no-output`` means no ``%output`` notifications at all.
+* While it is attached tmux counts one more client on that session: ``client-attached`` and
+  ``client-detached`` hooks run, ``#{session_attached}`` is one higher, the session's activity time
+  is updated, and a command sent from elsewhere without ``-c`` may pick this client as the "best"
+  client (a ``display-message`` without ``-p`` from such a command goes to it). That lasts for the
+  run only (about a second).
+* It is closed (its standard input closed, so tmux detaches it; the group killed if it does not
+  exit) at the end of every run, however it ends (``shell/loop.py``), before a ``kill-server`` (a
+  control client still attached to a server being killed, whose owner exits right after, can be
+  left hanging), at interpreter exit, and after a reply that misses its deadline. A forked child
+  never touches its parent's client. If panefleet is killed outright, the client reads end of input
+  and exits by itself: nothing else holds its pipes.
+* ``tmux`` is resolved on ``PATH`` when the client starts (the run's first step that uses it), with
+  the run's environment, in a session and process group of its own like every spawned call. Its
+  environment is the one a spawned call would get, so tmux decides UTF-8 output (``LC_ALL``,
+  ``LC_CTYPE``, ``LANG``, ``$TMUX``) and sanitises answers the same way.
+* A pane in copy mode takes keys from ``send-keys`` through the target client's key bindings: this
+  client's instead of the "best" one's, which changes at most which client a bound command that
+  shows a message would show it on.
+
+What goes through it: only :data:`CONTROL_VERBS` (and ``display-message -p``), commands whose answer
+and effect do not depend on which client asks, given the explicit targets panefleet passes.
+Everything else is spawned exactly as before: ``-V`` (not a server command); ``split-window``,
+``new-window``, ``new-session`` (a new pane takes ``PATH`` from an *unattached* client's
+environment but from the session's when the client is attached, tmux 3.3a spawn.c; a relative
+``-c`` resolves against the client's directory only when it is unattached); ``kill-server``; a step
+with its own ``cwd``; arguments that a control line cannot carry with the same meaning
+(:func:`control_line`).
+
+Quoting. tmux's argv path (a spawned client) takes each argument as it is, except that an argument
+ending in ``;`` ends the command there (``\\;`` keeps a literal ``;``; cmd-parse.y
+``cmd_parse_from_arguments``): such steps are spawned, so they mean what they always meant. Every
+other argument is written in single quotes, inside which tmux's parser takes every byte literally
+(``#``, ``;``, ``$``, ``~``, braces, backslashes, ``%`` at the start of a token); a ``'``, a newline
+(which would end the line) and other control characters go in a double-quoted octal escape
+(``"\\047"``, ``"\\012"``) joined to the same token. Only exact bytes reach the command, so format
+expansion (``#{pane_id}``) happens in tmux exactly as for a spawned call.
+``tests/core/test_tmux_control.py`` compares the two paths for generated arguments.
+
+Answers. A command's reply is the block ``%begin T N 1`` … ``%end T N 1`` (``%error`` when it failed);
+``after-*`` hooks it set off answer in blocks flagged ``0``; notifications (``%session-changed``,
+``%exit``, …) only ever come between blocks. Each command is followed on the same write by
+``display-message -p '#{client_session}'`` (:data:`SENTINEL`): its block marks the point where
+everything the command caused has answered — a spawned client likewise waits for the hooks and
+prints their output — and an empty session name says tmux is detaching the client because the
+command destroyed its session (tmux may still run commands queued for such a client, or not), so
+nothing more is sent to it and the next step starts a new client. The observation: the ``%end``
+bodies as stdout, the ``%error`` bodies as stderr, exit status 1 when any block failed, else 0;
+each line ends in ``\\n`` as a spawned client writes it. A command tmux cannot parse (an unknown
+flag) is reported with the same message as to a spawned client, without control mode's
+``parse error:`` prefix.
+A block ends only at a line repeating its own ``%begin`` time, number and flags, so output that
+merely looks like a marker (a captured screen showing ``%end …``) stays output. Within a ``%error``
+block tmux does not separate what was printed from the error, so all of it is stderr.
+
+Deadlines (``shell/deadlines.py``) cover starting the client and each reply. A reply that does not
+come in time: the client is killed with its process group (SIGTERM, SIGKILL after the grace), the
+call is observed as ``tmux timed out after …`` like a spawned call, and the rest of the run spawns.
+The client cannot start (no server, no session, a stub ``tmux`` on ``PATH`` that does not speak the
+protocol — anything but tmux's own ``%begin``/``%end`` answer to the attach): the rest of the run
+spawns, and the step is spawned. A client that exits on its own (its session was destroyed) is
+replaced at the next step. ``PANEFLEET_TMUX_EXECUTOR=spawn`` turns control mode off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import re
+import select
+import signal
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # only the standard library at import: cli.py may check the variable for any command
+    from pure import model as m
+
+ENV_VAR = "PANEFLEET_TMUX_EXECUTOR"
+Mode = Literal["control", "spawn"]
+MODES: tuple[Mode, ...] = ("control", "spawn")
+
+# Commands whose answer and effect do not depend on which client sends them or whether it is
+# attached, given the targets panefleet passes (``-t %ID``, ``-a``). ``display-message`` also
+# qualifies with ``-p`` first (its message is printed, not shown on a client's status line).
+CONTROL_VERBS = frozenset({
+    "list-panes", "list-windows", "list-sessions", "has-session", "show-option", "show-options",
+    "set-option", "capture-pane", "send-keys", "kill-pane",
+})
+# Commands that change nothing: one whose client died after it was sent is simply spawned again.
+READ_ONLY_VERBS = frozenset({
+    "list-panes", "list-windows", "list-sessions", "has-session", "show-option", "show-options",
+    "capture-pane", "display-message",
+})
+# A spawned client refuses a command whose packed arguments exceed tmux's message size (16 KiB,
+# "command too long"); longer steps are spawned, so that they fail or pass exactly as before.
+MAX_ARGV_BYTES = 8192
+ATTACH: tuple[str, ...] = ("-N", "-C", "attach-session", "-E", "-f", "no-output,ignore-size")
+# Sent after every command: its block marks the end of the command's answer, and it names the
+# client's session, which is empty once tmux is detaching the client (its session was destroyed).
+SENTINEL = b"display-message -p '#{client_session}'\n"
+# tmux's control reader reports a command it cannot parse (an unknown flag, too many arguments) with
+# this prefix (control.c ``control_error``); a spawned client reports the same message without it.
+PARSE_ERROR = b"parse error: "
+# How long a closed client may take to detach and exit before its group is killed.
+CLOSE_SECONDS = 1.0
+# At most this many clients per run (a client is replaced when its session is destroyed).
+MAX_CLIENTS = 4
+
+_SPECIAL = re.compile(rb"['\x00-\x1f\x7f]+")
+_BEGIN = re.compile(rb"%begin ([0-9]+) ([0-9]+) ([0-9]+)")
+_EXIT = re.compile(rb"^%exit( |$)", re.MULTILINE)
+
+
+def mode_from_env(env: Mapping[str, str]) -> Mode:
+    """``control`` unless ``PANEFLEET_TMUX_EXECUTOR`` says ``spawn``; ``ValueError`` for anything else."""
+    value = env.get(ENV_VAR, "").strip()
+    if value == "":
+        return "control"
+    if value not in MODES:
+        raise ValueError(f"{ENV_VAR}: {value!r} is not one of {', '.join(MODES)}")
+    return "spawn" if value == "spawn" else "control"
+
+
+def quote(arg: bytes) -> bytes:
+    """One token of tmux's command parser that stands for exactly ``arg`` (no NUL)."""
+    if not arg:
+        return b"''"
+    parts: list[bytes] = []
+    at = 0
+    for special in _SPECIAL.finditer(arg):
+        if special.start() > at:
+            parts.append(b"'" + arg[at:special.start()] + b"'")
+        parts.append(b'"' + b"".join(b"\\%03o" % byte for byte in special.group()) + b'"')
+        at = special.end()
+    if at < len(arg):
+        parts.append(b"'" + arg[at:] + b"'")
+    return b"".join(parts)
+
+
+def control_line(args: Sequence[str]) -> bytes | None:
+    """The control-mode line for the tmux command ``args``, or None when it must be spawned: a verb
+    not in :data:`CONTROL_VERBS`, an argument ending in ``;`` (tmux's argv path splits the command
+    there), a NUL or a lone surrogate (no spawned argument can hold one either), or arguments longer
+    than :data:`MAX_ARGV_BYTES`."""
+    if not args:
+        return None
+    verb = args[0]
+    if verb not in CONTROL_VERBS and not (verb == "display-message" and args[1:2] == ("-p",)):
+        return None
+    try:
+        encoded = [arg.encode("utf-8") for arg in args]
+    except UnicodeEncodeError:
+        return None
+    if sum(len(arg) + 1 for arg in encoded) > MAX_ARGV_BYTES:
+        return None
+    if any(b"\0" in arg or arg.endswith(b";") for arg in encoded):
+        return None
+    return b" ".join([encoded[0], *(quote(arg) for arg in encoded[1:])]) + b"\n"
+
+
+def closes_client(args: Sequence[str]) -> bool:
+    """A step before which the client must be closed: ``kill-server`` (a control client still
+    attached when its server is killed can be left behind)."""
+    return args[:1] == ("kill-server",)
+
+
+# ------------------------------------------------------------------------------------------ answers
+
+
+class _TimedOut(Exception):
+    pass
+
+
+class _Lost(Exception):
+    """The client's output ended (it exited) or broke the protocol."""
+
+
+Block = tuple[bool, bytes]  # (failed, body: every line with its "\n")
+
+
+def answer(reply: Block, hooks: Sequence[Block] = ()) -> m.Proc:
+    """The observation a spawned client gives for a command's reply block and its hooks' blocks."""
+    from pure import model as m
+
+    out = bytearray()
+    err = bytearray()
+    code = 0
+    for failed, body in (reply, *hooks):
+        if failed:
+            err += body
+            code = 1
+        else:
+            out += body
+    return m.Proc(exit_code=code, stdout=out.decode("utf-8", "replace"), stderr=err.decode("utf-8", "replace"))
+
+
+class _Stream:
+    """The client's stdout as lines and blocks, read under a deadline (``time.monotonic()``)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = bytearray()
+        self.pos = 0
+        self.eof = False
+        self.exiting = False  # tmux said %exit
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
+
+    def _fill(self, deadline: float, *, compact: bool = True) -> None:
+        if self.eof:
+            raise _Lost("the client exited")
+        chunk = self._read(deadline)
+        if not chunk:
+            self.eof = True
+            raise _Lost("the client exited")
+        if compact and self.pos and self.pos >= len(self.buf) // 2:
+            del self.buf[:self.pos]
+            self.pos = 0
+        self.buf += chunk
+
+    def _read(self, deadline: float) -> bytes:
+        """The next chunk of output (empty at the end), waiting until ``deadline``."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _TimedOut
+            if self._poll.poll(max(1, int(remaining * 1000 + 0.999))):
+                try:
+                    return os.read(self.fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                except OSError as exc:
+                    raise _Lost(f"reading from the client failed: {exc.strerror or exc}") from None
+
+    def look(self) -> None:
+        """Between commands: take in what has already arrived, without waiting, and note an end of
+        output or an ``%exit`` (tmux detached the client since the last answer)."""
+        while not self.eof and self._poll.poll(0):
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                break
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.eof = True
+                break
+            self.buf += chunk
+        if not self.exiting and _EXIT.search(self.buf, self.pos):
+            self.exiting = True
+
+    def line(self, deadline: float) -> bytes:
+        while True:
+            end = self.buf.find(b"\n", self.pos)
+            if end >= 0:
+                line = bytes(self.buf[self.pos:end])
+                self.pos = end + 1
+                return line
+            self._fill(deadline)
+
+    def block(self, begin: bytes, deadline: float) -> tuple[bytes, bool, bytes]:
+        """After a ``%begin`` line: (flags, failed, body). The block ends at the first line that is
+        ``%end`` or ``%error`` followed by the same time, number and flags."""
+        found = _BEGIN.fullmatch(begin)
+        if found is None:
+            raise _Lost(f"not a control-mode block: {begin[:80]!r}")
+        triple = begin[len(b"%begin "):]
+        ends = (b"\n%end " + triple + b"\n", b"\n%error " + triple + b"\n")
+        start = self.pos - 1  # the newline that ended the %begin line
+        search = start
+        while True:
+            hits = [(at, failed) for failed, marker in enumerate(ends) if (at := self.buf.find(marker, search)) >= 0]
+            if hits:
+                at, failed = min(hits)
+                body = bytes(self.buf[self.pos:at + 1])
+                self.pos = at + len(ends[failed])
+                return found.group(3), bool(failed), body
+            search = max(start, len(self.buf) - len(ends[1]) + 1)
+            self._fill(deadline, compact=False)  # the offsets above stay valid
+
+    def next_block(self, deadline: float) -> tuple[bytes, bool, bytes]:
+        """The next block, skipping notifications (``%exit`` is noted)."""
+        while True:
+            line = self.line(deadline)
+            if line.startswith(b"%begin "):
+                return self.block(line, deadline)
+            if line == b"%exit" or line.startswith(b"%exit "):
+                self.exiting = True
+            elif not line.startswith(b"%"):
+                raise _Lost(f"unexpected output outside a block: {line[:80]!r}")
+
+
+def collect(stream: _Stream, deadline: float) -> tuple[m.Proc, bool]:
+    """One command's answer from ``stream`` and whether the client can take another command.
+
+    The answer: the command's reply (the first block flagged 1; a parse error loses tmux's control
+    prefix) and the blocks of the after-hooks it set off (flagged 0), up to the :data:`SENTINEL`'s
+    block (flagged 1), which must name a session for the client to stay usable. A client that ends
+    after the reply (the command destroyed its session) has still answered. Raises ``_Lost`` when
+    there is no reply, ``_TimedOut`` at ``deadline``."""
+    reply: Block | None = None
+    hooks: list[Block] = []
+    try:
+        while True:
+            flags, failed, body = stream.next_block(deadline)
+            if flags != b"1":
+                if reply is not None:
+                    hooks.append((failed, body))
+            elif reply is None:
+                if failed and body.startswith(PARSE_ERROR):
+                    body = body[len(PARSE_ERROR):]
+                reply = (failed, body)
+            else:
+                return answer(reply, hooks), not failed and body not in (b"", b"\n")
+    except _Lost:
+        if reply is not None and stream.eof:
+            return answer(reply, hooks), False
+        raise
+
+
+# ------------------------------------------------------------------------------------------- client
+
+StartProblem = Literal["unavailable", "refused", "not_control", "timed_out"]
+
+
+class StartFailure:
+    """Why no client could be started: ``unavailable`` (it exited: no server, no tmux), ``refused``
+    (tmux answered the attach with an error, e.g. no sessions), ``not_control`` (whatever answered
+    does not speak control mode, e.g. a stub ``tmux``), ``timed_out`` (no answer in time)."""
+
+    def __init__(self, problem: StartProblem, detail: str) -> None:
+        self.problem = problem
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"{self.problem}: {self.detail}" if self.detail else self.problem
+
+
+Spawner = Callable[[str, tuple[str, ...], Mapping[str, str], int, int, int], Any]
+
+_LIVE: set[ControlClient] = set()
+
+
+def _close_all() -> None:
+    for client in list(_LIVE):
+        client.close()
+
+
+def _forget_after_fork() -> None:
+    """A forked child owns none of its parent's clients: drop them without a word to tmux."""
+    for client in list(_LIVE):
+        client.abandon()
+
+
+atexit.register(_close_all)
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+class ControlClient:
+    """A running ``tmux -C`` client. Use :meth:`start`; then :meth:`call` per command; :meth:`close`."""
+
+    def __init__(self, running: Any, pid: int, stdin: int, stdout: int, stderr: int) -> None:
+        self.running = running
+        self.pid = pid
+        self.owner = os.getpid()
+        self.stdin = stdin
+        self.stdout = _Stream(stdout)
+        self.stderr = stderr
+        self.closed = False
+        self._signalled = False
+        _LIVE.add(self)
+
+    @classmethod
+    def start(cls, path: str, selector: tuple[str, ...], env: Mapping[str, str], deadline: float,
+              spawn: Spawner) -> ControlClient | StartFailure:
+        """Start ``path`` (tmux, resolved by the caller) in control mode and wait for tmux's answer
+        to the attach until ``deadline``. ``spawn(path, args, env, stdin, stdout, stderr)`` starts
+        the process in a session of its own and returns the ``sh`` handle."""
+        fds = [*os.pipe(), *os.pipe(), *os.pipe()]  # (r, w) for stdin, stdout, stderr
+        child = (fds[0], fds[3], fds[5])
+        try:
+            running = spawn(path, (*selector, *ATTACH), env, *child)
+        except OSError as exc:
+            for fd in fds:
+                os.close(fd)
+            return StartFailure("unavailable", exc.strerror or str(exc))
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
+        for fd in child:
+            os.close(fd)
+        for fd in (fds[1], fds[2], fds[4]):
+            os.set_blocking(fd, False)
+        client = cls(running, running.process.pid, fds[1], fds[2], fds[4])
+        try:
+            failure = client._handshake(deadline)
+        except BaseException:
+            client.kill()
+            raise
+        if failure is not None:
+            if failure.problem in ("not_control", "timed_out"):
+                client.kill()
+            else:
+                client.close()
+            return failure
+        return client
+
+    def _handshake(self, deadline: float) -> StartFailure | None:
+        """tmux answers the attach command (run as the client's first command, flagged 0) with a
+        block of its own before anything else; notifications may follow it."""
+        try:
+            while True:
+                line = self.stdout.line(deadline)
+                if line.startswith(b"%begin "):
+                    break
+                if not line.startswith(b"%"):
+                    return StartFailure("not_control", f"answered {line[:80].decode('utf-8', 'replace')!r}")
+            _, failed, body = self.stdout.block(line, deadline)
+        except _TimedOut:
+            return StartFailure("timed_out", "")
+        except _Lost as lost:
+            if not self.stdout.eof:
+                return StartFailure("not_control", str(lost))
+            end = min(deadline, time.monotonic() + CLOSE_SECONDS)
+            while self._alive() and time.monotonic() < end:
+                time.sleep(0.0005)
+            said = self.stderr_text()
+            return StartFailure("unavailable", said or str(lost))
+        if failed:
+            return StartFailure("refused", body.decode("utf-8", "replace").strip())
+        return None
+
+    def usable(self) -> bool:
+        """Not closed, and tmux has not said it is detaching the client (what has arrived since the
+        last answer is looked at first). A client detached by someone else in the instant before a
+        command is sent is found out only when that command gets no reply."""
+        if self.closed:
+            return False
+        self.stdout.look()
+        return not self.stdout.exiting and not self.stdout.eof
+
+    def call(self, line: bytes, deadline: float) -> m.Proc | None:
+        """Send one command line (:func:`control_line`) and wait until ``deadline`` for its answer.
+
+        None: nothing was sent (the client had gone; it is closed), the caller spawns the command.
+        Raises :class:`CallTimedOut` (the client is then killed) or :class:`CallLost` (sent, but the
+        client exited or broke the protocol before the reply; the command may have run)."""
+        try:
+            self._write(line + SENTINEL, deadline)
+        except _Lost:
+            self.close()
+            return None
+        except _TimedOut:
+            self.kill()
+            raise CallTimedOut from None
+        try:
+            answered, usable = collect(self.stdout, deadline)
+        except _TimedOut:
+            self.kill()
+            raise CallTimedOut from None
+        except _Lost as lost:
+            self.kill()
+            raise CallLost(str(lost)) from None
+        if not usable:  # it answered, but tmux is detaching it (the command destroyed its session):
+            self.close()  # nothing more may be sent to it, since tmux may or may not still run it
+        return answered
+
+    def _write(self, data: bytes, deadline: float) -> None:
+        view = memoryview(data)
+        poller: select.poll | None = None
+        while view:
+            try:
+                written = os.write(self.stdin, view)
+            except BlockingIOError:
+                written = 0
+            except OSError as exc:  # EPIPE: the client has gone
+                raise _Lost(exc.strerror or str(exc)) from None
+            view = view[written:]
+            if view:
+                if poller is None:
+                    poller = select.poll()
+                    poller.register(self.stdin, select.POLLOUT)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise _TimedOut
+                poller.poll(max(1, int(remaining * 1000)))
+
+    def stderr_text(self) -> str:
+        chunks: list[bytes] = []
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self.stderr, 1 << 16):
+                chunks.append(chunk)
+        return b"".join(chunks).decode("utf-8", "replace").strip()
+
+    # -------------------------------------------------------------------------------------- ending
+
+    def close(self) -> None:
+        """Detach: close its standard input (tmux detaches the client, which exits); SIGTERM its
+        group if it has not exited within :data:`CLOSE_SECONDS`, SIGKILL after the grace."""
+        if self._foreign():
+            return
+        with contextlib.suppress(OSError):
+            os.close(self.stdin)
+        self._end(time.monotonic() + CLOSE_SECONDS, terminate=True)
+
+    def kill(self) -> None:
+        """End the client now: SIGTERM to its group, SIGKILL after the grace."""
+        if self._foreign():
+            return
+        with contextlib.suppress(OSError):
+            os.close(self.stdin)
+        self._signal(signal.SIGTERM)
+        self._end(time.monotonic() + _kill_grace(), terminate=False)
+
+    def _foreign(self) -> bool:
+        """Already ended, or not this process's client (a forked child's copy: forgotten)."""
+        if not self.closed and os.getpid() != self.owner:
+            self.abandon()
+        return self.closed
+
+    def _end(self, wait_until: float, *, terminate: bool) -> None:
+        self.closed = True
+        _LIVE.discard(self)
+        try:
+            while self._alive() and time.monotonic() < wait_until:
+                self._drain()
+                time.sleep(0.0005)
+            if terminate and self._alive():
+                self._signal(signal.SIGTERM)
+                grace = time.monotonic() + _kill_grace()
+                while self._alive() and time.monotonic() < grace:
+                    self._drain()
+                    time.sleep(0.002)
+        finally:
+            if self._signalled:
+                self._signal(signal.SIGKILL)  # whatever is left of its group (a stub's children)
+            self._reap()
+            for fd in (self.stdout.fd, self.stderr):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def abandon(self) -> None:
+        """Forget the client without signalling it (a forked child's copy)."""
+        self.closed = True
+        _LIVE.discard(self)
+        for fd in (self.stdin, self.stdout.fd, self.stderr):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _drain(self) -> None:
+        """Read and drop what the client writes while it detaches, so it never blocks on a pipe."""
+        for fd in (self.stdout.fd, self.stderr):
+            with contextlib.suppress(OSError):
+                os.read(fd, 1 << 16)
+
+    def _alive(self) -> bool:
+        try:
+            alive, _ = self.running.process.is_alive()
+        except Exception:  # sh raises for a process already reaped
+            return False
+        return bool(alive)
+
+    def _reap(self) -> None:
+        # sh reports a client ended by a signal as an exception of its own: it is reaped all the same
+        with contextlib.suppress(Exception):
+            self.running.wait()
+
+    def _signal(self, sig: signal.Signals) -> None:
+        self._signalled = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+
+class CallTimedOut(Exception):
+    """No reply before the deadline; the client has been killed."""
+
+
+class CallLost(Exception):
+    """The command was sent but the client exited or broke the protocol before replying."""
+
+
+def _kill_grace() -> float:
+    from shell.deadlines import KILL_GRACE_SECONDS
+
+    return KILL_GRACE_SECONDS
