@@ -267,6 +267,14 @@ def _version() -> str:
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the package metadata is read only when asked (it costs ~25 ms of every start)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        parser.exit(message=f"panefleet {_version()}\n")
+
+
 COMPLETION_HELP = """Print a completion script. Install it with, for bash:
   panefleet completion bash > ~/.local/share/bash-completion/completions/panefleet
 and for zsh (a directory on $fpath):
@@ -289,7 +297,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"panefleet {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print panefleet's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -446,12 +454,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
     from shell import audit_prune, deadlines
+    from shell.tmux_control import mode_from_env as tmux_mode_from_env
 
     try:
         problem = apply_global_defaults(args)
         if problem is not None:
             raise ValueError(problem)
         deadlines.from_env(os.environ)
+        tmux_mode_from_env(os.environ)
         audit_prune.policy_from_env(os.environ)
         problem = _rewritten_team_name(args)
         if problem is not None:
