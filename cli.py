@@ -272,7 +272,8 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
                  option_string: str | None = None) -> None:
-        parser.exit(message=f"panefleet {_version()}\n")
+        sys.stdout.write(f"panefleet {_version()}\n")
+        parser.exit()
 
 
 COMPLETION_HELP = """Print a completion script. Install it with, for bash:

@@ -235,7 +235,7 @@ def wait_until_ready(items: Sequence[Starting], owner: str, policy: Policy) -> G
                 worker=item.worker, ok=False, state=state, last_lines=lines, answered=tuple(answered[item.worker]),
                 polls=polls[item.worker],
                 reason=f"worker_not_ready:{item.worker}: {item.cli} did not become ready within "
-                       f"{policy.timeout_ms // 1000} s (screen: {state})")
+                       f"{policy.timeout_ms // 1000} s (screen: {state}" + (f": {' | '.join(lines)})" if lines else ")"))
     return tuple(done[item.worker] for item in items)
 
 
