@@ -217,6 +217,8 @@ class Sandbox:
             "IS_SANDBOX": "1",
             "PANEFLEET_STATE_DIR": str(self.state_dir),
             "OMX_TEAM_SCALING_ENABLED": "1",
+            # a loaded 2-core machine can take longer than the 45 s default to start several CLIs
+            "OMX_TEAM_READY_TIMEOUT_MS": "150000",
         }
 
     def write_claude_json(self, *, onboarded: bool = True, key_approved: bool = True) -> None:
