@@ -23,9 +23,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from attrs import frozen
+from returns.result import Failure, Result, Success
 
 from pure import model as m
-from pure.omx.state import Json, TeamPaths, render_json
+from pure.omx.state import Json, StateError, TeamPaths, parse_json, render_json
+from pure.omx.txn import NOT_UTF8, STATE_MALFORMED
 from pure.program import Gen, expect
 from pure.tmux import is_positive_pid, prove, read_owner, tmux
 
@@ -117,10 +119,7 @@ def ultragoal_section(text: str | None) -> str | None:
     section, or None when the file is absent or not a valid leader-owned context."""
     if text is None:
         return None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError:
-        return None
+    raw = parse_json(text, "ultragoal-context.json").value_or(None)
     if not isinstance(raw, dict) or raw.get("kind") != "leader_owned_ultragoal_context":
         return None
     goal_raw, title_raw = raw.get("activeGoalId"), raw.get("activeGoalTitle")
@@ -168,21 +167,42 @@ def new_request(*, request_id: str, team: str, worker: str, index: int, pane_id:
     }
 
 
-def parse_requests(text: str | None) -> list[Any]:
+def check_requests(text: str | None, file: str) -> Result[list[Any], StateError]:
+    """``dispatch/requests.json`` as the file it must be: absent (no requests), or a JSON array of
+    request objects whose ``request_id`` and ``to_worker`` are strings when present."""
     if text is None:
-        return []
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        return []
-    return value if isinstance(value, list) else []
+        return Success([])
+    parsed = parse_json(text, file)
+    if isinstance(parsed, Failure):
+        return Failure(parsed.failure())
+    value = parsed.unwrap()
+    if not isinstance(value, list):
+        return Failure(StateError(file, "", f"expected a JSON array, got {type(value).__name__}"))
+    for position, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            return Failure(StateError(file, f"[{position}]", "must be an object"))
+        for key in ("request_id", "to_worker"):
+            if entry.get(key) is not None and not isinstance(entry[key], str):
+                return Failure(StateError(file, f"[{position}].{key}", "must be a string"))
+    return Success(value)
+
+
+def _requests_text(paths: TeamPaths) -> Gen[str | None]:
+    data = yield from expect(m.ReadFile(path=paths.dispatch_requests), m.FileData)
+    if data.error == NOT_UTF8:
+        raise OSError(f"{STATE_MALFORMED}:{paths.dispatch_requests}: not UTF-8 text")
+    if data.error:
+        raise OSError(data.error)
+    return data.content
 
 
 def read_requests(paths: TeamPaths) -> Gen[list[Any]]:
-    data = yield from expect(m.ReadFile(path=paths.dispatch_requests), m.FileData)
-    if data.error:
-        raise OSError(data.error)
-    return parse_requests(data.content)
+    """The recorded requests; a malformed file raises ``OSError("team_state_malformed:<file>…")``
+    and is never overwritten."""
+    checked = check_requests((yield from _requests_text(paths)), paths.dispatch_requests)
+    if isinstance(checked, Failure):
+        raise OSError(f"{STATE_MALFORMED}:{checked.failure()}")
+    return checked.unwrap()
 
 
 def write_requests(paths: TeamPaths, requests: list[Any]) -> Gen[None]:
@@ -193,11 +213,10 @@ def write_requests(paths: TeamPaths, requests: list[Any]) -> Gen[None]:
 
 def remove_requests_for(paths: TeamPaths, workers: Sequence[str]) -> Gen[None]:
     """Drop every request addressed to ``workers`` (scale-up rollback, spec §8.2 step 2)."""
-    data = yield from expect(m.ReadFile(path=paths.dispatch_requests), m.FileData)
-    if data.error:
-        raise OSError(data.error)
-    requests = parse_requests(data.content)
-    kept = [r for r in requests if not (isinstance(r, dict) and r.get("to_worker") in workers)]
+    checked = check_requests((yield from _requests_text(paths)), paths.dispatch_requests)
+    if isinstance(checked, Failure):
+        return  # read_requests refused it before anything was appended: none of ours is in it
+    kept = [r for r in checked.unwrap() if not (isinstance(r, dict) and r.get("to_worker") in workers)]
     yield from write_requests(paths, kept)  # written even when unchanged (oh-my-codex leaves "[]")
 
 

@@ -18,6 +18,7 @@ import posixpath
 from typing import Any
 
 from attrs import field, frozen
+from returns.result import Failure
 
 from pure import model as m
 from pure import ops
@@ -25,7 +26,17 @@ from pure import tmux as t
 from pure.omx import debt as d
 from pure.omx import ids, locks, strays, txn
 from pure.omx.names import sanitize_team_name
-from pure.omx.state import Json, TeamPaths, TeamState, render_json, resolve_state_root, worker_status
+from pure.omx.state import (
+    Json,
+    TeamPaths,
+    TeamState,
+    parse_json,
+    parse_object,
+    render_json,
+    resolve_state_root,
+    validate_config,
+    worker_status,
+)
 from pure.omx.tasks import TERMINAL, list_tasks, parse_iso_ms, read_task
 from pure.program import Gen, PlanError, Program, expect, fail
 
@@ -86,12 +97,21 @@ class StatusSnapshot:
     text: str | None  # None: the file did not exist
 
 
-def _snapshot_status(rpaths: TeamPaths, worker: str) -> Gen[StatusSnapshot]:
-    path = rpaths.worker_file(worker, "status.json")
+def _status_text(path: str) -> Gen[str | None]:
+    """A worker's ``status.json`` text (None: absent). Its content is not judged: oh-my-codex reads an
+    invalid status as ``unknown`` and restores its bytes exactly (seed scenarios I14-I16); only bytes
+    that are not text, which could not be restored, end the program (``team_state_malformed``)."""
     data = yield from expect(m.ReadFile(path=path), m.FileData)
+    if data.error == txn.NOT_UTF8:
+        raise fail(f"{txn.STATE_MALFORMED}:{path}: not UTF-8 text")
     if data.error:
         raise fail(data.error)
-    return StatusSnapshot(worker, path, data.content)
+    return data.content
+
+
+def _snapshot_status(rpaths: TeamPaths, worker: str) -> Gen[StatusSnapshot]:
+    path = rpaths.worker_file(worker, "status.json")
+    return StatusSnapshot(worker, path, (yield from _status_text(path)))
 
 
 def _restore_statuses(snapshots: list[StatusSnapshot], workers: list[str]) -> Gen[None]:
@@ -105,8 +125,29 @@ def _restore_statuses(snapshots: list[StatusSnapshot], workers: list[str]) -> Ge
 
 
 def _status_state(paths: TeamPaths, worker: str) -> Gen[str]:
+    """The worker's state word; an invalid status reads as ``unknown``, as in oh-my-codex."""
     data = yield from expect(m.ReadFile(path=paths.worker_file(worker, "status.json")), m.FileData)
     return str(worker_status(data.content).get("state"))
+
+
+def _preflight(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[None]:
+    """Every team file this scale-down reads, validated before its first write (the reconcile of
+    earlier debt included): the manifest it rewrites must be a JSON object, every task a valid task,
+    and the ``status.json`` of each worker it may select text (``_status_text``). Anything else ends
+    it with ``team_state_malformed:<file>[ field <f>]: <what>``, nothing changed. (The canonical read
+    ignores a manifest that is not a v2 manifest, as oh-my-codex does; the commit patches
+    ``workers`` into any JSON object, so only one that does not parse as an object is refused.)"""
+    if state.manifest_text is not None:
+        manifest = parse_object(state.manifest_text, ctx.paths.manifest)
+        if isinstance(manifest, Failure):
+            raise fail(f"{txn.STATE_MALFORMED}:{manifest.failure()}")
+    yield from list_tasks(ctx.paths)
+    members = [str(w.get("name")) for w in _workers(state)]
+    candidates = [n for n in members if n in req.worker_names] if req.worker_names else members
+    roots = sorted({ctx.paths.workers_dir, d.record_paths(ctx, state).workers_dir})  # where it reads and writes
+    for name in candidates:
+        for root in roots:
+            yield from _status_text(posixpath.join(root, name, "status.json"))
 
 
 # ----------------------------------------------------------------------------------------- program
@@ -226,13 +267,13 @@ def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Json],
         hold = _parse_int(req.env.get("OMX_TEAM_SCALE_DOWN_BOUNDARY_HOLD_MS", ""))
         if hold is not None and hold > 0:
             yield from expect(m.Sleep(ms=hold), m.Ack)
-        current = json.loads(config_text)
+        current = _checked_object(config_text, paths.config, config=True)
         next_config = dict(current)
         next_config["workers"] = [w for w in current.get("workers", []) if w.get("name") not in names]
         next_config["worker_count"] = len(next_config["workers"])
         next_manifest: str | None = None
         if manifest_text is not None:
-            manifest = dict(json.loads(manifest_text))
+            manifest = _checked_object(manifest_text, paths.manifest)
             manifest["workers"] = next_config["workers"]
             manifest["worker_count"] = next_config["worker_count"]
             next_manifest = render_json(manifest)
@@ -263,6 +304,16 @@ def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Json],
         return (yield from _teardown(state, removable, snapshots, rpaths, record, count))
 
     return (yield from locks.with_claim_locks(paths, candidates, locked))
+
+
+def _checked_object(text: str, file: str, config: bool = False) -> Json:
+    """``text`` (read again under the claim locks) as a JSON object, a config checked as one."""
+    parsed = parse_object(text, file)
+    if config:
+        parsed = parsed.bind(lambda raw: validate_config(raw, file))
+    if isinstance(parsed, Failure):
+        raise fail(f"{txn.STATE_MALFORMED}:{parsed.failure()}")
+    return dict(parsed.unwrap())
 
 
 def _parse_int(text: str) -> int | None:
@@ -334,6 +385,7 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[tuple[Json, list[m.Debt
     state = yield from _load(ctx)
     if state is None:
         return _err(f"Team {ctx.paths.team} not found"), []
+    yield from _preflight(ctx, req, state)
     prior = yield from d.reconcile(ctx)
     if not prior.get("ok"):
         return prior, []
@@ -356,6 +408,8 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[tuple[Json, list[m.Debt
             ctx.paths, lambda b: _commit_block(ctx, req, selected, snapshots, b))
     except PlanError as error:
         yield from _restore_statuses(snapshots, names)
+        if error.outcome.message.startswith(f"{txn.STATE_MALFORMED}:"):
+            return _err(error.outcome.message), []  # changed under us since the preflight: named as it is
         return _err(f"scale_down_task_reconciliation_failed:Error: {error.outcome.message}"), []
     if outcome.failure is not None:
         debts = [m.Debt(kind="tmux_pane", subject=p.pane_id, reason=_reason_for(p.pane_id, outcome.reasons),
@@ -441,12 +495,7 @@ def debt_show_program(req: DebtRequest) -> Program:
     state = yield from txn.read_state(ctx.paths)
     rpaths = d.record_paths(ctx, state) if state is not None else ctx.paths
     text = yield from txn.read_text(rpaths.debt)
-    parsed: Any = None
-    if text is not None:
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError:
-            parsed = None
+    parsed: Any = None if text is None else parse_json(text, rpaths.debt).value_or(None)
     report = d.explain(parsed if isinstance(parsed, dict) else None, text, ctx.paths.team)
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(report)))
 

@@ -11,6 +11,7 @@ Malformed input never raises: it yields a :class:`StateError` naming the file an
 from __future__ import annotations
 
 import json
+import math
 import posixpath
 import re
 from collections.abc import Mapping
@@ -145,21 +146,118 @@ class TeamPaths:
 
 # ------------------------------------------------------------------------------------------- codec
 
+MAX_DEPTH = 64  # team state is a few levels deep; deeper input is refused, never recursed into
+MAX_NUMBER_DIGITS = 308  # an integer literal longer than this is beyond any double (JSON.parse: Infinity)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _NotJson:
+    """A number ``json`` accepts but JSON does not carry (NaN, Infinity, 1e400, a 5000-digit integer)."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+
+def _constant(name: str) -> _NotJson:
+    return _NotJson(f"{name} is not a JSON number")
+
+
+def _float(text: str) -> float | _NotJson:
+    value = float(text)
+    return value if math.isfinite(value) else _NotJson(f"number {text[:24]} is out of range")
+
+
+def _int(text: str) -> int | _NotJson:
+    if len(text.lstrip("-")) > MAX_NUMBER_DIGITS:
+        return _NotJson(f"integer of {len(text.lstrip('-'))} digits is out of range")
+    return int(text)
+
+
+def _where(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _first_problem(value: object) -> tuple[str, str] | None:
+    """The first value JSON cannot carry, as ``(field, what)``: a non-finite or out-of-range number,
+    a string with a lone surrogate (not Unicode text), or nesting deeper than ``MAX_DEPTH``. Iterative,
+    so that a deep document cannot exhaust the interpreter's stack."""
+    stack: list[tuple[str, object, int]] = [("", value, 0)]
+    while stack:
+        path, item, depth = stack.pop()
+        if isinstance(item, _NotJson):
+            return path, item.what
+        if isinstance(item, float) and not math.isfinite(item):
+            return path, "number is not finite"
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return path, "string is not Unicode text (lone surrogate)"
+            continue
+        if isinstance(item, (dict, list)):
+            if depth >= MAX_DEPTH:
+                return path, f"nested deeper than {MAX_DEPTH} levels"
+            if isinstance(item, dict):
+                for key, child in reversed(list(item.items())):
+                    if _SURROGATE.search(key):
+                        return path, "key is not Unicode text (lone surrogate)"
+                    stack.append((_where(path, key), child, depth + 1))
+            else:
+                for position in range(len(item) - 1, -1, -1):
+                    stack.append((_where(path, position), item[position], depth + 1))
+    return None
+
+
+def parse_json(text: str, file: str) -> Result[object, StateError]:
+    """``text`` as JSON, strictly: what ``JSON.parse`` accepts, and only values panefleet can write back
+    unchanged (no NaN/Infinity, no number beyond a double, no lone surrogate, bounded nesting)."""
+    try:
+        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except json.JSONDecodeError as exc:
+        return Failure(StateError(file, "", f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"))
+    except RecursionError:
+        return Failure(StateError(file, "", "malformed JSON: nested too deeply"))
+    except ValueError as exc:  # pragma: no cover - the hooks above leave json nothing else to refuse
+        return Failure(StateError(file, "", f"malformed JSON: {exc}"))
+    problem = _first_problem(value)
+    if problem is not None:
+        return Failure(StateError(file, problem[0], problem[1]))
+    return Success(value)
+
+
+def _json_safe(value: object) -> object:
+    """``value`` with every non-finite number replaced by null, as ``JSON.stringify`` writes it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    return value
+
 
 def render_json(value: object) -> str:
-    """``JSON.stringify(value, null, 2)``."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    """``JSON.stringify(value, null, 2)``: never anything but valid JSON in UTF-8 text — a non-finite
+    number is written as ``null`` and a lone surrogate as its ``\\uXXXX`` escape, as ``JSON.stringify``
+    does."""
+    try:
+        text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_json_safe(value), indent=2, ensure_ascii=False, allow_nan=False)
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    return text
 
 
 def parse_object(text: str | None, file: str) -> Result[Json, StateError]:
     if text is None:
         return Failure(StateError(file, "", "missing"))
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return Failure(StateError(file, "", f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"))
-    except RecursionError:
-        return Failure(StateError(file, "", "malformed JSON: nested too deeply"))
+    parsed = parse_json(text, file)
+    if isinstance(parsed, Failure):
+        return Failure(parsed.failure())
+    value = parsed.unwrap()
     if not isinstance(value, dict):
         return Failure(StateError(file, "", f"expected a JSON object, got {type(value).__name__}"))
     return Success(value)
@@ -178,6 +276,19 @@ def config_generation(raw: Json) -> int:
     return value if type(value) is int and 0 <= value <= MAX_SAFE_INTEGER else 0
 
 
+WORKER_STRINGS = ("pane_id", "role", "worker_cli", "working_dir", "worktree_path", "worktree_repo_root",
+                  "worktree_branch", "team_state_root")
+WORKER_BOOLS = ("worktree_detached", "worktree_created")
+CONFIG_INTEGERS = ("worker_count", "max_workers", "next_worker_index", "next_task_id", "leader_pane_pid",
+                   "hud_pane_pid")
+CONFIG_STRINGS = ("leader_pane_id", "hud_pane_id", "tmux_pane_owner_id", "tmux_session", "team_state_root",
+                  "leader_cwd", "worker_cli", "workspace_mode")
+
+
+def _set(container: Json, key: str) -> bool:
+    return key in container and container[key] is not None
+
+
 def _check_worker(worker: object, where: str, file: str) -> StateError | None:
     if not isinstance(worker, dict):
         return StateError(file, where, "worker entry must be an object")
@@ -185,30 +296,40 @@ def _check_worker(worker: object, where: str, file: str) -> StateError | None:
         return StateError(file, f"{where}.name", "worker name must match ^[a-z0-9][a-z0-9-]{0,63}$")
     if not is_positive_int(worker.get("index")):
         return StateError(file, f"{where}.index", "worker index must be a positive integer")
-    for key in ("pane_id", "role", "worker_cli", "working_dir"):
-        if key in worker and worker[key] is not None and not isinstance(worker[key], str):
+    for key in WORKER_STRINGS:
+        if _set(worker, key) and not isinstance(worker[key], str):
             return StateError(file, f"{where}.{key}", "must be a string")
-    if "pid" in worker and worker["pid"] is not None and not is_safe_int(worker["pid"]):
+    for key in WORKER_BOOLS:
+        if _set(worker, key) and not isinstance(worker[key], bool):
+            return StateError(file, f"{where}.{key}", "must be a boolean")
+    if _set(worker, "pid") and not is_safe_int(worker["pid"]):
         return StateError(file, f"{where}.pid", "must be an integer")
     return None
 
 
 def validate_config(raw: Json, file: str) -> Result[Json, StateError]:
-    """The fields scaling relies on must have the right JSON types."""
+    """Every field panefleet reads must have the right JSON type; worker names are unique."""
     if not isinstance(raw.get("name"), str):
         return Failure(StateError(file, "name", "must be a string"))
     workers = raw.get("workers")
     if not isinstance(workers, list):
         return Failure(StateError(file, "workers", "must be an array"))
+    names: set[str] = set()
     for position, worker in enumerate(workers):
         problem = _check_worker(worker, f"workers[{position}]", file)
         if problem is not None:
             return Failure(problem)
-    for key in ("worker_count", "max_workers", "next_worker_index", "next_task_id"):
-        if key in raw and raw[key] is not None and not is_safe_int(raw[key]):
+        if worker["name"] in names:
+            return Failure(StateError(file, f"workers[{position}].name", f"duplicate worker name {worker['name']}"))
+        names.add(worker["name"])
+    for key in CONFIG_INTEGERS:
+        if _set(raw, key) and not is_safe_int(raw[key]):
             return Failure(StateError(file, key, "must be an integer"))
-    for key in ("leader_pane_id", "hud_pane_id", "tmux_pane_owner_id", "tmux_session"):
-        if key in raw and raw[key] is not None and not isinstance(raw[key], str):
+    if _set(raw, "config_generation") and not (is_safe_int(raw["config_generation"])
+                                               and raw["config_generation"] >= 0):
+        return Failure(StateError(file, "config_generation", "must be a non-negative integer"))
+    for key in CONFIG_STRINGS:
+        if _set(raw, key) and not isinstance(raw[key], str):
             return Failure(StateError(file, key, "must be a string or null"))
     return Success(raw)
 
@@ -415,6 +536,54 @@ def manifest_from_config(config: Json) -> Json:
     manifest["resize_hook_target"] = config.get("resize_hook_target")
     manifest["next_worker_index"] = config.get("next_worker_index")
     return manifest
+
+
+TASK_STATUSES = ("pending", "blocked", "in_progress", "completed", "failed")
+TASK_STRINGS = ("subject", "description", "created_at")
+TASK_OPTIONAL_STRINGS = ("owner", "role")
+CLAIM_STRINGS = ("owner", "token", "leased_until")
+
+
+def check_task(text: str | None, task_id: str, file: str) -> Result[Json | None, StateError]:
+    """``tasks/task-<id>.json`` as the file it must be: absent (None), or oh-my-codex's task object for
+    that id, every field panefleet reads of the right type (``version`` a safe integer, ``claim`` an
+    object of strings, ``depends_on``/``blocked_by`` arrays of task ids)."""
+    if text is None:
+        return Success(None)
+    parsed = parse_object(text, file)
+    if isinstance(parsed, Failure):
+        return Failure(parsed.failure())
+    task = parsed.unwrap()
+    if not isinstance(task.get("id"), str):
+        return Failure(StateError(file, "id", "must be a string"))
+    if task_id and task["id"] != task_id:
+        return Failure(StateError(file, "id", f"must be {task_id!r}, the id in the file name"))
+    for key in TASK_STRINGS:
+        if not isinstance(task.get(key), str):
+            return Failure(StateError(file, key, "must be a string"))
+    if task.get("status") not in TASK_STATUSES:
+        return Failure(StateError(file, "status", "must be one of " + ", ".join(TASK_STATUSES)))
+    for key in TASK_OPTIONAL_STRINGS:
+        if _set(task, key) and not isinstance(task[key], str):
+            return Failure(StateError(file, key, "must be a string or null"))
+    if _set(task, "version") and not is_safe_int(task["version"]):
+        return Failure(StateError(file, "version", "must be an integer"))
+    for key in ("depends_on", "blocked_by"):
+        if not _set(task, key):
+            continue
+        if not isinstance(task[key], list):
+            return Failure(StateError(file, key, "must be an array of task ids"))
+        for position, dep in enumerate(task[key]):
+            if not isinstance(dep, str):
+                return Failure(StateError(file, f"{key}[{position}]", "must be a task id string"))
+    claim = task.get("claim")
+    if claim is not None:
+        if not isinstance(claim, dict):
+            return Failure(StateError(file, "claim", "must be an object or null"))
+        for key in CLAIM_STRINGS:
+            if _set(claim, key) and not isinstance(claim[key], str):
+                return Failure(StateError(file, f"claim.{key}", "must be a string"))
+    return Success(task)
 
 
 def worker_status(text: str | None) -> Json:

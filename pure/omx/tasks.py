@@ -20,7 +20,6 @@ ends with ``team_state_malformed:<file>: <what>`` (status ``error``).
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import re
 
 from attrs import field, frozen
@@ -31,10 +30,9 @@ from pure import ops
 from pure.omx import ids, locks, txn
 from pure.omx.debt import Ctx
 from pure.omx.names import is_safe_task_id, validate_team_name
-from pure.omx.state import Json, TeamPaths, render_json, resolve_state_root
+from pure.omx.state import TASK_STATUSES, Json, TeamPaths, check_task, render_json, resolve_state_root
 from pure.program import Gen, Program, expect, fail
 
-TASK_STATUSES = ("pending", "blocked", "in_progress", "completed", "failed")
 TERMINAL = ("completed", "failed")
 TASK_FILE_RE = re.compile(r"task-([0-9]+)\.json")
 CLAIM_LEASE_MS = 15 * 60 * 1000
@@ -45,14 +43,6 @@ class TaskFile:
     task_id: str
     text: str
     task: Json  # normalized
-
-
-def is_team_task(value: object) -> bool:
-    if not isinstance(value, dict):
-        return False
-    return (isinstance(value.get("id"), str) and isinstance(value.get("subject"), str)
-            and isinstance(value.get("description"), str) and value.get("status") in TASK_STATUSES
-            and isinstance(value.get("created_at"), str))
 
 
 def normalize_task(task: Json) -> Json:
@@ -66,36 +56,36 @@ def normalize_task(task: Json) -> Json:
     return out
 
 
-def parse_task(text: str | None, task_id: str) -> Json | None:
-    if text is None:
-        return None
-    try:
-        raw = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        return None
-    if not is_team_task(raw):
-        return None
-    task = normalize_task(raw)
-    return task if task.get("id") == task_id else None
+def parse_task(text: str | None, task_id: str, file: str = "") -> Json | None:
+    """The normalized task, None when the file is absent; a file that is not a valid task of that id
+    ends the program with ``team_state_malformed:<file>[ field <f>]: <what>``."""
+    checked = check_task(text, task_id, file or f"task-{task_id}.json")
+    if isinstance(checked, Failure):
+        raise fail(f"{txn.STATE_MALFORMED}:{checked.failure()}")
+    raw = checked.unwrap()
+    return None if raw is None else normalize_task(raw)
 
 
 def list_tasks(paths: TeamPaths) -> Gen[list[TaskFile]]:
-    """Every valid ``tasks/task-<N>.json`` in ascending numeric id order."""
+    """Every ``tasks/task-<N>.json`` in ascending numeric id order; one that is not a valid task, or a
+    tasks directory that cannot be listed, ends the program (``team_state_malformed``, ``cannot read``)."""
     listing = yield from expect(m.ListDir(path=paths.tasks_dir), m.Listing)
+    if listing.error:
+        raise fail(f"cannot read {paths.tasks_dir}: {listing.error}")
     ids = sorted((mt.group(1) for name in (listing.names or ()) if (mt := TASK_FILE_RE.fullmatch(name))),
                  key=int)
     out: list[TaskFile] = []
     for task_id in ids:
-        data = yield from expect(m.ReadFile(path=paths.task(task_id)), m.FileData)
-        task = parse_task(data.content, task_id)
-        if task is not None and data.content is not None:
-            out.append(TaskFile(task_id, data.content, task))
+        text = yield from txn.read_text(paths.task(task_id))
+        task = parse_task(text, task_id, paths.task(task_id))
+        if task is not None and text is not None:
+            out.append(TaskFile(task_id, text, task))
     return out
 
 
 def read_task(paths: TeamPaths, task_id: str) -> Gen[Json | None]:
-    data = yield from expect(m.ReadFile(path=paths.task(task_id)), m.FileData)
-    return parse_task(data.content, task_id)
+    text = yield from txn.read_text(paths.task(task_id))
+    return parse_task(text, task_id, paths.task(task_id))
 
 
 # ------------------------------------------------------------------------------------------ create

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from functools import partial
 from typing import Literal
 
 from attrs import frozen
@@ -40,7 +41,19 @@ from returns.result import Failure, Result, Success
 
 from pure import model as m
 from pure.omx.locks import Barrier
-from pure.omx.state import Json, TeamPaths, TeamState, config_generation, read_team_state, render_json
+from pure.omx.state import (
+    Json,
+    StateError,
+    TeamPaths,
+    TeamState,
+    check_task,
+    config_generation,
+    parse_json,
+    parse_object,
+    read_team_state,
+    render_json,
+    validate_config,
+)
 from pure.program import Gen, expect, fail
 
 Phase = Literal["prepared", "committed"]
@@ -49,6 +62,8 @@ TASK_ID_RE = re.compile(r"[0-9]{1,20}")
 INTERRUPTION = "injected_scale_down_interruption:after-first-task-write"
 ROLLBACK_PERSISTENCE = "injected_scale_down_failure:rollback-persistence-failure"
 STATE_MALFORMED = "team_state_malformed"
+JOURNAL_FILE = ".membership-task-transaction.json"
+NOT_UTF8 = "not_utf8"  # the shell's FileData error for a file whose bytes are not UTF-8 (shell/executor.py)
 
 
 @frozen
@@ -98,13 +113,14 @@ def journal_text(journal: Journal) -> str:
     })
 
 
-def parse_journal(text: str, team: str) -> Result[Journal, str]:
-    """The journal's shape (not yet its paths). Any problem is oh-my-codex's message."""
+def parse_journal(text: str, team: str, file: str = JOURNAL_FILE) -> Result[Journal, str]:
+    """The journal's shape (not yet its paths). A shape problem is oh-my-codex's message; text that
+    is not JSON panefleet can carry is ``team_state_malformed:<file>[ field <f>]: <what>``."""
     invalid = f"Invalid membership transaction journal for {team}"
-    try:
-        raw = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        return Failure(f"SyntaxError: {exc}")
+    parsed = parse_json(text, file)
+    if isinstance(parsed, Failure):
+        return Failure(f"{STATE_MALFORMED}:{parsed.failure()}")
+    raw = parsed.unwrap()
     if not isinstance(raw, dict):
         return Failure(invalid)
     phase = raw.get("phase")
@@ -127,6 +143,8 @@ def parse_journal(text: str, team: str) -> Result[Journal, str]:
 def read_text(path: str) -> Gen[str | None]:
     """A file's text, ``None`` when it does not exist; an unreadable file ends the program."""
     data = yield from expect(m.ReadFile(path=path), m.FileData)
+    if data.error == NOT_UTF8:
+        raise fail(f"{STATE_MALFORMED}:{path}: not UTF-8 text")
     if data.error:
         raise fail(f"cannot read {path}: {data.error}")
     return data.content
@@ -207,10 +225,37 @@ def _read_journal(paths: TeamPaths) -> Gen[Journal | None]:
     text = yield from read_text(paths.journal)
     if text is None:
         return None
-    parsed = parse_journal(text, paths.team)
+    parsed = parse_journal(text, paths.team, paths.journal)
     if isinstance(parsed, Failure):
         raise fail(parsed.failure())
     return parsed.unwrap()
+
+
+def check_applied_bytes(paths: TeamPaths, journal: Journal) -> Gen[None]:
+    """Recovery writes one side of every entry (``newBytes`` when committed, else ``oldBytes``): the
+    config it would write must be a valid config, every task a valid task, and the manifest a JSON
+    object — or, for a manifest that is not one (oh-my-codex keeps such a manifest byte for byte, and
+    so does a rollback), exactly the bytes already there. Otherwise the journal is malformed and
+    nothing is written."""
+    side = "newBytes" if journal.phase == "committed" else "oldBytes"
+    for position, entry in enumerate(journal.files):
+        data = entry.new if journal.phase == "committed" else entry.old
+        if data is None:
+            continue
+        name = posixpath.basename(entry.path)
+        problem: Result[object, StateError]
+        if entry.path == paths.config:
+            problem = parse_object(data, name).bind(partial(validate_config, file=name))
+        elif entry.path == paths.manifest:
+            problem = parse_object(data, name)
+            if isinstance(problem, Failure) and (yield from read_text(entry.path)) == data:
+                continue
+        else:
+            match = TASK_FILE_RE.fullmatch(name)
+            problem = check_task(data, match.group(1) if match else "", name)
+        if isinstance(problem, Failure):
+            raise fail(f"{STATE_MALFORMED}:{paths.journal} field files[{position}].{side}: would write a "
+                       f"malformed {problem.failure()}")
 
 
 def recover(paths: TeamPaths, barrier: Barrier, retain: bool = False) -> Gen[Phase | None]:
@@ -220,6 +265,7 @@ def recover(paths: TeamPaths, barrier: Barrier, retain: bool = False) -> Gen[Pha
     if journal is None:
         return None
     yield from validate_files(paths, journal.files)
+    yield from check_applied_bytes(paths, journal)
     yield from _apply(journal.files, journal.phase == "committed")
     if not retain:
         yield from remove_file(paths.journal, note="txn")
@@ -231,7 +277,7 @@ def finalize(paths: TeamPaths, barrier: Barrier) -> Gen[None]:
     text = yield from read_text(paths.journal)
     if text is None:
         raise fail(f"ENOENT: no such file or directory, open '{paths.journal}'")
-    parsed = parse_journal(text, paths.team)
+    parsed = parse_journal(text, paths.team, paths.journal)
     if isinstance(parsed, Failure) or parsed.unwrap().phase != "committed":
         raise fail(f"Cannot finalize non-committed membership transaction for {paths.team}")
     yield from validate_files(paths, parsed.unwrap().files)
@@ -243,10 +289,10 @@ def raw_generation(paths: TeamPaths) -> Gen[int | None]:
     text = yield from read_text(paths.config)
     if text is None:
         return None
-    try:
-        raw = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    parsed = parse_json(text, paths.config)
+    if isinstance(parsed, Failure):
         return None
+    raw = parsed.unwrap()
     return config_generation(raw) if isinstance(raw, dict) else 0
 
 

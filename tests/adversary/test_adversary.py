@@ -1,0 +1,538 @@
+"""An adversary that never wins: panefleet's operations against a simulated tmux server that someone
+else is using too, with faults, hangs and crashes, checked after every step.
+
+A hypothesis ``RuleBasedStateMachine`` interleaves panefleet's operations — ``team init`` (adopting a
+leader pane), ``team scale-up`` (``OMX_TEAM_SKIP_READY_WAIT=1``), ``team scale-down``, ``team debt
+reconcile``, ``team status`` — for up to three teams sharing one state root, run as pure programs
+through ``tests/adversary/sim.py`` over the simulated server and real files, with an adversary:
+foreign panes appear, panes are re-tagged (to another team, to nothing, or a foreign pane to this
+team), respawned with the same id and a new pid, die (closed, or kept dead by ``remain-on-exit``), the
+server restarts and numbering starts again. Inside an operation, chosen tmux queries fail or time out
+(observed as failed), chosen mutations are refused, adversary events happen right before a chosen
+query, and the process may be killed after k steps (its lock directories are left to a dead pid;
+later operations must cope with whatever it left).
+
+Invariants after every step:
+
+* **no mutation on a pane that is not ours at that instant** (``sim.SimExecutor._audit``, against the
+  server's truth): every kill, split, keystroke and option write targets a pane whose tag is the team's
+  and whose current process is one panefleet started for the team or its records pin for that pane;
+  the owner tag is written only onto a pane still running the process this run created (team init:
+  the one its pane table showed), never over another tag;
+* **membership entirely old or entirely new after a read**: the public read (recovery included)
+  succeeds, config and manifest name the same workers with the same panes and pids, a scale-down's
+  targets are all members or none, and in the first case their tasks are as they were, in the
+  second no open task still names them; a scale-up only adds new workers; nothing else changes
+  membership;
+* ``LeakMachine`` adds: **every pane panefleet created and did not remove is a member or named in
+  debt** (xfail: a process killed between ``split-window`` and the membership commit leaves a pane
+  that no record names yet).
+
+Adversary events inside a run never fall between a proof and the mutation it guards: pid changes
+(respawn, death, restart, a new pane) happen right before a pane-table or owner-tag query, re-tags
+right before an owner-tag query — the window between the last ``list-panes`` and ``kill-pane`` is a
+documented limitation shared with oh-my-codex (docs/design-notes.md). Nor between ``split-window``
+and the pin of the new pane (see ``test_respawn_between_split_and_pin``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from attrs import define, field
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from pure import model as m
+from pure.omx import locks, txn
+from pure.omx.scale_down import DebtRequest, ScaleDownRequest
+from pure.omx.scale_up import ScaleUpRequest, TaskSpec
+from pure.omx.state import TeamPaths
+from pure.program import Program
+from pure.team_ops import TeamInitRequest, TeamStatusRequest
+from tests.adversary import team as tm
+from tests.adversary.sim import OWNER, SimExecutor, TmuxServer, Violation, World, drive
+
+TEAMS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta")
+ENV = dict(tm.ENV)
+TOTALS: Counter[str] = Counter()
+
+
+# --------------------------------------------------------------------------------------- plans
+
+
+@define
+class Plan:
+    """What goes wrong inside one run."""
+
+    crash_after: int | None = None
+    failed_queries: dict[int, str] = field(factory=dict)  # query number → "fail" | "timeout"
+    refused_mutations: frozenset[int] = frozenset()
+    events: dict[int, tuple[str, int]] = field(factory=dict)  # query number → (event, choice)
+    # targeted tests only (never drawn): kill the process right after it tags a new pane; respawn the
+    # new pane between split-window and the pin
+    stop_at_tag: bool = False
+    respawn_after_split: bool = False
+
+
+EVENTS = ("respawn", "die", "die_kept", "retag_foreign", "retag_none", "retag_ours", "foreign_pane", "restart")
+MID_RUN_RESTART_ODDS = 4  # one restart scheduled inside a run in this many actually happens
+QUIET = Plan()
+FAULTY = st.builds(
+    Plan,
+    crash_after=st.none() | st.integers(0, 160),
+    failed_queries=st.dictionaries(st.integers(1, 60), st.sampled_from(["fail", "timeout"]), max_size=2),
+    refused_mutations=st.frozensets(st.integers(1, 12), max_size=1),
+    events=st.dictionaries(st.integers(1, 60), st.tuples(st.sampled_from(EVENTS), st.integers(0, 10**6)),
+                           max_size=2),
+)
+PLANS = st.one_of(st.just(QUIET), FAULTY)
+
+
+@define
+class Snapshot:
+    """A team as the last public read showed it."""
+
+    members: dict[str, tuple[Any, Any]]  # name → (pane_id, pid)
+    next_index: int
+    open_tasks: dict[str, set[str]]  # task id → worker names it references (non-terminal tasks)
+    task_bytes: dict[str, bytes]
+
+
+class AdversaryMachine(RuleBasedStateMachine):
+    check_leaks = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        base = "/dev/shm" if Path("/dev/shm").is_dir() else None
+        self.root = Path(tempfile.mkdtemp(prefix="pf-adv-sm-", dir=base)).resolve()
+        self.cwd = self.root / "work"
+        self.cwd.mkdir()
+        self.state_root = self.cwd / ".omx" / "state"
+        self.world = World(server=TmuxServer())
+        self.teams: dict[str, Snapshot | None] = {}
+        self.clock = 0
+        TOTALS["machines"] += 1
+
+    def teardown(self) -> None:
+        TOTALS.update(self.world.counts)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- running ----------------------------------------------------------------------------------
+    def _hook(self, plan: Plan, executor: SimExecutor) -> Callable[[tuple[str, ...], int], m.Proc | None]:
+        def before_query(args: tuple[str, ...], number: int) -> m.Proc | None:
+            just_split = len(executor.tmux_log) >= 2 and executor.tmux_log[-2][0] in ("split-window", "new-window")
+            if just_split and plan.respawn_after_split:
+                self.world.server.respawn(self._panes()[-1])  # the pane the split just made
+            event = plan.events.get(number)
+            if event is not None and not just_split:
+                name, choice = event
+                if name == "restart" and choice % MID_RUN_RESTART_ODDS:
+                    name = "respawn"
+                # half the time the event hits the pane this run is working on: the one this owner-tag
+                # query is about, or the target of its latest command
+                focus = _focus(args, executor.tmux_log) if choice % 2 else None
+                if not name.startswith("retag") or args[0] == "show-option":
+                    if self._event(name, choice, focus):
+                        self.world.count(f"mid-run {name}")
+            failure = plan.failed_queries.get(number)
+            if failure == "fail":
+                self.world.count("query failed")
+                return m.Proc(exit_code=1, stderr="server exited unexpectedly\n")
+            if failure == "timeout":
+                self.world.count("query hung")
+                return m.Proc(exit_code=None, stderr="tmux timed out after 10 s")
+            return None
+
+        return before_query
+
+    def run(self, team: str, program: Program | Any, plan: Plan, *,
+            adopting: bool = False) -> tuple[m.Done | None, SimExecutor]:
+        executor = SimExecutor(self.world, self.root, team, state_root=self.state_root, adopting=adopting,
+                               fail_mutations=plan.refused_mutations, env=ENV, clock_start=self.clock)
+        executor.before_query = self._hook(plan, executor)
+        done = drive(lambda: program, executor, stop_after=plan.crash_after,
+                     stop_at=_is_tag if plan.stop_at_tag else None)
+        self.clock = executor.ticks + 1000
+        TOTALS["program steps"] += executor.steps
+        if done is None:
+            self.world.count("killed mid-run")
+        return done, executor
+
+    def _op(self, team: str, kind: str, program: Any, plan: Plan, *, adopting: bool = False) -> None:
+        before = self.teams.get(team)
+        done, executor = self.run(team, program, plan, adopting=adopting)
+        message = done.outcome.message if done is not None else "killed"
+        assert not message.startswith(("internal_error", "journal_", "program_returned")), message
+        TOTALS[f"{kind} {done.outcome.status if done is not None else 'killed'}"] += 1
+        for args in executor.tmux_log:
+            if args[0] in ("split-window", "kill-pane", "send-keys", "set-option"):
+                TOTALS[f"tmux {args[0]}"] += 1
+        self._check_membership(team, kind, before, executor)
+        TOTALS["steps"] += 1
+        TOTALS[f"op {kind}"] += 1
+
+    # -- the adversary between runs ------------------------------------------------------------------
+    def _panes(self) -> list[str]:
+        return sorted(self.world.server.panes, key=lambda p: int(p[1:]))
+
+    def _event(self, name: str, choice: int, focus: str | None = None) -> bool:
+        server = self.world.server
+        panes = self._panes()
+        if name == "foreign_pane":
+            tags = [None, "team:other", *(f"team:{t}" for t in self.teams)]
+            server.new_pane(command="vim", tag=tags[choice % len(tags)])
+            return True
+        if name == "restart":
+            server.restart()
+            return True
+        if not panes:
+            return False
+        pane = focus if focus in server.panes else panes[choice % len(panes)]
+        if name == "respawn":
+            server.respawn(pane)
+        elif name == "die":
+            server.die(pane)
+        elif name == "die_kept":
+            server.panes[pane].options["remain-on-exit"] = "on"
+            server.die(pane)
+        elif name == "retag_none":
+            server.retag(pane, None)
+        elif name == "retag_foreign":
+            server.retag(pane, "team:other")
+        elif name == "retag_ours":
+            teams = list(self.teams) or ["alpha"]
+            server.retag(pane, f"team:{teams[choice // 7 % len(teams)]}")
+        return True
+
+    @rule(name=st.sampled_from(EVENTS[:-1]), choice=st.integers(0, 10**6))
+    def adversary(self, name: str, choice: int) -> None:
+        TOTALS["steps"] += 1
+        if self._event(name, choice):
+            self.world.count(name)
+
+    @rule(roll=st.integers(0, 10**6))
+    def restart_server(self, roll: int) -> None:
+        TOTALS["steps"] += 1
+        if roll % 41 == 5:  # rare: most runs keep one server
+            self.world.server.restart()
+            self.world.count("restart")
+
+    # -- panefleet's operations ------------------------------------------------------------------------
+    @precondition(lambda self: len(self.teams) < len(TEAMS))
+    @rule(plan=PLANS)
+    def team_init(self, plan: Plan) -> None:
+        team = next(t for t in TEAMS if t not in self.teams)
+        leader = self.world.server.new_pane(command="bash")
+        request = TeamInitRequest(team=team, cwd=str(self.cwd), env=ENV, leader_pane=leader.id)
+        from pure.team_ops import team_init
+
+        self._op(team, "init", team_init(request), plan, adopting=True)
+        if (self.state_root / "team" / team / "config.json").exists():
+            self.teams[team] = None
+            self._read(team)
+
+    def _team(self, choice: int) -> str | None:
+        names = sorted(self.teams)
+        return names[choice % len(names)] if names else None
+
+    @precondition(lambda self: bool(self.teams))
+    @rule(choice=st.integers(0, 5), count=st.integers(1, 3), with_task=st.booleans(), plan=PLANS)
+    def scale_up(self, choice: int, count: int, with_task: bool, plan: Plan) -> None:
+        from pure.omx.scale_up import scale_up
+
+        team = self._team(choice)
+        assert team is not None
+        snapshot = self.teams.get(team)
+        owner = f"worker-{snapshot.next_index}" if snapshot is not None else None
+        tasks = (TaskSpec(subject="s", description="d", owner=owner),) if with_task else ()
+        request = ScaleUpRequest(team=team, count=count, cwd=str(self.cwd), env=ENV, tasks=tasks,
+                                 node_path="/usr/bin/node")
+        self._op(team, "scale-up", scale_up(request), plan)
+
+    @precondition(lambda self: bool(self.teams))
+    @rule(choice=st.integers(0, 5), by_count=st.booleans(), pick=st.integers(0, 10**6), force=st.booleans(),
+          plan=PLANS)
+    def scale_down(self, choice: int, by_count: bool, pick: int, force: bool, plan: Plan) -> None:
+        from pure.omx.scale_down import scale_down_program
+
+        team = self._team(choice)
+        assert team is not None
+        snapshot = self.teams.get(team)
+        names = sorted(snapshot.members) if snapshot is not None else []
+        workers = () if by_count or not names else (names[pick % len(names)],)
+        request = ScaleDownRequest(team=team, cwd=str(self.cwd), env=ENV, worker_names=workers,
+                                   count=1 if by_count or not names else None, force=force, drain_timeout_ms=0)
+        self._op(team, "scale-down", scale_down_program(request), plan)
+
+    @precondition(lambda self: bool(self.teams))
+    @rule(choice=st.integers(0, 5), plan=PLANS)
+    def debt_reconcile(self, choice: int, plan: Plan) -> None:
+        from pure.omx.scale_down import debt_reconcile_program
+
+        team = self._team(choice)
+        assert team is not None
+        self._op(team, "reconcile", debt_reconcile_program(DebtRequest(team=team, cwd=str(self.cwd), env=ENV)), plan)
+
+    @precondition(lambda self: bool(self.teams))
+    @rule(choice=st.integers(0, 5), plan=PLANS)
+    def status(self, choice: int, plan: Plan) -> None:
+        from pure.team_ops import team_status
+
+        team = self._team(choice)
+        assert team is not None
+        self._op(team, "status", team_status(TeamStatusRequest(team=team, cwd=str(self.cwd), env=ENV)), plan)
+
+    # -- reads and invariants -------------------------------------------------------------------------
+    def _read(self, team: str) -> Snapshot | None:
+        """The public read (recover an interrupted commit, read config + manifest), then the snapshot."""
+        paths = TeamPaths(str(self.state_root), team)
+
+        def read() -> Program:
+            state = yield from locks.with_barrier(paths, lambda b: txn.load_team(paths, b))
+            return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue({"found": state is not None})))
+
+        done, _ = self.run(team, read(), QUIET)
+        assert done is not None and done.outcome.status == "ok", done
+        team_dir = self.state_root / "team" / team
+        config = json.loads((team_dir / "config.json").read_text())
+        manifest_path = team_dir / "manifest.v2.json"
+        members = {w["name"]: (w.get("pane_id"), w.get("pid")) for w in config["workers"]}
+        assert config["worker_count"] == len(config["workers"]), config
+        if manifest_path.exists():
+            manifest = json.loads(manifest_path.read_text())
+            assert {w["name"]: (w.get("pane_id"), w.get("pid")) for w in manifest["workers"]} == members, \
+                "config and manifest disagree"
+            assert manifest["worker_count"] == len(manifest["workers"])
+        open_tasks: dict[str, set[str]] = {}
+        task_bytes: dict[str, bytes] = {}
+        for path in sorted((team_dir / "tasks").glob("task-*.json")):
+            task = json.loads(path.read_text())
+            task_bytes[task["id"]] = path.read_bytes()
+            if task.get("status") not in ("completed", "failed"):
+                claim = task.get("claim") if isinstance(task.get("claim"), dict) else {}
+                open_tasks[task["id"]] = {n for n in (task.get("owner"), claim.get("owner")) if isinstance(n, str)}
+        snapshot = Snapshot(members=members, next_index=int(config.get("next_worker_index") or 1),
+                            open_tasks=open_tasks, task_bytes=task_bytes)
+        self.teams[team] = snapshot
+        return snapshot
+
+    @staticmethod
+    def _targets(executor: SimExecutor) -> set[str]:
+        """The workers a scale-down marked ``draining`` (the ones it set out to remove)."""
+        return {Path(path).parent.name for path, content in executor.writes
+                if path.endswith("/status.json") and '"draining"' in content}
+
+    def _check_membership(self, team: str, kind: str, before: Snapshot | None, executor: SimExecutor) -> None:
+        if not (self.state_root / "team" / team / "config.json").exists():
+            assert kind == "init", f"{team} lost its config.json in {kind}"
+            return
+        after = self._read(team)
+        assert after is not None
+        if before is None:
+            assert kind == "init" or not after.members, (kind, after.members)
+            return
+        old, new = set(before.members), set(after.members)
+        if kind == "scale-up":
+            assert old <= new, f"scale-up removed members {old - new}"
+            assert all(int(n.split("-")[1]) >= before.next_index for n in new - old), (before.next_index, new - old)
+        elif kind == "scale-down":
+            targets = self._targets(executor)
+            assert new <= old, f"scale-down added members {new - old}"
+            assert old - new <= targets, f"removed {old - new}, set out to remove {targets}"
+            for name in targets & old:
+                if name in new:  # still a member: its tasks are as they were
+                    for task_id, refs in before.open_tasks.items():
+                        if name in refs:
+                            assert after.task_bytes.get(task_id) == before.task_bytes.get(task_id), (name, task_id)
+                else:  # removed: no open task still names it
+                    assert all(name not in refs for refs in after.open_tasks.values()), (name, after.open_tasks)
+        else:
+            assert new == old, f"{kind} changed membership {old} -> {new}"
+
+    @invariant()
+    def no_mutation_on_a_pane_not_ours(self) -> None:
+        for violation in self.world.violations:
+            if known(violation) is not None:
+                TOTALS["known violations (stray sweep kills a respawned pane)"] += 1
+        self.world.violations[:] = [v for v in self.world.violations if known(v) is None]
+        assert self.world.violations == [], self.world.violations
+
+    def leaked(self) -> list[str]:
+        out = []
+        for pane in self.world.server.panes.values():
+            team = self.world.created.get(pane.pid)
+            if team is None:
+                continue
+            team_dir = self.state_root / "team" / team
+            recorded: set[tuple[Any, Any]] = set()
+            for name in ("config.json", ".scale-down-cleanup-debt.json"):
+                try:
+                    data = json.loads((team_dir / name).read_text())
+                except (OSError, ValueError):
+                    continue
+                for key in ("workers", "unresolved_panes"):
+                    for w in data.get(key) or []:
+                        if isinstance(w, dict):
+                            recorded.add((w.get("pane_id"), w.get("pid")))
+            if (pane.id, pane.pid) not in recorded and (pane.id, None) not in recorded:
+                out.append(f"{pane.id} pid {pane.pid} of {team} (tag {pane.options.get(OWNER)!r})")
+        return out
+
+    @invariant()
+    def every_pane_created_is_a_member_or_debt(self) -> None:
+        if self.check_leaks:
+            assert self.leaked() == [], self.leaked()
+
+
+def _focus(args: tuple[str, ...], log: list[tuple[str, ...]]) -> str | None:
+    for command in [args, *reversed(log)]:
+        if "-t" in command:
+            return command[command.index("-t") + 1]
+    return None
+
+
+class LeakMachine(AdversaryMachine):
+    check_leaks = True
+
+
+def _is_tag(step: m.Step) -> bool:
+    return isinstance(step, m.Run) and step.args[:1] == ("set-option",) and OWNER in step.args
+
+
+# Violations the audit finds whose fix is outside this test's files: (predicate, why). The main run
+# counts them ("known violations"); each has a targeted test below, strict xfail until it is fixed.
+STRAY_RESPAWN = ("pure/omx/strays.py: the stray sweep pins the pid of its own listing, so a stray pane that "
+                 "was respawned after the crash (same id, same start command, the team's tag, a new process) "
+                 "is killed although panefleet never started that process")
+
+
+def known(violation: Violation) -> str | None:
+    if violation.sweep and violation.command.startswith("kill-pane") and "/runtime/worker-" in \
+            violation.start_command and "neither started" in violation.why:
+        return STRAY_RESPAWN
+    return None
+
+
+# ------------------------------------------------------------------------------------------- runs
+
+
+def exercise(machine: type[AdversaryMachine], *, budget_s: float, target_steps: int, examples: int,
+             steps: int, shrink: bool = False) -> Counter[str]:
+    """Run the machine in rounds of ``examples`` × ``stateful_step_count`` until ``target_steps``
+    steps ran or ``budget_s`` passed (hypothesis has no time budget of its own). Without ``shrink`` a
+    failure is reported at once with every step that led to it (shrinking a long run can take
+    minutes)."""
+    start = time.monotonic()
+    before = Counter(TOTALS)
+    phases = tuple(Phase) if shrink else (Phase.generate,)
+    while time.monotonic() - start < budget_s and TOTALS["steps"] - before["steps"] < target_steps:
+        run_state_machine_as_test(machine, settings=settings(
+            max_examples=examples, stateful_step_count=steps, deadline=None, database=None, phases=phases,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]))
+    return TOTALS - before
+
+
+def report(ran: Counter[str]) -> str:
+    faults = sum(n for k, n in ran.items() if k in EVENTS or k.startswith("mid-run") or k in (
+        "query failed", "query hung", "mutation refused", "killed mid-run"))
+    return (f"{ran['steps']} steps ({ran['program steps']} program steps) in {ran['machines']} runs, "
+            f"{faults} faults injected, {ran['known violations (stray sweep kills a respawned pane)']} known "
+            f"violations; {dict(sorted(ran.items()))}")
+
+
+@pytest.mark.timeout(120)
+def test_adversary_never_wins() -> None:
+    ran = exercise(AdversaryMachine, budget_s=20, target_steps=10_000, examples=10, steps=40)
+    print(report(ran))
+    assert ran["steps"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_adversary_never_wins_long() -> None:
+    ran = exercise(AdversaryMachine, budget_s=170, target_steps=150_000, examples=50, steps=50)
+    print(report(ran))
+    assert ran["steps"] >= 10_000, report(ran)
+
+
+# --------------------------------------------------------------------------------- targeted cases
+
+
+@pytest.fixture
+def machine() -> Any:
+    state = AdversaryMachine()
+    yield state
+    state.teardown()
+
+
+def _crash_after_tagging_a_new_worker(state: AdversaryMachine) -> str:
+    """alpha with one worker, then a scale-up killed right after it tagged worker-2's new pane."""
+    state.team_init(plan=QUIET)
+    state.scale_up(choice=0, count=1, with_task=False, plan=QUIET)
+    before = set(state.world.server.panes)
+    state.scale_up(choice=0, count=1, with_task=False, plan=Plan(stop_at_tag=True))
+    (stray,) = set(state.world.server.panes) - before
+    return stray
+
+
+@pytest.mark.xfail(strict=True, reason="the known gap: a process killed between split-window and the membership "
+                   "commit leaves a tagged pane that no record names until the next stray sweep")
+def test_crash_between_split_and_record_leaves_no_unrecorded_pane(machine: AdversaryMachine) -> None:
+    _crash_after_tagging_a_new_worker(machine)
+    assert machine.leaked() == []
+
+
+@pytest.mark.xfail(strict=True, reason=STRAY_RESPAWN)
+def test_a_stray_respawned_after_the_crash_is_not_killed(machine: AdversaryMachine) -> None:
+    stray = _crash_after_tagging_a_new_worker(machine)
+    machine.world.server.respawn(stray)  # someone restarts the pane: same id, start command and tag
+    machine.debt_reconcile(choice=0, plan=QUIET)  # its stray sweep
+    assert machine.world.violations == []
+
+
+@pytest.mark.xfail(strict=True, reason="pure/omx/scale_up.py pins a new pane's pid with a list-panes after "
+                   "split-window: a respawn in between is pinned and tagged as the worker; split-window -P -F "
+                   "'#{pane_id}\\t#{pane_pid}' would pin the process the split created")
+def test_respawn_between_split_and_pin(machine: AdversaryMachine) -> None:
+    machine.team_init(plan=QUIET)
+    machine.scale_up(choice=0, count=1, with_task=False, plan=Plan(respawn_after_split=True))
+    assert machine.world.violations == []
+
+
+def test_the_adversary_is_noticed(machine: AdversaryMachine) -> None:
+    """The audit itself: a kill of a respawned worker pane is a violation (the proofs prevent it)."""
+    machine.team_init(plan=QUIET)
+    machine.scale_up(choice=0, count=2, with_task=False, plan=QUIET)
+    snapshot = machine.teams["alpha"]
+    assert snapshot is not None and len(snapshot.members) == 2
+    pane = snapshot.members["worker-1"][0]
+    machine.world.server.respawn(pane)
+    machine.scale_down(choice=0, by_count=False, pick=0, force=True, plan=QUIET)
+    assert machine.world.violations == []
+    assert pane in machine.world.server.panes  # not killed: kept as debt
+    executor = SimExecutor(machine.world, machine.root, "alpha", state_root=machine.state_root)
+    executor._audit(("kill-pane", "-t", pane))  # what a kill without the proofs would have done
+    assert [v.pane for v in machine.world.violations] == [pane]
+
+
+@pytest.mark.xfail(strict=False, reason="the known gap of test_crash_between_split_and_record_leaves_no_"
+                   "unrecorded_pane, found by the adversary")
+@pytest.mark.timeout(120)
+def test_every_pane_panefleet_created_is_a_member_or_debt() -> None:
+    exercise(LeakMachine, budget_s=15, target_steps=3_000, examples=10, steps=40)
