@@ -1,9 +1,9 @@
 """Where each new worker pane goes: read the pane geometry, then split the largest pane that still
 leaves two usable halves, or open a new window when none can be split.
 
-Today's scale-up splits every worker from the previous worker's pane (``split_target`` in
-``pure/omx/scale_up.py``), so each pane halves and a 250x200 window runs out of space at the 8th
-worker. This module only decides; it never runs anything but the read-only ``list-panes`` of
+oh-my-codex splits every worker from the previous worker's pane (``split_target`` in
+``pure/omx/scale_up/plan.py``, still used with ``OMX_TEAM_SKIP_READY_WAIT=1``), so each pane halves and
+a 250x200 window runs out of space at the 8th worker. This module only decides; it never runs anything but the read-only ``list-panes`` of
 :func:`geometry_step`.
 
 The rule (also in ``docs/scale-up.md``, *Pane placement*):

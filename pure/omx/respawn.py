@@ -23,10 +23,13 @@ from pure import tmux as t
 from pure.agents import startup as supervise
 from pure.omx import dispatch as dsp
 from pure.omx import layout, strays
-from pure.omx import scale_up as up
 from pure.omx import startup as st_script
 from pure.omx.locks import with_scaling_lock
 from pure.omx.names import sanitize_team_name
+from pure.omx.scale_up.config import locked_state, save_config
+from pure.omx.scale_up.plan import plan_placements, split_target, team_panes
+from pure.omx.scale_up.run import Abort, RollbackContext
+from pure.omx.scale_up.worker import prove_split_target, tag_pane
 from pure.omx.state import Json, TeamPaths, render_json, resolve_state_root
 from pure.program import Gen, PlanError, Program, expect, fail
 
@@ -55,7 +58,7 @@ def _refuse(message: str) -> PlanError:
 
 
 def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
-    state = yield from up._locked_state(paths)  # noqa: SLF001 - the canonical read of scale-up
+    state = yield from locked_state(paths)
     if state is None:
         raise _refuse(f"Team {paths.team} not found")
     config = state.config
@@ -83,18 +86,18 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     if (yield from expect(m.Stat(path=script), m.Value)).value != "file":
         raise _refuse(f"respawn_startup_script_missing:{script}")
     others = {**config, "workers": [w for w in workers if w.get("name") != req.worker]}
-    target, expected, _leader = up.split_target(others)
-    placements = yield from up._plan_placements(others, target, expected, 1)  # noqa: SLF001
+    target, expected, _leader = split_target(others)
+    placements = yield from plan_placements(others, target, expected, 1)
     placement = placements[0]
-    pinned = dict(up._team_panes(others))  # noqa: SLF001
+    pinned = dict(team_panes(others))
     into = placement.target if isinstance(placement, layout.Split) else str(config.get("leader_pane_id"))
     into_pid = pinned.get(into)
     if into_pid is None:
         raise _refuse(f"scale_up_split_target_pid_missing:{into}")
-    context = up.RollbackContext(worker_name=req.worker)
+    context = RollbackContext(worker_name=req.worker)
     try:
-        yield from up._prove_split_target(into, into_pid, owner, context)  # noqa: SLF001
-    except up.Abort as abort:
+        yield from prove_split_target(into, into_pid, owner, context)
+    except Abort as abort:
         raise _refuse(abort.message) from None
     working_dir = record.get("working_dir") if isinstance(record.get("working_dir"), str) else req.cwd
     # a crash from here until the commit leaves a second pane of a member: let later reads find it
@@ -115,7 +118,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     if not pinned_new.live or pinned_new.pid is None:
         return _failed(f"respawn_pane_not_proven:{pane}:{pinned_new.code()}", pane)
     pid = pinned_new.pid
-    problem = yield from up._tag(pane, pid, owner)  # noqa: SLF001
+    problem = yield from tag_pane(pane, pid, owner)
     if problem is not None:
         return _failed(f"respawn_tag_failed:{pane}:{problem}", pane)
     return (yield from _start(req, paths, state.config, record, owner, pane, pid, str(working_dir)))
@@ -147,7 +150,7 @@ def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, ow
     workers = [fresh if isinstance(w, dict) and w.get("name") == req.worker else w
                for w in config.get("workers") or []]
     try:
-        yield from up.save_config(paths, int(config.get("config_generation", 0)), {"workers": workers}, None)
+        yield from save_config(paths, int(config.get("config_generation", 0)), {"workers": workers}, None)
     except PlanError as error:
         yield from _remove(paths, req.worker, pane, pid, owner)
         return _failed(f"respawn_membership_persistence_failed:{error.outcome.message}", None)

@@ -506,7 +506,7 @@ def test_a_stray_respawned_after_the_crash_is_not_killed(machine: AdversaryMachi
     assert machine.world.violations == []
 
 
-@pytest.mark.xfail(strict=True, reason="pure/omx/scale_up.py pins a new pane's pid with a list-panes after "
+@pytest.mark.xfail(strict=True, reason="pure/omx/scale_up/worker.py pins a new pane's pid with a list-panes after "
                    "split-window: a respawn in between is pinned and tagged as the worker; split-window -P -F "
                    "'#{pane_id}\\t#{pane_pid}' would pin the process the split created")
 def test_respawn_between_split_and_pin(machine: AdversaryMachine) -> None:

@@ -119,13 +119,13 @@ RAW_AND_INTERNAL = frozenset(RAW_VALUES) | INTERNAL_ONLY
 SCALE_DOWN_OPS = ("scale-down", "scale-down-count")
 # (operation, file) → (the corruption kinds concerned, None for all; why the expectation is not met yet)
 GAPS: dict[tuple[str, str], tuple[frozenset[str] | None, str]] = {
-    **{("scale-up", f"tasks/task-{i}.json"): (ALL, "pure/omx/scale_up.py reads tasks with its own lenient "
+    **{("scale-up", f"tasks/task-{i}.json"): (ALL, "pure/omx/scale_up/new_tasks.py reads tasks with its own lenient "
        "_list_tasks: a malformed task is skipped, and a 5000-digit number or deep nesting raises "
        "ValueError/RecursionError past `except json.JSONDecodeError` (internal_error)") for i in (1, 2, 3)},
-    ("scale-up", "dispatch/requests.json"): (ALL, "pure/omx/scale_up.py reads dispatch/requests.json only "
+    ("scale-up", "dispatch/requests.json"): (ALL, "pure/omx/scale_up/worker.py reads dispatch/requests.json only "
                                              "after the split (_enqueue): the typed error comes from the rollback, "
                                              "after writes"),
-    ("scale-up", "manifest.v2.json"): (RAW_AND_INTERNAL, "pure/omx/scale_up.py _json_object parses the manifest "
+    ("scale-up", "manifest.v2.json"): (RAW_AND_INTERNAL, "pure/omx/scale_up/config.py json_object parses the manifest "
                                        "with plain json.loads: NaN/Infinity/1e400 make an ignored manifest a JSON "
                                        "object that is then patched and rewritten (it becomes canonical), deep "
                                        "nesting or 5000 digits raise past `except json.JSONDecodeError`"),

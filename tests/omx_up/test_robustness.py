@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pure.omx import scale_up as su
+from pure.omx.scale_up import worker as su
 from tests.omx_up.fixtures import StubTmux, UpTeam, dispatch, request, run, task
 
 ROLLBACK_KILL = "L S(%31) L K(%31) L"

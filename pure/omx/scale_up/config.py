@@ -1,0 +1,102 @@
+"""``config.json`` and ``manifest.v2.json`` saved as oh-my-codex's ``saveTeamConfig`` saves them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from returns.result import Failure
+
+from pure.omx import txn
+from pure.omx.locks import Barrier, with_barrier
+from pure.omx.state import Json, TeamPaths, TeamState, read_team_state, render_json
+from pure.program import Gen, fail
+
+
+def patch_json(text: str, updates: dict[str, Any]) -> str:
+    """Replace keys of a JSON object in place (key order kept, new keys appended), as oh-my-codex
+    rewrites ``manifest.v2.json``."""
+    value: Json = json.loads(text)
+    for key, item in updates.items():
+        value[key] = item
+    return render_json(value)
+
+
+# The key order of config.json as oh-my-codex's saveTeamConfig writes it when a manifest exists (the
+# config it saves was rebuilt from the manifest, so keys only config.json had are dropped).
+SAVED_CONFIG_ORDER = (
+    "name", "task", "agent_type", "worker_launch_mode", "lifecycle_profile", "worker_count", "max_workers",
+    "workers", "created_at", "tmux_session", "tmux_session_id", "tmux_session_created", "next_task_id",
+    "leader_cwd", "team_state_root", "workspace_mode", "worktree_mode", "leader_pane_id", "leader_pane_pid",
+    "hud_pane_pid", "hud_pane_id", "tmux_pane_owner_id", "resize_hook_name", "resize_hook_target",
+    "next_worker_index", "display_name", "requested_name", "identity_source", "config_generation",
+)
+ALWAYS_SAVED = ("leader_pane_id", "leader_pane_pid", "hud_pane_pid", "hud_pane_id")
+# panefleet's own config keys, kept across a save (oh-my-codex never writes them).
+PANEFLEET_KEYS = ("worker_cli",)
+
+
+def json_object(text: str | None) -> Json | None:
+    """``text`` parsed as a JSON object, else ``None`` (absent, unparseable or not an object)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def saved_config_text(state: TeamState, updates: dict[str, Any]) -> str:
+    """``config.json`` after oh-my-codex's ``saveTeamConfig`` of the canonical config plus ``updates``."""
+    if state.raw_manifest is None:
+        return patch_json(state.config_text, updates)
+    source: Json = {**state.raw_manifest, **state.config, **updates}
+    out: Json = {}
+    for key in SAVED_CONFIG_ORDER:
+        if key in ("agent_type", "worker_launch_mode", "max_workers"):
+            out[key] = state.config.get(key)
+        elif key in source and (source[key] is not None or key in ALWAYS_SAVED or key in state.raw_manifest):
+            out[key] = source[key]
+        elif key in ALWAYS_SAVED:
+            out[key] = None
+    for key in PANEFLEET_KEYS:
+        if key in state.raw_config:
+            out[key] = state.raw_config[key]
+    return render_json(out)
+
+
+def membership_updates(workers: list[Json], next_index: int) -> dict[str, Any]:
+    return {"workers": workers, "worker_count": len(workers), "next_worker_index": next_index}
+
+
+def locked_state(paths: TeamPaths, barrier: Barrier | None = None) -> Gen[TeamState | None]:
+    return (yield from with_barrier(paths, lambda b: txn.load_team(paths, b), held=barrier))
+
+
+def save_config(paths: TeamPaths, generation: int, updates: dict[str, Any], barrier: Barrier | None) -> Gen[int]:
+    """oh-my-codex ``saveTeamConfig``: generation-checked, config + manifest through a prepared
+    journal. ``updates`` replace keys of both raw files in place. Returns the new generation."""
+
+    def body(b: Barrier) -> Gen[int]:
+        yield from txn.recover(paths, b)
+        config_text = yield from txn.read_text(paths.config)
+        if config_text is None:
+            raise fail(f"team_config_missing:{paths.team}")
+        current = yield from txn.raw_generation(paths)
+        if current != generation:
+            raise fail(f"team_config_stale_generation:{paths.team}:{generation}:{current}")
+        manifest_text = yield from txn.read_text(paths.manifest)
+        loaded = read_team_state(paths, config_text, manifest_text)
+        if isinstance(loaded, Failure):
+            raise fail(f"team_state_malformed:{loaded.failure()}")
+        state = loaded.unwrap()
+        change = txn.Change(config_text, saved_config_text(state, updates))
+        # oh-my-codex's writeConfig keeps the manifest in sync only when it reads as a v2 manifest;
+        # a missing, unparseable or invalid one is left as it is and only config.json is written.
+        manifest = (None if manifest_text is None or state.raw_manifest is None
+                    else txn.Change(manifest_text, patch_json(manifest_text, updates)))
+        return (yield from txn.commit(paths, b, txn.Transaction(
+            base_generation=generation, tasks=(), config=change, manifest=manifest)))
+
+    return (yield from with_barrier(paths, body, held=barrier))

@@ -1,0 +1,109 @@
+"""Step 12: the incoming tasks, written as oh-my-codex's ``createTask`` writes them, and the task list."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pure import model as m
+from pure.omx import tasks as tasks_ops
+from pure.omx import txn
+from pure.omx.locks import Barrier, with_barrier
+from pure.omx.scale_up.config import json_object
+from pure.omx.scale_up.run import Abort, Run, StepFailure, TaskSpec, acked, positive_or
+from pure.omx.state import Json, TeamPaths, render_json
+from pure.program import Gen, PlanError, expect
+
+
+def list_tasks_safely(paths: TeamPaths) -> Gen[list[Json]]:
+    try:
+        return (yield from _list_tasks(paths))
+    except StepFailure:
+        return []
+
+
+# ------------------------------------------------------------------------------------------- tasks
+
+
+def _task_json(spec: TaskSpec, task_id: str, now: str) -> Json:
+    task: Json = {"subject": spec.subject, "description": spec.description, "status": "pending"}
+    if spec.owner is not None:
+        task["owner"] = spec.owner
+    if spec.blocked_by is not None:
+        task["blocked_by"] = list(spec.blocked_by)
+    if spec.role is not None:
+        task["role"] = spec.role
+    task.update({"id": task_id, "created_at": now,
+                 "depends_on": list(spec.blocked_by) if spec.blocked_by is not None else [], "version": 1})
+    return task
+
+
+_TASK_FILE = re.compile(r"task-([0-9]{1,20})\.json")
+
+
+def _list_tasks(paths: TeamPaths) -> Gen[list[Json]]:
+    listing = yield from expect(m.ListDir(path=paths.tasks_dir), m.Listing)
+    if listing.error:
+        raise StepFailure(listing.error)
+    ids = sorted(int(mt.group(1)) for n in listing.names or () if (mt := _TASK_FILE.fullmatch(n)))
+    tasks: list[Json] = []
+    for task_id in ids:
+        data = yield from expect(m.ReadFile(path=paths.task(str(task_id))), m.FileData)
+        if data.content is None:
+            continue
+        try:
+            value = json.loads(data.content)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            tasks.append(value)
+    return tasks
+
+
+def _advance_next_task_id(paths: TeamPaths, next_id: int) -> Gen[None]:
+    """oh-my-codex's ``createTask`` bumps ``next_task_id`` in config and manifest right after the task
+    file (no generation change), so a rollback that deletes the task never hands its id out again."""
+
+    def body(b: Barrier) -> Gen[None]:
+        config_text = yield from txn.read_text(paths.config)
+        if config_text is None:
+            raise StepFailure(f"team_config_missing:{paths.team}")
+        manifest_text = yield from txn.read_text(paths.manifest)
+        raw_config = json_object(config_text)
+        if raw_config is None:
+            raise StepFailure(f"team_state_malformed:{paths.config}")
+        manifest = json_object(manifest_text)
+        config_next = {**raw_config, "next_task_id": next_id}
+        manifest_next = None if manifest is None else {**manifest, "next_task_id": next_id}
+        yield from tasks_ops.write_config_pair(paths, b, config_text, config_next,
+                                              manifest_text if manifest is not None else None, manifest_next)
+
+    try:
+        yield from with_barrier(paths, body)
+    except PlanError as error:
+        raise StepFailure(error.outcome.message) from None
+
+
+def create_tasks(run: Run) -> Gen[list[Json]]:
+    """Step 12: create every incoming task (``pending``), then re-list all tasks."""
+    paths = run.paths
+    try:
+        if run.req.tasks:
+            listing = yield from expect(m.ListDir(path=paths.tasks_dir), m.Listing)
+            if listing.error:
+                raise StepFailure(listing.error)
+            highest = max((int(mt.group(1)) for n in listing.names or () if (mt := _TASK_FILE.fullmatch(n))),
+                          default=0)
+            next_id = max(positive_or(run.config.get("next_task_id"), 1), highest + 1)
+            for spec in run.req.tasks:
+                task_id = str(next_id)
+                next_id += 1
+                now = yield from expect(m.Clock(), m.Value)
+                run.created_tasks.append(task_id)
+                run.task_owner[task_id] = spec.owner
+                yield from acked(m.WriteFile(path=paths.task(task_id),
+                                            content=render_json(_task_json(spec, task_id, now.value))))
+                yield from _advance_next_task_id(paths, next_id)
+        return (yield from _list_tasks(paths))
+    except StepFailure as error:
+        raise Abort(f"scale_up_task_materialization_failed:{error}") from None

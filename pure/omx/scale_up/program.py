@@ -1,0 +1,158 @@
+"""The ``team.scale_up`` program: gate, lock, canonical read, plan, the workers, the result."""
+
+from __future__ import annotations
+
+from returns.result import Failure
+
+from pure import model as m
+from pure import ops
+from pure import tmux as t
+from pure.agents import startup as supervise
+from pure.omx import dispatch as dsp
+from pure.omx import layout, strays
+from pure.omx import worktree as wt
+from pure.omx.locks import with_scaling_lock
+from pure.omx.names import sanitize_team_name
+from pure.omx.scale_up.config import locked_state
+from pure.omx.scale_up.new_tasks import create_tasks
+from pure.omx.scale_up.plan import (
+    approved_execution_gate,
+    migrate_legacy_pid,
+    plan_launches,
+    plan_placements,
+    split_target,
+)
+from pure.omx.scale_up.rollback import rollback
+from pure.omx.scale_up.run import (
+    DISABLED,
+    Abort,
+    Run,
+    ScaleUpRequest,
+    ok_done,
+    positive_or,
+    refused,
+    scaling_enabled,
+)
+from pure.omx.scale_up.worker import Launched, await_started, finish_event, hand_over, launch_worker, settle
+from pure.omx.state import Json, TeamPaths, resolve_state_root
+from pure.program import Gen, PlanError, Program, expect, fail
+
+# ---------------------------------------------------------------------------------------- program
+
+
+def scale_up(req: ScaleUpRequest) -> Program:
+    if not scaling_enabled(req.env):
+        raise fail(DISABLED, status="refused")
+    if type(req.count) is not int or req.count < 1:
+        raise fail(f"count must be a positive integer (got {req.count})", status="refused")
+    version = yield from expect(t.tmux("-V"), m.Proc)
+    if version.exit_code != 0:
+        raise fail("tmux is not available", status="refused")
+    named = sanitize_team_name(req.team)
+    if isinstance(named, Failure):
+        raise fail(named.failure(), status="refused")
+    paths = TeamPaths(resolve_state_root(req.cwd, req.env), named.unwrap())
+    return (yield from with_scaling_lock(paths, lambda: _scale_up(req, paths)))
+
+
+def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
+    state = yield from locked_state(paths)
+    if state is None:
+        raise refused(f"Team {paths.team} not found")
+    config = state.config
+    workers = [w for w in config.get("workers") or [] if isinstance(w, dict)]
+    maximum = positive_or(config.get("max_workers"), 20)
+    if len(workers) + req.count > maximum:
+        raise refused(f"Cannot add {req.count} workers: would exceed max_workers "
+                      f"({len(workers)} + {req.count} > {maximum})")
+    start = positive_or(config.get("next_worker_index"), len(workers) + 1)
+    names = [f"worker-{start + i}" for i in range(req.count)]
+    launches = yield from plan_launches(req, paths, start, state)
+    approved_section = yield from approved_execution_gate(paths, config, req.cwd)
+    owner = config.get("tmux_pane_owner_id")
+    target, expected, _leader = split_target(config)
+    if not isinstance(owner, str) or not owner.strip():
+        raise refused(f"scale_up_split_target_owner_unavailable:{target}")
+    owner = owner.strip()
+    swept = strays.Sweep()
+    if req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1":
+        # panes a crashed run of this team left behind go first (pure/omx/strays.py)
+        swept = yield from strays.sweep(paths, config, owner)
+    expected_before_migration = expected
+    pre_migration_manifest = state.manifest_text
+    if expected is None:
+        state = yield from migrate_legacy_pid(paths, state, owner)
+        target, expected, _leader = split_target(state.config)
+    supervised = req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1"
+    placements: list[layout.Placement] = []
+    if supervised:
+        placements = yield from plan_placements(state.config, target, expected, req.count)
+    else:
+        first = yield from t.prove(target)
+        if not first.live:
+            raise refused(f"scale_up_split_target_proof_unavailable:{target}:{first.code()}")
+        if first.pid != expected:
+            raise refused(f"scale_up_split_target_pid_changed:{target}:{expected}:{first.pid}")
+    run = Run(req, paths, state, owner)
+    run.placements = placements
+    run.approved_section = approved_section
+    if expected_before_migration is None:
+        # oh-my-codex quirk kept on purpose (spec §16): the rollback baseline of the manifest is the
+        # bytes read before a legacy pid migration, so a migrated leader pid is null again in reads
+        # after a rollback (a migrated worker pid survives: the rollback rewrites ``workers``).
+        run.base_manifest_text = pre_migration_manifest
+    mode, derived = wt.resolve_mode(run.config)
+    run.worktree_mode, run.worktree_mode_derived = mode, derived
+    if mode is not None and derived:
+        run.config["worktree_mode"] = mode.as_json()
+    runtime = yield from expect(m.Stat(path=paths.runtime_dir), m.Value)
+    run.runtime_existed = runtime.value != "absent"
+    try:
+        tasks = yield from create_tasks(run)
+        if run.supervised:
+            # Split and launch every worker, wait for all of them to start together, then hand each
+            # its task and commit it, in order (docs/scale-up.md, "Watched start-up").
+            launched: list[Launched] = []
+            for position, name in enumerate(names):
+                launched.append((yield from launch_worker(run, name, start + position, launches, position)))
+            yield from await_started(run, launched)
+            requests = []
+            for worker in launched:
+                requests.append((yield from hand_over(run, worker, tasks)))
+            delivered = yield from supervise.deliver_all(
+                [supervise.Message(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid, text=r["trigger_message"],
+                                   token=dsp.trigger_token(w.name)) for w, r in zip(launched, requests, strict=True)],
+                run.owner)
+            for worker, request in zip(launched, requests, strict=True):
+                yield from settle(run, worker, request, delivered[worker.name])
+        else:
+            for position, name in enumerate(names):
+                worker = yield from launch_worker(run, name, start + position, launches, position)
+                request = yield from hand_over(run, worker, tasks)
+                delivery = yield from dsp.deliver_trigger(worker.pane, worker.pid, run.owner,
+                                                          request["trigger_message"])
+                yield from settle(run, worker, request, delivery)
+        yield from finish_event(run)
+    except Abort as abort:
+        return (yield from rollback(run, abort))
+    except PlanError as error:  # a typed failure nobody turned into an Abort: still roll back
+        return (yield from rollback(run, Abort(error.outcome.message, run.context)))
+    except Exception as error:  # noqa: BLE001 - safety net: a bug must not leak a tagged pane
+        return (yield from rollback(run, Abort(f"internal_error:{type(error).__name__}:{error}", run.context)))
+    result: Json = {"ok": True, "addedWorkers": run.added, "newWorkerCount": run.config["worker_count"],
+                    "nextWorkerIndex": run.config["next_worker_index"]}
+    if not run.supervised:
+        return ok_done(result)
+    result["deliveries"] = run.deliveries
+    if swept.removed or swept.kept:
+        result["strayPanes"] = swept.to_json()
+    undelivered = tuple(m.Debt(kind="task_delivery", subject=d["worker"], reason=d["reason"])
+                        for d in run.deliveries if d["status"] != "delivered")
+    if not undelivered and not swept.kept:
+        return ok_done(result)
+    # Members now, with live proven panes, but a task may not have reached its worker, or a stray pane
+    # could not be proven ours: needs attention.
+    return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)), debt=undelivered + swept.debts())
+
+
+ops.register("team.scale_up", ScaleUpRequest, scale_up)

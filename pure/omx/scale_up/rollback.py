@@ -1,0 +1,302 @@
+"""The rollback of spec §8.2: undo exactly what this run created; keep as debt what cannot be proven ours."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Callable
+
+from returns.result import Failure
+
+from pure import model as m
+from pure import tmux as t
+from pure.agents import startup as supervise
+from pure.omx import dispatch as dsp
+from pure.omx import txn
+from pure.omx import worktree as wt
+from pure.omx.locks import Barrier, with_barrier
+from pure.omx.scale_up.config import json_object, membership_updates, patch_json, saved_config_text
+from pure.omx.scale_up.run import (
+    Abort,
+    RollbackContext,
+    Run,
+    StepFailure,
+    T,
+    acked,
+    error_done,
+    positive_or,
+    str_or_none,
+)
+from pure.omx.scale_up.worker import leader_event
+from pure.omx.state import Json, read_team_state
+from pure.program import Gen, PlanError, expect, fail
+
+# ------------------------------------------------------------------------------------------ rollback
+
+
+def _persistence_failure(error: BaseException) -> str:
+    message = error.outcome.message if isinstance(error, PlanError) else str(error)
+    return f"Error: {message}"
+
+
+def _rollback_workers(run: Run, context: RollbackContext) -> list[Json]:
+    workers = list(run.added)
+    for record in [*run.launched, *([context.worker] if context.worker is not None else [])]:
+        if all(w["name"] != record["name"] for w in workers):
+            workers.append(record)
+    return workers
+
+
+def _tracking_commit(run: Run, rollback_workers: list[Json]) -> Gen[None]:
+    """§8.2 step 1: record every rollback worker in canonical state before any teardown."""
+    paths = run.paths
+
+    def body(b: Barrier) -> Gen[None]:
+        yield from txn.recover(paths, b)
+        config_text = yield from txn.read_text(paths.config)
+        if config_text is None:
+            raise fail(f"team_config_missing:{paths.team}")
+        manifest_text = yield from txn.read_text(paths.manifest)
+        loaded = read_team_state(paths, config_text, manifest_text)
+        if isinstance(loaded, Failure):
+            raise fail(f"team_state_malformed:{loaded.failure()}")
+        # A manifest that is not a JSON object is left untouched (oh-my-codex would crash here and
+        # leak the pane; the canonical read ignores such a manifest, so config.json records it).
+        manifest_value = json_object(manifest_text)
+        current: Json = manifest_value if manifest_value is not None else json.loads(config_text)
+        members = [w for w in current.get("workers") or [] if isinstance(w, dict)]
+        next_index = positive_or(current.get("next_worker_index"), 1)
+        for worker in rollback_workers:
+            if all(w.get("name") != worker["name"] for w in members):
+                members.append(worker)
+            next_index = max(next_index, worker["index"] + 1)
+        updates = membership_updates(members, next_index)
+        generation = yield from txn.raw_generation(paths)
+        change = txn.Change(config_text, saved_config_text(loaded.unwrap(), updates))
+        manifest = None if manifest_value is None else txn.Change(manifest_text, patch_json(manifest_text or "", updates))
+        yield from txn.commit(paths, b, txn.Transaction(base_generation=generation or 0, tasks=(), config=change,
+                                                         manifest=manifest, recover_to_new_on_failure=True))
+        check = yield from txn.read_text(paths.config)
+        recorded = {w.get("name"): w.get("pane_id") for w in json.loads(check or "{}").get("workers") or []
+                    if isinstance(w, dict)}
+        for worker in rollback_workers:
+            if recorded.get(worker["name"], "\0") != worker.get("pane_id"):
+                raise fail(f"scale_up_rollback_tracking_verification_failed:{worker['name']}")
+
+    yield from with_barrier(paths, body)
+
+
+def _authorize(run: Run, rollback_workers: list[Json], context: RollbackContext,
+               debts: list[str]) -> tuple[list[str], list[t.TeardownTarget]]:
+    """§8.2 step 3: candidates and the panes this run may kill (pinned and tagged by this run)."""
+    candidates: list[str] = []
+    for pane in [*(w.get("pane_id") for w in rollback_workers), context.pane_id]:
+        if isinstance(pane, str) and pane.startswith("%") and pane not in candidates:
+            candidates.append(pane)
+    targets: list[t.TeardownTarget] = []
+    for pane in candidates:
+        owners = [w for w in rollback_workers if w.get("pane_id") == pane]
+        if len(owners) != 1 or not t.is_positive_pid(owners[0].get("pid")):
+            debts.append(f"pane_pid_unpinned:{pane}")
+        elif pane not in run.tagged:
+            debts.append(f"pane_owner_unverified:{pane}")
+        else:
+            targets.append(t.TeardownTarget(pane_id=pane, pid=owners[0]["pid"]))
+    return candidates, targets
+
+
+def _membership_commit(run: Run, unresolved: list[Json]) -> Gen[None]:
+    """§8.2 step 6: canonical membership = baseline + unresolved workers, with their tasks."""
+    paths = run.paths
+    keep = {w["name"] for w in unresolved}
+
+    def body(b: Barrier) -> Gen[None]:
+        yield from txn.recover(paths, b)
+        config_now = yield from txn.read_text(paths.config)
+        if config_now is None:
+            raise fail(f"team_config_missing:{paths.team}")
+        manifest_now = yield from txn.read_text(paths.manifest)
+        base = run.base_state.config
+        members = [w for w in base.get("workers") or [] if isinstance(w, dict)]
+        members += unresolved
+        next_index = max([positive_or(base.get("next_worker_index"), 1), *(w["index"] + 1 for w in unresolved)])
+        updates = membership_updates(members, next_index)
+        config = txn.Change(config_now, saved_config_text(run.base_state, updates))
+        manifest = None
+        if json_object(run.base_manifest_text) is None and run.base_manifest_text is not None:
+            # The baseline manifest was not a JSON object (the canonical read ignored it): restore its bytes.
+            if manifest_now != run.base_manifest_text:
+                manifest = txn.Change(manifest_now, run.base_manifest_text)
+        elif run.base_manifest_text is not None or manifest_now is not None:
+            manifest = txn.Change(manifest_now, None if run.base_manifest_text is None
+                                  else patch_json(run.base_manifest_text, updates))
+        changes: list[txn.TaskChange] = []
+        for task_id in run.created_tasks:
+            old = yield from txn.read_text(paths.task(task_id))
+            if old is None:
+                continue
+            owner = run.task_owner.get(task_id)
+            changes.append(txn.TaskChange(task_id, old, old if owner in keep else None))
+        after: str | None = None
+        if "rollback-membership-config-persistence" in run.inject:
+            after = "config"
+        elif "rollback-membership-manifest-persistence" in run.inject:
+            after = "manifest"
+        generation = yield from txn.raw_generation(paths)
+        yield from txn.commit(paths, b, txn.Transaction(
+            base_generation=generation or 0, tasks=tuple(changes), config=config, manifest=manifest,
+            recover_to_new_on_failure=True, retain_journal_on_success=True,
+            fail_rollback_persistence="rollback-membership-persistence" in run.inject,
+            fail_rollback_persistence_after=after,  # type: ignore[arg-type]
+        ))
+        check = yield from txn.read_text(paths.config)
+        recorded = {w.get("name"): w.get("pane_id") for w in json.loads(check or "{}").get("workers") or []
+                    if isinstance(w, dict)}
+        for worker in unresolved:
+            if recorded.get(worker["name"], "\0") != worker.get("pane_id"):
+                raise fail(f"scale_up_rollback_membership_verification_failed:{worker['name']}")
+        for worker in _rollback_workers(run, RollbackContext()):
+            if worker["name"] not in keep and worker["name"] in recorded and not _in_baseline(run, worker["name"]):
+                raise fail(f"scale_up_rollback_membership_verification_failed:{worker['name']}")
+        yield from txn.finalize(paths, b)
+
+    yield from with_barrier(paths, body)
+
+
+def _in_baseline(run: Run, name: str) -> bool:
+    base = json_object(run.base_manifest_text) or json_object(run.base_config_text) or {}
+    return any(isinstance(w, dict) and w.get("name") == name for w in base.get("workers") or [])
+
+
+def _guard(action: Callable[[], Gen[T]]) -> Gen[tuple[T | None, str | None]]:
+    """Run a sub-program; a failure becomes its message instead of ending the rollback."""
+    try:
+        value = yield from action()
+    except PlanError as error:
+        return None, error.outcome.message
+    except (StepFailure, OSError, wt.WorktreeError) as error:
+        return None, str(error)
+    return value, None
+
+
+def rollback(run: Run, abort: Abort) -> Gen[m.Done]:
+    paths, context = run.paths, abort.context
+    rollback_workers = _rollback_workers(run, context)
+    _, problem = yield from _guard(lambda: _tracking_commit(run, rollback_workers))
+    if problem is not None:
+        return error_done(f"scale_up_rollback_membership_persistence_failed:Error: {problem}")
+    names = [w["name"] for w in rollback_workers]
+    debts: list[str] = []
+    _, problem = yield from _guard(lambda: dsp.remove_requests_for(paths, names))
+    if problem is not None:
+        debts.append(f"authoritative_dispatch_cleanup_failed:{problem}")
+    candidates, targets = _authorize(run, rollback_workers, context, debts)
+    if run.supervised:
+        # A CLI that exited during start-up left its pane dead (remain-on-exit): remove it first, so
+        # that the teardown below proves it absent instead of leaving a dead pane on screen.
+        for target in targets:
+            if target.pid is not None:
+                problem = yield from supervise.remove_dead(target.pane_id, target.pid, run.owner)
+                if problem is not None:
+                    debts.append(f"pane_teardown_failed:{target.pane_id}")
+    resolved: set[str] = set()
+    if targets:
+        report, problem = yield from _guard(lambda: t.teardown(
+            targets, owner_id=run.owner, authorize=True,
+            leader_pane_id=str_or_none(run.config.get("leader_pane_id")), hud_pane_id=str_or_none(run.config.get("hud_pane_id"))))
+        if report is None:
+            debts.append(f"pane_cleanup_exception:{problem}")
+        else:
+            resolved = set(report.resolved_ids())
+            failed = report.failed_kills()
+            proof = report.proof_failures()
+            if failed or proof:  # proof failures include pid/owner refusals (reason pane_pid_changed)
+                if failed:
+                    debts.append(f"pane_teardown_failed:{','.join(failed)}")
+                if proof:
+                    debts.append("pane_proof_unavailable:" + ",".join(f"{r.pane_id}:{r.reason}" for r in proof))
+                direct = set(failed) | {r.pane_id for r in proof}
+                rest = [p for p in candidates if p not in resolved and p not in direct]
+                if rest:
+                    debts.append(f"pane_teardown_unresolved:{','.join(rest)}")
+    unresolved_panes = {p for p in candidates if p not in resolved}
+    unresolved = [w for w in rollback_workers if w.get("pane_id") in unresolved_panes]
+    unresolved_names = {w["name"] for w in unresolved}
+    if context.worker_name and context.pane_id in unresolved_panes:
+        unresolved_names.add(context.worker_name)
+    try:
+        yield from _membership_commit(run, unresolved)
+    except PlanError as error:
+        journal = yield from expect(m.Stat(path=paths.journal), m.Value)
+        prefix = "" if journal.value != "absent" else "no_recoverable_journal:"
+        return error_done(f"scale_up_rollback_membership_persistence_failed:{prefix}{_persistence_failure(error)}")
+    _, problem = yield from _guard(lambda: _canonical_cleanup(run, rollback_workers, context, unresolved_names))
+    if problem is not None:
+        debts.append(f"canonical_cleanup_failed:{problem}")
+    _, problem = yield from _guard(lambda: _resource_cleanup(run, context, unresolved_names))
+    if problem is not None:
+        debts.append(f"resource_cleanup_failed:{problem}")
+    if not debts:
+        return error_done(abort.message)
+    joined = ";".join(debts)
+    reason = f"scale_up_rollback_cleanup_debt:{joined}; retry cleanup for [{','.join(names)}]"
+    _, problem = yield from _guard(lambda: leader_event(paths, reason))
+    if problem is not None:
+        joined += f";cleanup_debt_event_failed:{problem}"
+    message = f"scale_up_rollback_cleanup_debt:{joined}"
+    debt = tuple(m.Debt(kind=d.split(":", 1)[0], subject=d.split(":", 1)[1] if ":" in d else "",
+                        reason=abort.message) for d in debts)
+    return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue({"ok": False, "error": message}),
+                                    message=message), debt=debt)
+
+
+def _canonical_cleanup(run: Run, rollback_workers: list[Json], context: RollbackContext,
+                       unresolved: set[str]) -> Gen[None]:
+    """§8.2 step 7: tasks of resolved workers and their worker directories go."""
+    paths = run.paths
+    for task_id in run.created_tasks:
+        if run.task_owner.get(task_id) not in unresolved:
+            yield from acked(m.RemovePath(path=paths.task(task_id)))
+    doomed = [w["name"] for w in rollback_workers if w["name"] not in unresolved]
+    if context.worker_name and context.worker_name not in unresolved and context.worker_name not in doomed:
+        doomed.append(context.worker_name)
+    for name in doomed:
+        yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
+        kind = yield from expect(m.Stat(path=paths.worker_dir(name)), m.Value)
+        if kind.value != "absent":
+            raise StepFailure(f"worker directory still present: {paths.worker_dir(name)}")
+
+
+def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str]) -> Gen[None]:
+    """§8.2 step 8: root AGENTS, created worktrees (and branches), prepared dirs, startup scripts."""
+    paths = run.paths
+    problems: list[str] = []
+    for name, (tree_path, backup) in run.agents_backups.items():
+        if name in unresolved or name in run.worktrees:
+            continue  # a created worktree goes away whole; an unresolved one stays as it is
+        yield from wt.restore_root_agents(tree_path, backup)
+    for name, tree in run.worktrees.items():
+        if name not in unresolved:
+            problems += yield from wt.remove(tree)
+    for name in run.prepared:
+        if name not in unresolved:
+            yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
+    for script in run.scripts:
+        worker = _script_worker(script)
+        if worker not in unresolved:
+            yield from acked(m.RemovePath(path=script))
+    if not run.runtime_existed and not unresolved:
+        yield from acked(m.RemovePath(path=paths.runtime_dir, recursive=True))
+    if run.created_instructions is not None and not unresolved:
+        yield from acked(m.RemovePath(path=run.created_instructions))
+    if problems:
+        raise StepFailure("; ".join(problems))
+
+
+_SCRIPT = re.compile(r"worker-([0-9]+)-startup\.sh")
+
+
+def _script_worker(path: str) -> str:
+    match = _SCRIPT.fullmatch(posixpath.basename(path))
+    return f"worker-{match.group(1)}" if match else ""

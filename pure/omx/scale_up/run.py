@@ -1,0 +1,171 @@
+"""The scale-up's request, what one run has created so far (``Run``), and the failures that end it."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from typing import TypeVar
+
+from attrs import field, frozen
+
+from pure import model as m
+from pure import tmux as t
+from pure.omx import layout
+from pure.omx import worktree as wt
+from pure.omx.state import Json, TeamPaths, TeamState
+from pure.program import Gen, PlanError, expect, fail
+
+T = TypeVar("T")
+
+DISABLED = "Dynamic scaling is disabled. Set OMX_TEAM_SCALING_ENABLED=1 to enable."
+ENABLED_VALUES = ("1", "true", "yes", "on", "enabled")
+INJECT_ENV = "OMX_TEAM_SCALE_UP_INJECT_FAILURE"
+PLACEHOLDER = "placeholder"
+
+
+@frozen(kw_only=True)
+class TaskSpec:
+    subject: str
+    description: str
+    owner: str | None = None
+    role: str | None = None
+    blocked_by: tuple[str, ...] | None = None
+
+
+@frozen(kw_only=True)
+class ScaleUpRequest:
+    """``panefleet team scale-up``. ``env`` is the relevant environment (spec §14) gathered by the
+    shell (it serves as both oh-my-codex's ``env`` argument and the process environment);
+    ``process_argv`` is the leader process argv (ambient bypass detection, spec §13.4);
+    ``cli_paths`` maps ``codex``/``claude``/``gemini`` to where they were found on PATH, and a CLI
+    the shell looked for but did not find to ``""`` (a selected worker CLI mapped to ``""`` refuses
+    the scale-up before anything is created; a CLI not in the map at all is launched by its bare
+    name, for callers that do not resolve CLIs);
+    ``node_path`` is exported to workers as ``OMX_LEADER_NODE_PATH`` (oh-my-codex's CLI runtime);
+    ``existing_shells`` lists which zsh/bash candidates (and ``$SHELL``) exist, for the worker shell."""
+
+    team: str
+    count: int
+    cwd: str
+    agent_type: str | None = "executor"
+    tasks: tuple[TaskSpec, ...] = ()
+    env: dict[str, str] = field(factory=dict)
+    process_argv: tuple[str, ...] = ()
+    cli_paths: dict[str, str] = field(factory=dict)
+    node_path: str = "node"
+    existing_shells: tuple[str, ...] = ()
+
+
+def scaling_enabled(env: dict[str, str]) -> bool:
+    return env.get("OMX_TEAM_SCALING_ENABLED", "").strip().lower() in ENABLED_VALUES
+
+
+def injections(env: dict[str, str]) -> frozenset[str]:
+    return frozenset(p.strip() for p in env.get(INJECT_ENV, "").split(",") if p.strip())
+
+
+# ------------------------------------------------------------------------------------ run context
+
+
+@frozen(kw_only=True)
+class RollbackContext:
+    worker: Json | None = None
+    pane_id: str | None = None
+    worker_name: str | None = None
+    worktree_path: str | None = None
+
+
+class Abort(Exception):
+    """A scale-up failure that requires the rollback of §8.2."""
+
+    def __init__(self, message: str, context: RollbackContext | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.context = context or RollbackContext()
+
+
+class StepFailure(Exception):
+    """A failed file step inside preparation/materialization (message as oh-my-codex words it)."""
+
+
+class Run:
+    """Everything this call created, in memory, so that a rollback can undo exactly that."""
+
+    def __init__(self, req: ScaleUpRequest, paths: TeamPaths, state: TeamState, owner: str) -> None:
+        self.req = req
+        self.paths = paths
+        self.owner = owner
+        self.inject = injections(req.env)
+        self.config: Json = json.loads(json.dumps(state.config))
+        self.generation: int = int(state.config.get("config_generation", 0))
+        self.base_state = state
+        self.base_config_text = state.config_text
+        self.base_manifest_text = state.manifest_text
+        self.manifest = state.raw_manifest
+        self.approved_section: str | None = None  # the approved handoff context for every inbox
+        self.created_tasks: list[str] = []
+        self.task_owner: dict[str, str | None] = {}
+        self.added: list[Json] = []
+        self.tagged: set[str] = set()
+        self.worktrees: dict[str, wt.Worktree] = {}
+        self.agents_backups: dict[str, tuple[str, str]] = {}
+        self.prepared: list[str] = []
+        self.scripts: list[str] = []
+        self.launched: list[Json] = []  # records of panes created, pinned and tagged, not yet committed
+        self.dead_kept: set[str] = set()  # panes kept dead by remain-on-exit (removed before teardown)
+        self.created_instructions: str | None = None  # worker-agents.md written by this run
+        self.deliveries: list[Json] = []
+        self.supervised = req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1"
+        self.placements: list[layout.Placement] = []  # where each new worker goes (watched start-up)
+        self.runtime_existed = True
+        self.worktree_mode: wt.WorktreeMode | None = None
+        self.worktree_mode_derived = False
+
+        # The rollback context of the worker in flight (spec §8.2), kept current as its phases
+        # progress, so that an unexpected exception still rolls back with that worker's pane.
+        self.context = RollbackContext()
+
+    def maybe_inject(self, phase: str) -> None:
+        if phase in self.inject:
+            raise StepFailure(f"injected_scale_up_failure:{phase}")
+
+
+# ---------------------------------------------------------------------------------------- helpers
+
+
+def acked(step: m.Step) -> Gen[None]:
+    ack = yield from expect(step, m.Ack)
+    if not ack.ok:
+        raise StepFailure(ack.error)
+
+
+def positive_or(value: object, default: int) -> int:
+    return value if type(value) is int and t.is_positive_pid(value) else default
+
+
+def ok_done(result: Json) -> m.Done:
+    return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(result)))
+
+
+def refused(message: str) -> PlanError:
+    return fail(message, status="refused")
+
+
+def team_state_file(paths: TeamPaths, config: Json, cwd: str, name: str) -> str:
+    """A file of the team directory under the config's ``team_state_root`` (else the state root)."""
+    root = str_or_none(config.get("team_state_root")) or paths.state_root
+    return posixpath.join(posixpath.normpath(posixpath.join(cwd, root)), "team", paths.team, name)
+
+
+def read_optional(path: str) -> Gen[str | None]:
+    data = yield from expect(m.ReadFile(path=path), m.FileData)
+    return data.content
+
+
+def str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def error_done(message: str) -> m.Done:
+    return m.Done(outcome=m.Outcome(status="error", result=m.JsonValue({"ok": False, "error": message}),
+                                    message=message))

@@ -1,0 +1,406 @@
+"""One worker: preparation, the proven split, pin and tag, the watched start, inbox, dispatch and the
+membership commit (docs/scale-up.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import posixpath
+from collections.abc import Sequence
+
+from attrs import evolve, frozen
+from returns.result import Failure
+
+from pure import model as m
+from pure import tmux as t
+from pure.agents import startup as supervise
+from pure.omx import dispatch as dsp
+from pure.omx import ids, instructions, layout, startup
+from pure.omx import launch as ln
+from pure.omx import worktree as wt
+from pure.omx.scale_up.config import membership_updates, save_config
+from pure.omx.scale_up.plan import (
+    Launches,
+    model_of,
+    placed_target,
+    role_instructions,
+    role_prompt,
+    split_target,
+)
+from pure.omx.scale_up.run import (
+    PLACEHOLDER,
+    Abort,
+    RollbackContext,
+    Run,
+    StepFailure,
+    T,
+    acked,
+    read_optional,
+    team_state_file,
+)
+from pure.omx.state import Json, TeamPaths, render_json
+from pure.program import Gen, PlanError, expect
+
+# ------------------------------------------------------------------------------------- one worker
+
+
+@frozen(kw_only=True)
+class Launched:
+    """A worker whose pane exists, pinned and tagged, with its identity written; not yet a member."""
+
+    name: str
+    index: int
+    pane: str
+    pid: int
+    cli: str  # what runs in the pane, for the screen model (codex, claude, gemini, placeholder)
+    record: Json
+    role: str | None
+    prompt: str | None
+    tree: wt.Worktree | None
+    context: RollbackContext
+
+
+def launch_worker(run: Run, name: str, index: int, launches: Launches, position: int) -> Gen[Launched]:
+    paths, owner = run.paths, run.owner
+    run.context = RollbackContext(worker_name=name)
+    target, pid, leader = split_target(run.config)
+    placement: layout.Placement | None = None
+    if run.placements:
+        placement, target, pid = placed_target(run, position)
+    if pid is None:
+        raise Abort(f"scale_up_split_target_pid_missing:{target}", run.context)
+    policy = launches.policies[position]
+    role = policy.role or run.req.agent_type
+    working_dir = run.req.cwd
+    tree: wt.Worktree | None = None
+    script = paths.startup_script(index)
+    # 15. prepare
+    try:
+        yield from acked(m.MakeDir(path=paths.worker_dir(name)))
+        run.prepared.append(name)
+        extra: dict[str, str] = {"OMX_TEAM_STATE_ROOT": paths.state_root, "OMX_TEAM_LEADER_CWD": run.req.cwd}
+        if run.worktree_mode is not None:
+            root = yield from wt.repo_root(run.req.cwd)
+            tree = yield from wt.ensure(root, paths.team, name, run.worktree_mode)
+            if tree.created:
+                run.worktrees[name] = tree
+            run.context = RollbackContext(worker_name=name, worktree_path=tree.path)
+            run.maybe_inject("worktree-ensure-post-create")
+            run.maybe_inject("worktree-post-create")
+            working_dir = tree.path
+        prompt = None if role is None else (yield from role_prompt(launches, role))
+        block = None if role is None or prompt is None else role_instructions(role, prompt,
+                                                                                model_of(policy.launch_args))
+        team_file = posixpath.join(paths.team_dir, instructions.FILE_NAME)
+        if tree is not None:
+            team_text = yield from read_optional(team_file)
+            content = worktree_instructions(paths.team, name, team_text, block)
+            backup = yield from wt.install_root_agents(tree.path, content)
+            run.agents_backups[name] = (tree.path, backup)
+            extra["OMX_MODEL_INSTRUCTIONS_FILE"] = posixpath.join(tree.path, "AGENTS.md")
+            extra["OMX_TEAM_WORKTREE_PATH"] = tree.path
+            if tree.branch is not None:
+                extra["OMX_TEAM_WORKTREE_BRANCH"] = tree.branch
+            extra["OMX_TEAM_WORKTREE_DETACHED"] = "1" if tree.detached else "0"
+        elif block is not None:
+            agents = paths.worker_file(name, "AGENTS.md")
+            yield from acked(m.WriteFile(path=agents, content=block))
+            extra["OMX_MODEL_INSTRUCTIONS_FILE"] = agents
+        else:
+            extra["OMX_MODEL_INSTRUCTIONS_FILE"] = team_file
+        built = ln.build_worker_launch(policy, team_name=paths.team, worker_cwd=working_dir, extra_env=extra,
+                                       host=launches.host)
+        if isinstance(built, Failure):
+            raise StepFailure(built.failure())
+        plan = built.unwrap()
+        if launches.placeholder is not None:
+            plan = dataclasses.replace(plan, command=launches.placeholder)
+        elif tree is None and block is None and any(team_file in arg for arg in plan.argv):
+            yield from _ensure_instructions(run)  # a launch never points at a missing file
+        run.scripts.append(script)
+        shell, rc_file = startup.choose_worker_shell(run.req.env.get("SHELL"), run.req.existing_shells)
+        rendered = startup.render_startup_script(plan, worker_cwd=working_dir, shell=shell, rc_file=rc_file,
+                                                 source_rc=startup.should_source_shell_rc({**run.req.env, **extra}))
+        if isinstance(rendered, Failure):
+            raise StepFailure(rendered.failure())
+        yield from acked(m.WriteFile(path=script, content=rendered.unwrap(), mode=0o700))
+    except (StepFailure, wt.WorktreeError) as error:
+        if isinstance(error, wt.WorktreeError) and error.half is not None:
+            run.worktrees[name] = error.half
+            tree = error.half
+        raise Abort(f"scale_up_worker_preparation_failed:{name}:{error}",
+                    RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)) from None
+    # 16. L S L
+    context = run.context = RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)
+    yield from prove_split_target(target, pid, owner, context)
+    # 17. split
+    direction = "-h" if leader else "-v"
+    command = startup.gated_startup_command(script) if run.supervised else startup.startup_command(script)
+    run.context = evolve(context, pane_id=None)
+    where = (("split-window", direction, "-t", target) if placement is None
+             else layout.placement_args(placement, target if isinstance(placement, layout.Split) else None))
+    split = yield from expect(t.tmux(*where, "-d", "-P", "-F", "#{pane_id}", "-c", working_dir, command,
+                                     mutates=True), m.Proc)
+    if split.exit_code != 0:
+        raise Abort(f"Failed to create tmux pane for {name}: {split.stderr.strip()}", context)
+    lines = split.stdout.split("\n")
+    pane = lines[0].strip() if lines else ""
+    if not pane.startswith("%"):
+        raise Abort(f"Failed to capture pane ID for {name}", context)
+    # 18. pin
+    # A pane exists from here on: an exception before the record below still names it.
+    run.context = evolve(context, pane_id=pane)
+    pinned = yield from t.prove(pane)
+    cli = PLACEHOLDER if launches.placeholder is not None else plan.worker_cli
+    record = _worker_record(run, name=name, index=index, role=role, cli=cli,
+                            pid=pinned.pid if pinned.live else None, pane=pane, working_dir=working_dir, tree=tree)
+    context = run.context = RollbackContext(worker=record, pane_id=pane, worker_name=name,
+                                            worktree_path=tree.path if tree else None)
+    if not pinned.live or pinned.pid is None:
+        raise Abort(f"Failed to prove tmux pane for {name}", context)
+    # 19. tag
+    problem = yield from tag_pane(pane, pinned.pid, owner)
+    if problem is not None:
+        raise Abort(f"Failed to tag tmux pane for {name}: {problem}", context)
+    run.tagged.add(pane)
+    run.launched.append(record)
+    if run.supervised:
+        # Keep the pane if its CLI exits during start-up, so that its last lines can be read; only
+        # then let the gated pane start its CLI.
+        problem = yield from supervise.keep_on_exit(pane, pinned.pid, owner, True)
+        if problem is None:
+            problem = yield from supervise.release(pane, pinned.pid, owner)
+        if problem is not None:
+            raise Abort(f"scale_up_worker_start_failed:{name}: {problem}", context)
+    # 20. identity
+    try:
+        yield from acked(m.WriteFile(path=paths.worker_file(name, "identity.json"), content=render_json(record)))
+        run.maybe_inject("identity")
+    except StepFailure as error:
+        raise Abort(f"scale_up_worker_materialization_failed:{name}:{error}", context) from None
+    return Launched(name=name, index=index, pane=pane, pid=pinned.pid, cli=cli, record=record, role=role,
+                    prompt=prompt, tree=tree, context=context)
+
+
+def await_started(run: Run, launched: Sequence[Launched]) -> Gen[None]:
+    """Wait for every launched agent to start (``pure/agents/startup.py``); the first that failed
+    to start aborts the scale-up with its CLI's own last lines."""
+    items = [supervise.Starting(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid) for w in launched]
+    started = yield from supervise.wait_until_ready(items, run.owner, supervise.policy_from_env(run.req.env))
+    for worker, outcome in zip(launched, started, strict=True):
+        run.deliveries.append({"worker": worker.name, "paneId": worker.pane, "cli": worker.cli,
+                               "started": outcome.state, "answered": list(outcome.answered)})
+        if not outcome.ok:
+            run.context = worker.context
+            raise Abort(f"scale_up_{outcome.reason}", worker.context)
+
+
+def _materializing(worker: Launched, action: Gen[T]) -> Gen[T]:
+    """Run ``action``; a failed file step is oh-my-codex's ``scale_up_worker_materialization_failed``."""
+    try:
+        return (yield from action)
+    except StepFailure as error:
+        raise Abort(f"scale_up_worker_materialization_failed:{worker.name}:{error}", worker.context) from None
+
+
+def hand_over(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]:
+    """Steps 21-22 for one launched worker (started, when watched): its inbox and its pending
+    dispatch request, whose trigger is then typed (``settle`` records how that went)."""
+    run.context = worker.context
+    return (yield from _materializing(worker, _hand_over_steps(run, worker, tasks)))
+
+
+def _hand_over_steps(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]:
+    paths, name = run.paths, worker.name
+    if run.supervised:  # started: stop keeping the pane after its process exits (oh-my-codex's default)
+        problem = yield from supervise.keep_on_exit(worker.pane, worker.pid, run.owner, False)
+        if problem is not None:
+            raise Abort(f"scale_up_worker_start_failed:{name}: {problem}", worker.context)
+    mine = [task for task in tasks if task.get("owner") == name]
+    ultragoal = yield from read_optional(team_state_file(paths, run.config, run.req.cwd, "ultragoal-context.json"))
+    section = dsp.ultragoal_section(ultragoal)
+    inbox = dsp.render_inbox(team=paths.team, worker=name, role=worker.role or "", tasks=mine, paths=paths,
+                             leader_cwd=run.req.cwd, specialization=None if worker.tree is not None else worker.prompt,
+                             context=tuple(c for c in (run.approved_section, section) if c is not None))
+    yield from acked(m.WriteFile(path=paths.worker_file(name, "inbox.md"), content=inbox))
+    run.maybe_inject("inbox")
+    return (yield from _enqueue(run, worker))
+
+
+def settle(run: Run, worker: Launched, request: Json, delivery: dsp.Delivery | supervise.Delivery) -> Gen[None]:
+    """Step 22's end and step 23: record the delivery, then commit the worker as a member."""
+    run.context = worker.context
+    failure = yield from _materializing(worker, _record_delivery(run, worker, request, delivery))
+    if failure is not None:
+        raise Abort(f"scale_up_dispatch_failed:{worker.name}:{failure}", worker.context)
+    yield from _materializing(worker, _commit_member(run, worker))
+
+
+def _commit_member(run: Run, worker: Launched) -> Gen[None]:
+    run.maybe_inject("post-dispatch-rollback")
+    run.config["workers"] = [*run.config.get("workers", []), worker.record]
+    run.config["worker_count"] = len(run.config["workers"])
+    run.config["next_worker_index"] = worker.index + 1
+    run.added.append(worker.record)
+    run.maybe_inject("config")
+    updates = membership_updates(run.config["workers"], worker.index + 1)
+    if "next_task_id" in run.base_state.raw_config:
+        # oh-my-codex's saveTeamConfig writes the config it read at the start: next_task_id as it was
+        # before this run's tasks (they exist, so their ids are not handed out again)
+        updates["next_task_id"] = run.base_state.raw_config["next_task_id"]
+    if run.worktree_mode_derived:
+        updates["worktree_mode"] = run.config["worktree_mode"]
+    try:
+        run.generation = yield from save_config(run.paths, run.generation, updates, None)
+    except PlanError as error:
+        raise StepFailure(error.outcome.message) from None
+    run.maybe_inject("finalization")
+
+
+def _ensure_instructions(run: Run) -> Gen[None]:
+    """Write the team's ``worker-agents.md`` when it is missing (``pure/omx/instructions.py``)."""
+    path = posixpath.join(run.paths.team_dir, instructions.FILE_NAME)
+    if run.created_instructions is not None or (yield from read_optional(path)) is not None:
+        return
+    sources = []
+    for source in instructions.source_paths(run.req.env, run.req.cwd):
+        sources.append((yield from read_optional(source)))
+    yield from acked(m.WriteFile(path=path, content=instructions.compose(run.paths.team, sources)))
+    run.created_instructions = path
+
+
+def worktree_instructions(team: str, worker: str, team_text: str | None, role_block: str | None) -> str:
+    """The generated worktree-root ``AGENTS.md`` (the original is kept in a backup, §8.2 step 8)."""
+    head = team_text if team_text is not None else (
+        f"# Team worker instructions\n\nYou are {worker} of team {team}. Read your inbox under "
+        f"$OMX_TEAM_STATE_ROOT/team/{team}/workers/{worker}/inbox.md and follow it.\n")
+    return head if role_block is None else head.rstrip("\n") + "\n\n" + role_block
+
+
+def _worker_record(run: Run, *, name: str, index: int, role: str | None, cli: str, pid: int | None, pane: str,
+                   working_dir: str, tree: wt.Worktree | None) -> Json:
+    record: Json = {"name": name, "index": index}
+    if role is not None:
+        record["role"] = role
+    record.update({"worker_cli": cli, "assigned_tasks": []})
+    if pid is not None:
+        record["pid"] = pid
+    record["pane_id"] = pane
+    record["working_dir"] = working_dir
+    if tree is not None:
+        record["worktree_repo_root"] = tree.repo_root
+        record["worktree_path"] = tree.path
+        if tree.branch is not None:
+            record["worktree_branch"] = tree.branch
+        record["worktree_detached"] = tree.detached
+        record["worktree_created"] = tree.created
+    record["team_state_root"] = run.paths.state_root
+    return record
+
+
+def prove_split_target(target: str, pid: int, owner: str, context: RollbackContext) -> Gen[None]:
+    first = yield from t.prove(target)
+    if not first.live:
+        raise Abort(f"scale_up_split_target_proof_unavailable:{target}:{first.code()}", context)
+    if first.pid != pid:
+        raise Abort(f"scale_up_split_target_pid_changed:{target}:{pid}:{first.pid}", context)
+    tag = yield from t.read_owner(target)
+    if tag.kind != "value" or tag.value != owner:
+        raise Abort(f"scale_up_split_target_owner_changed:{target}", context)
+    final = yield from t.prove(target)
+    if not final.live:
+        raise Abort(f"scale_up_split_target_proof_unavailable:{target}:{final.code()}", context)
+    if final.pid != pid:
+        raise Abort(f"scale_up_split_target_pid_changed:{target}:{pid}:{final.pid}", context)
+
+
+def tag_pane(pane: str, pid: int, owner: str) -> Gen[str | None]:
+    """Spec §3.4: a live proof with the pinned pid, then ``set-option`` (no read-back)."""
+    proof = yield from t.prove(pane)
+    if proof.unavailable:
+        return f"exact_pane_proof_unavailable:{pane}:{proof.code()}"
+    if not proof.live:
+        return f"tmux pane is not proven live: {pane}"
+    if proof.pid != pid:
+        return f"tmux pane identity changed: {pane}"
+    done = yield from expect(t.set_owner_step(pane, owner), m.Proc)
+    if done.exit_code != 0:
+        return f"failed to tag tmux pane {pane}: {done.stderr.strip()}"
+    return None
+
+
+def _enqueue(run: Run, worker: Launched) -> Gen[Json]:
+    """Step 22: append the worker's inbox request (``pending``) to ``dispatch/requests.json``."""
+    paths = run.paths
+    mode = dsp.dispatch_mode(run.manifest)
+    trigger = dsp.trigger_message(paths, worker.name, run.req.cwd, worker.tree is not None)
+    request_id = yield from ids.fresh_uuid()
+    now = yield from expect(m.Clock(), m.Value)
+    request = dsp.new_request(request_id=request_id, team=paths.team, worker=worker.name, index=worker.index,
+                              pane_id=worker.pane, trigger=trigger, mode=mode, now=now.value)
+    try:
+        requests = yield from dsp.read_requests(paths)
+        yield from dsp.write_requests(paths, [*requests, request])
+    except OSError as error:
+        raise StepFailure(str(error)) from None
+    return request
+
+
+def _record_delivery(run: Run, worker: Launched, request: Json,
+                     delivery: dsp.Delivery | supervise.Delivery) -> Gen[str | None]:
+    """The request's outcome. Returns the failure that aborts the scale-up; a delivery the screen did
+    not confirm is recorded and reported instead (docs/scale-up.md, "Watched start-up")."""
+    paths = run.paths
+    done = yield from expect(m.Clock(), m.Value)
+    request = {**request, "attempt_count": 1, "updated_at": done.value}
+    if isinstance(delivery, supervise.Delivery):
+        request["status"] = "delivered" if delivery.ok else "failed"
+        request["delivered_at" if delivery.ok else "failed_at"] = done.value
+        request["last_reason"] = delivery.reason
+    else:
+        request["status"] = "notified" if delivery.ok else "failed"
+        if delivery.ok:
+            request["notified_at"] = done.value
+        mode = str(request["transport_preference"])
+        request["last_reason"] = dsp.delivered_reason(mode, delivery.reason) if delivery.ok else delivery.reason
+    try:
+        current = yield from dsp.read_requests(paths)
+        yield from dsp.write_requests(paths, [request if isinstance(r, dict) and r.get("request_id") ==
+                                              request["request_id"] else r for r in current])
+    except OSError as error:
+        raise StepFailure(str(error)) from None
+    if not isinstance(delivery, supervise.Delivery):
+        return None if delivery.ok else delivery.reason
+    yield from _log_delivery(run, request, done.value)
+    entry = next(d for d in run.deliveries if d["worker"] == worker.name)
+    entry.update(status="delivered" if delivery.ok else "not_delivered", reason=delivery.reason,
+                 requestId=request["request_id"], rounds=delivery.rounds)
+    return delivery.reason if delivery.lost else None
+
+
+def _log_delivery(run: Run, request: Json, now: str) -> Gen[None]:
+    """oh-my-codex's delivery log line (``<cwd>/.omx/logs/team-delivery-<date>.jsonl``); best effort, as there."""
+    line = {"timestamp": now, "kind": "team_delivery", "event": "dispatch_result", "source": "panefleet.scale_up",
+            "team": run.paths.team, "request_id": request["request_id"], "to_worker": request["to_worker"],
+            "intent": request["intent"], "transport": "send-keys",
+            "result": "confirmed" if request["status"] == "delivered" else "failed", "reason": request["last_reason"]}
+    path = posixpath.join(run.req.cwd, ".omx", "logs", f"team-delivery-{now[:10]}.jsonl")
+    yield from expect(m.AppendFile(path=path, content=json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+                                   + "\n"), m.Ack)
+
+
+def leader_event(paths: TeamPaths, reason: str) -> Gen[None]:
+    event_id = yield from ids.fresh_uuid()
+    now = yield from expect(m.Clock(), m.Value)
+    event = {"type": "team_leader_nudge", "worker": "leader-fixed", "reason": reason,
+             "event_id": event_id, "team": paths.team, "created_at": now.value}
+    yield from acked(m.AppendFile(path=paths.events, content=json.dumps(event, ensure_ascii=False,
+                                                                       separators=(",", ":")) + "\n"))
+
+
+def finish_event(run: Run) -> Gen[None]:
+    try:
+        yield from leader_event(run.paths, f"scale_up: added {len(run.added)} worker(s), "
+                                     f"new count={run.config['worker_count']}")
+    except StepFailure as error:
+        raise Abort(f"scale_up_finalization_failed:{error}") from None
