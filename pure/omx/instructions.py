@@ -1,7 +1,7 @@
 """The team worker instructions file ``<team>/worker-agents.md`` that Codex workers load.
 
 A Codex worker is launched with ``-c model_instructions_file="<team dir>/worker-agents.md"``
-(``pure/omx/launch.py``, ``resolve_process_launch_args``); Codex refuses to start when that file is
+(``pure/omx/launch/process.py``, ``resolve_process_launch_args``); Codex refuses to start when that file is
 missing. oh-my-codex's team start writes it; panefleet writes it at ``team init`` and, when it is
 missing, at ``team scale-up``. The layout is oh-my-codex's: the user's ``$CODEX_HOME/AGENTS.md``
 and the project's ``AGENTS.md`` (each without a previous worker overlay), then the worker overlay
