@@ -1,7 +1,7 @@
 """``panefleet herdr …``: the Herdr worker fleet command group.
 
 ``run start|settle|list`` maintain the live run set in the store; ``open``, ``retire`` and
-``reconcile`` run the pure programs of ``pure.herdr.fleet`` through the shell loop (``--dry-run``:
+``reconcile`` run the pure programs of ``pure.herdr.fleet`` (docs/herdr-fleet.md) through the shell loop (``--dry-run``:
 real reads, predicted changes); ``status`` shows the store and what herdr lists; ``follow`` is the
 follower a worker pane displays. ``--session NAME`` or ``HERDR_SESSION`` picks the herdr session
 (default ``fleet``); ``PANEFLEET_STATE_DIR`` (else ``$XDG_STATE_HOME/panefleet``) holds the store;

@@ -183,7 +183,7 @@ def test_a_held_lock_refuses_without_touching_herdr(world: World, monkeypatch: p
     from pure.herdr import fleet
     from shell import fs
 
-    monkeypatch.setattr(fleet, "LOCK_TIMEOUT_MS", 300)
+    monkeypatch.setattr(fleet.programs, "LOCK_TIMEOUT_MS", 300)
     lock = world.root / "herdr.lock"
     fs.acquire_lock(lock, timeout_ms=1000, retry_ms=50, stale_ms=300_000, token="someone-else")
     world.start("r1")

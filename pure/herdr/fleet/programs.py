@@ -1,0 +1,252 @@
+"""The registered operation programs (under the fleet lock) and ``herdr status``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import evolve, frozen
+from returns.result import Failure, Result, Success
+
+from pure.herdr.fleet.calls import apply_ownership, discover, list_panes, probe, store
+from pure.herdr.fleet.common import (
+    DEFAULT_SESSION,
+    Discovery,
+    EnsureRequest,
+    OpenRequest,
+    Owned,
+    ReconcileRequest,
+    ReleaseRequest,
+    RetireRequest,
+    Tracked,
+    Unavailable,
+    done_with,
+    json_value,
+    opened_json,
+)
+from pure.herdr.fleet.opening import Surface, ensure_workspace, open_pane
+from pure.herdr.fleet.reconcile import attribute, reconcile, run_label
+from pure.herdr.fleet.release import release_orphaned
+from pure.herdr.liveness import Pulse
+from pure.herdr.parse import (
+    PaneFact,
+)
+from pure.herdr.records import RunRecord, parse_run, parse_runs
+from pure.model import Ack, AcquireLock, Done, ReleaseLock, Status
+from pure.program import Gen, Program, expect
+
+# ------------------------------------------------------------------------------ operation programs
+
+LOCK_TIMEOUT_MS = 60_000
+LOCK_RETRY_MS = 100
+
+
+def _locked(lock_path: str | None, body: Program, busy: Mapping[str, Any]) -> Program:
+    """Run ``body`` holding the fleet lock, so two panefleet processes never plan against each
+    other (two reconciles would each open a pane for the same run). No lock path: no lock."""
+    if lock_path is None:
+        return (yield from body)
+    held = yield from expect(AcquireLock(path=lock_path, timeout_ms=LOCK_TIMEOUT_MS, retry_ms=LOCK_RETRY_MS), Ack)
+    if not held.ok:
+        reason = f"another panefleet herdr operation holds {lock_path} ({held.error})"
+        return done_with("refused", {**busy, "reason": reason}, reason)
+    done = yield from body
+    yield from expect(ReleaseLock(path=lock_path), Ack)
+    return done
+
+
+def reconcile_program(request: ReconcileRequest) -> Program:
+    if request.max_attempts < 0:
+        return done_with("refused", {"ok": False, "reason": "max_attempts must be >= 0"}, "max_attempts must be >= 0")
+    return (yield from _locked(request.lock_path, _reconcile_body(request), {"ok": False}))
+
+
+def _reconcile_body(request: ReconcileRequest) -> Program:
+    result = yield from reconcile(request)
+    if isinstance(result, Failure):
+        reason = result.failure()
+        return done_with("error", {"ok": False, "reason": reason}, reason)
+    return done_with("ok", {"ok": True, "outcomes": result.unwrap()})
+
+
+def ensure_program(request: EnsureRequest) -> Program:
+    ready = yield from ensure_workspace(request.session, request.project, None)
+    if isinstance(ready, Unavailable):
+        return done_with("error", {"kind": "unavailable", "reason": ready.reason}, ready.reason)
+    result: dict[str, Any] = {"kind": "ready", "workspaceId": ready.workspace_id, "anchorPaneId": ready.anchor}
+    if ready.created:
+        result["created"] = True
+    return done_with("ok", result)
+
+
+def _load_run(run_id: str, session: str) -> Gen[Result[RunRecord, str]]:
+    answer = yield from store("get.herdr.run", {"run_id": run_id})
+    loaded = parse_run(answer)
+    if isinstance(loaded, Failure):
+        return Failure(loaded.failure())
+    record = loaded.unwrap()
+    if record is None:
+        return Failure(f"no run {run_id!r} in the store (panefleet herdr run start first)")
+    if record.session != session:
+        return Failure(f"run {run_id!r} belongs to herdr session {record.session!r}, not {session!r}")
+    return Success(record)
+
+
+def _with_ok(done: Done) -> Done:
+    """Every CLI result carries ``ok`` (true exactly when the operation succeeded) beside the seed's
+    ``kind`` and field names."""
+    result = done.outcome.result
+    if not isinstance(result, dict) or "ok" in result:
+        return done
+    outcome = evolve(done.outcome, result=json_value({"ok": done.outcome.status == "ok", **result}))
+    return evolve(done, outcome=outcome)
+
+
+def open_program(request: OpenRequest) -> Program:
+    done = yield from _locked(request.lock_path, _open_body(request), {"kind": "unavailable"})
+    return _with_ok(done)
+
+
+def _open_body(request: OpenRequest) -> Program:
+    loaded = yield from _load_run(request.run_id, request.session)
+    if isinstance(loaded, Failure):
+        return done_with("refused", {"kind": "unavailable", "reason": loaded.failure()}, loaded.failure())
+    run = loaded.unwrap()
+    if run.settled:
+        reason = f"run {run.run_id} is settled; a settled run keeps no representation"
+        return done_with("refused", {"kind": "unavailable", "reason": reason}, reason)
+    if run.pid is None:
+        reason = f"run {run.run_id} has no session-host pid (panefleet herdr run start --pid PID); nothing opened"
+        return done_with("refused", {"kind": "unavailable", "reason": reason}, reason)
+    surface: Surface | None = None
+    if run.pane_id is not None:
+        # The run already has a recorded pane: if it still stands in an owned workspace with a living
+        # (or undecidable) follower, opening another would only make a duplicate. One listing serves
+        # both the check and the anchor choice.
+        found = yield from discover(request.session, (run.project,))
+        if isinstance(found, Failure):
+            return done_with("error", {"kind": "unavailable", "reason": found.failure()}, found.failure())
+        disc = found.unwrap()
+        entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
+        for owned in disc.owned:
+            listed = yield from list_panes(request.session, owned.workspace_id)
+            if isinstance(listed, Failure):
+                return done_with("error", {"kind": "unavailable", "reason": listed.failure()}, listed.failure())
+            entries.append((owned, listed.unwrap()))
+        wrote = yield from apply_ownership(disc)
+        if isinstance(wrote, Failure):
+            return done_with("error", {"kind": "unavailable", "reason": wrote.failure()}, wrote.failure())
+        held, _junk = attribute(entries, [run])
+        if run.run_id in held and run.pid is not None:
+            pane, wid = held[run.run_id]
+            pulse = yield from probe(request.session, pane.pane_id)
+            if pulse.pulse != "dead":
+                existing = opened_json(Tracked(pane.pane_id, run_label(run), run.pid, wid))
+                return done_with("ok", {**existing, "reused": True, "pulse": pulse.pulse})
+        surface = Surface(
+            disc.owned, {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries}, disc.listed
+        )
+    opened = yield from open_pane(request.session, run, request.follower, surface)
+    if isinstance(opened, Unavailable):
+        return done_with("error", opened_json(opened), opened.reason)
+    yield from store(
+        "herdr.run.set_pane", {"run_id": run.run_id, "pane_id": opened.pane_id, "pane_label": opened.label}
+    )
+    return done_with("ok", opened_json(opened))
+
+
+def retire_program(request: RetireRequest) -> Program:
+    done = yield from _locked(request.lock_path, _retire_body(request), {"kind": "failed"})
+    return _with_ok(done)
+
+
+def _retire_body(request: RetireRequest) -> Program:
+    loaded = yield from _load_run(request.run_id, request.session)
+    if isinstance(loaded, Failure):
+        return done_with("refused", {"kind": "none", "reason": loaded.failure()}, loaded.failure())
+    run = loaded.unwrap()
+    released = yield from release_orphaned(request.session, run.pane_id, run.pane_label, run.run_id, run.project)
+    if released.kind in ("released", "none") and run.pane_id is not None:
+        yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
+    status: Status = "ok" if released.kind in ("released", "none") else (
+        "refused" if released.kind == "unowned" else "error"
+    )
+    return done_with(status, released.to_json(), released.reason)
+
+
+def release_program(request: ReleaseRequest) -> Program:
+    released = yield from release_orphaned(
+        request.session, request.pane_id, request.pane_label, request.run_id, request.project
+    )
+    status: Status = "ok" if released.kind in ("released", "none") else (
+        "refused" if released.kind == "unowned" else "error"
+    )
+    return done_with(status, released.to_json(), released.reason)
+
+
+# ------------------------------------------------------------------------------------------ status
+
+
+@frozen(kw_only=True)
+class StatusRequest:
+    session: str = DEFAULT_SESSION
+    managed: tuple[str, ...] = ()
+
+
+def status_program(request: StatusRequest) -> Program:
+    """Read-only: the store's runs, the owned workspaces herdr lists, what each pane is, and the
+    follower pulse of every held pane — exactly what a reconcile pass would read, and no write."""
+    answer = yield from store("list.herdr.runs", {"session": request.session})
+    runs_r = parse_runs(answer)
+    if isinstance(runs_r, Failure):
+        return done_with("error", {"ok": False, "reason": runs_r.failure()}, runs_r.failure())
+    runs = runs_r.unwrap()
+    scope = sorted(set(request.managed) | {r.project for r in runs})
+    entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
+    disc = Discovery((), (), ())
+    if scope:
+        found = yield from discover(request.session, scope)
+        if isinstance(found, Failure):
+            return done_with("error", {"ok": False, "reason": found.failure()}, found.failure())
+        disc = found.unwrap()
+        for owned in disc.owned:
+            listed = yield from list_panes(request.session, owned.workspace_id)
+            if isinstance(listed, Failure):
+                return done_with("error", {"ok": False, "reason": listed.failure()}, listed.failure())
+            entries.append((owned, listed.unwrap()))
+    held, junk = attribute(entries, runs)
+    holder = {pane.pane_id: run_id for run_id, (pane, _w) in held.items()}
+    pulses: dict[str, Pulse] = {}
+    for run_id, (pane, _w) in held.items():
+        pulses[run_id] = yield from probe(request.session, pane.pane_id)
+    out_runs: list[dict[str, Any]] = []
+    for r in runs:
+        row: dict[str, Any] = {
+            "runId": r.run_id, "project": r.project, "issue": r.issue, "attempt": r.attempt, "pid": r.pid,
+            "paneId": held[r.run_id][0].pane_id if r.run_id in held else None,
+            "settled": r.settled, "attempts": r.attempts,
+        }
+        if r.run_id in pulses:
+            row["pulse"] = pulses[r.run_id].pulse
+            if pulses[r.run_id].reason:
+                row["reason"] = pulses[r.run_id].reason
+        out_runs.append(row)
+    adopt = {wid for _p, wid in disc.adopt}
+    workspaces: list[dict[str, Any]] = []
+    for owned, panes in entries:
+        rows: list[dict[str, Any]] = []
+        for pane in panes:
+            row = {"paneId": pane.pane_id, "label": pane.label}
+            if pane.pane_id in holder:
+                row["runId"] = holder[pane.pane_id]
+            elif pane.pane_id in junk:
+                row["runId"] = junk[pane.pane_id].run_id
+                row["cause"] = junk[pane.pane_id].cause
+            rows.append(row)
+        workspaces.append({
+            "workspaceId": owned.workspace_id, "project": owned.project, "label": owned.label,
+            "recorded": owned.workspace_id not in adopt, "panes": rows,
+        })
+    forgotten = [{"project": p, "workspaceId": w} for p, w in disc.forget]
+    return done_with("ok", {"ok": True, "session": request.session, "runs": out_runs, "workspaces": workspaces,
+                        "staleRecords": forgotten})

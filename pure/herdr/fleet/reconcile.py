@@ -1,0 +1,285 @@
+"""One reconcile pass: make the owned worker workspaces agree with the live run set."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from attrs import frozen
+from returns.result import Failure, Result, Success
+
+from pure.herdr.fleet.calls import (
+    apply_ownership,
+    close_pane,
+    discover,
+    herdr,
+    list_panes,
+    probe,
+    release_agent,
+    store,
+)
+from pure.herdr.fleet.common import (
+    IMPLICIT_CLOSE_REASON,
+    Owned,
+    ReconcileRequest,
+    Tracked,
+    Unavailable,
+    pane_label,
+)
+from pure.herdr.fleet.opening import Surface, open_pane
+from pure.herdr.parse import (
+    PaneFact,
+    error_code,
+    failure_text,
+    succeeded,
+)
+from pure.herdr.records import RunRecord, parse_runs
+from pure.program import Gen
+
+# ------------------------------------------------------------------------------------- reconcile
+
+
+@frozen
+class _Junk:
+    run_id: str
+    cause: Literal["settled", "duplicate", "unidentified"]
+    agent: str | None
+
+
+def _label_fits(pane: PaneFact, recorded_label: str | None) -> bool:
+    return pane.label is None or recorded_label is None or pane.label == recorded_label
+
+
+def attribute(
+    entries: Sequence[tuple[Owned, tuple[PaneFact, ...]]], runs: Sequence[RunRecord]
+) -> tuple[dict[str, tuple[PaneFact, str]], dict[str, _Junk]]:
+    """Every listed pane of the owned workspaces → the live run it represents, or junk with a cause.
+
+    The recorded pane id wins (when herdr's rename label does not contradict it), the reported
+    session id is the fallback; one representation per live run, the recorded one kept.
+    """
+    live = [r for r in runs if not r.settled]
+    live_by_run = {r.run_id: r for r in live}
+    settled_panes: dict[tuple[str, str], RunRecord] = {
+        (r.project, r.pane_id): r for r in runs if r.settled and r.pane_id is not None
+    }
+    junk: dict[str, _Junk] = {}
+    held: dict[str, tuple[PaneFact, str]] = {}
+    for owned, panes in entries:
+        project_live = [r for r in live if r.project == owned.project]
+        for pane in panes:
+            owner = next(
+                (r for r in project_live if r.pane_id == pane.pane_id and _label_fits(pane, r.pane_label)), None
+            )
+            if owner is None and pane.run_id != "":
+                owner = live_by_run.get(pane.run_id)
+            if owner is None or owner.project != owned.project:
+                run_id = pane.run_id
+                if run_id == "":
+                    former = settled_panes.get((owned.project, pane.pane_id))
+                    if former is not None and _label_fits(pane, former.pane_label):
+                        run_id = former.run_id
+                junk[pane.pane_id] = _Junk(run_id, "settled" if run_id else "unidentified", pane.agent)
+                continue
+            bucket = held.get(owner.run_id)
+            if bucket is None:
+                held[owner.run_id] = (pane, owned.workspace_id)
+                continue
+            keep = bucket if bucket[0].pane_id == owner.pane_id else (
+                (pane, owned.workspace_id) if pane.pane_id == owner.pane_id else bucket
+            )
+            drop = pane if keep[0].pane_id == bucket[0].pane_id else bucket[0]
+            held[owner.run_id] = keep
+            junk[drop.pane_id] = _Junk(owner.run_id, "duplicate", drop.agent)
+    return held, junk
+
+
+def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str]]:
+    """``reconcileWorkerPanes`` against the store's live run set. Failure: the pass mutated nothing."""
+    session = request.session
+    answer = yield from store("list.herdr.runs", {"session": session})
+    runs_r = parse_runs(answer)
+    if isinstance(runs_r, Failure):
+        return Failure(runs_r.failure())
+    runs = runs_r.unwrap()
+    live = [r for r in runs if not r.settled]
+    scope = sorted(set(request.managed) | {r.project for r in live})
+    if not scope:
+        return Success([])
+    found = yield from discover(session, scope)
+    if isinstance(found, Failure):
+        return Failure(found.failure())
+    disc = found.unwrap()
+    entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
+    for owned in disc.owned:
+        listed = yield from list_panes(session, owned.workspace_id)
+        if isinstance(listed, Failure):
+            return Failure(listed.failure())
+        entries.append((owned, listed.unwrap()))
+    wrote = yield from apply_ownership(disc)
+    if isinstance(wrote, Failure):
+        return Failure(wrote.failure())
+
+    surface = Surface(
+        disc.owned, {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries}, disc.listed
+    )
+    held, junk = attribute(entries, runs)
+    outcomes: list[dict[str, Any]] = []
+    standing: dict[str, str] = {p.pane_id: o.workspace_id for o, panes in entries for p in panes}
+    opened_ws: set[str] = set()
+
+    for run in live:
+        hold = held.get(run.run_id)
+        if hold is None:
+            if run.pid is None:
+                outcomes.append(
+                    {
+                        "kind": "untracked",
+                        "runId": run.run_id,
+                        "reason": "no session-host pid was ever recorded for this run",
+                    }
+                )
+                continue
+            if run.attempts >= request.max_attempts:
+                outcomes.append({"kind": "attempts-exhausted", "runId": run.run_id, "attempts": run.attempts})
+                continue
+            opened = yield from open_pane(session, run, request.follower, surface)
+            yield from _record_attempt(run, opened, request.max_attempts)
+            if isinstance(opened, Tracked):
+                opened_ws.add(opened.workspace_id)
+                outcomes.append(_reassociated(run, opened))
+            else:
+                outcomes.append(_untracked_attempted(run, opened))
+            continue
+        pane, _wid = hold
+        pulse = yield from probe(session, pane.pane_id)
+        if pulse.pulse != "dead":
+            if pulse.pulse == "alive":
+                outcomes.append({"kind": "intact", "runId": run.run_id, "paneId": pane.pane_id})
+                if run.pane_id != pane.pane_id:
+                    yield from store(
+                        "herdr.run.set_pane",
+                        {"run_id": run.run_id, "pane_id": pane.pane_id, "pane_label": run_label(run)},
+                    )
+                if run.attempts:
+                    yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": 0})
+            else:
+                outcomes.append(
+                    {"kind": "visual-unreadable", "runId": run.run_id, "paneId": pane.pane_id, "reason": pulse.reason}
+                )
+            continue
+        if run.pid is None:
+            outcomes.append(
+                {
+                    "kind": "untracked",
+                    "runId": run.run_id,
+                    "reason": "follower exited but no session-host pid was ever recorded; not replacing",
+                }
+            )
+            if run.pane_id is not None:
+                yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
+            continue
+        if run.attempts >= request.max_attempts:
+            outcomes.append({"kind": "attempts-exhausted", "runId": run.run_id, "attempts": run.attempts})
+            continue
+        replaced = yield from open_pane(session, run, request.follower, surface)
+        yield from _record_attempt(run, replaced, request.max_attempts)
+        if isinstance(replaced, Tracked):
+            opened_ws.add(replaced.workspace_id)
+            outcomes.append(_reassociated(run, replaced))
+            junk[pane.pane_id] = _Junk(run.run_id, "duplicate", pane.agent)
+        else:
+            outcomes.append(_untracked_attempted(run, replaced))
+            # The replacement failed: the dead pane has nothing left to show, so it goes now.
+            closed = yield from close_pane(session, pane.pane_id)
+            if isinstance(closed, Success):
+                standing.pop(pane.pane_id, None)
+                surface.pane_closed(pane.pane_id)
+
+    # The root pane of a workspace (or tab) this pass made is a bare shell no run owns: once a
+    # representation stands beside it, it goes in the same pass instead of lingering until the next.
+    for root, wid in surface.fresh_roots.items():
+        if wid in opened_ws and root in surface.panes.get(wid, []) and root not in junk:
+            junk[root] = _Junk("", "unidentified", None)
+            standing[root] = wid
+
+    for pane_id, info in junk.items():
+        if info.agent is not None:
+            released = yield from release_agent(session, pane_id, info.agent)
+            if isinstance(released, Failure):
+                outcomes.append(_stale_failed(pane_id, info, released.failure()))
+                continue
+        closed = yield from close_pane(session, pane_id)
+        if isinstance(closed, Failure):
+            outcomes.append(_stale_failed(pane_id, info, closed.failure()))
+            continue
+        standing.pop(pane_id, None)
+        surface.pane_closed(pane_id)
+        outcomes.append({"kind": "stale-released", "paneId": pane_id, "runId": info.run_id, "cause": info.cause})
+
+    occupied = set(standing.values()) | surface.unknown
+    for owned, panes in entries:
+        wid = owned.workspace_id
+        if wid in opened_ws or wid in occupied:
+            continue
+        removed = {"kind": "workspace-removed", "project": owned.project, "workspaceId": wid}
+        forget = {"session": session, "project": owned.project, "workspace_id": wid}
+        if panes and wid in surface.gone and not surface.panes.get(wid):
+            # Every listed pane was closed by this pass: herdr closed the workspace with the last.
+            yield from store("herdr.workspace.forget", forget)
+            outcomes.append({**removed, "reason": IMPLICIT_CLOSE_REASON})
+            continue
+        proc = yield from herdr(session, "workspace", "close", wid, mutates=True)
+        if succeeded(proc) or error_code(proc) == "workspace_not_found":
+            yield from store("herdr.workspace.forget", forget)
+            surface.drop_workspace(wid)
+            outcomes.append(removed if succeeded(proc) else {**removed, "reason": "herdr no longer had it"})
+            continue
+        outcomes.append(
+            {
+                "kind": "workspace-remove-failed",
+                "project": owned.project,
+                "workspaceId": wid,
+                "reason": f"herdr workspace close failed: {failure_text(proc)}",
+            }
+        )
+    return Success(outcomes)
+
+
+def run_label(run: RunRecord) -> str:
+    return pane_label(run.project, run.issue, run.attempt, run.run_id)
+
+
+def _record_attempt(run: RunRecord, opened: Tracked | Unavailable, max_attempts: int) -> Gen[None]:
+    if isinstance(opened, Tracked):
+        yield from store(
+            "herdr.run.set_pane", {"run_id": run.run_id, "pane_id": opened.pane_id, "pane_label": opened.label}
+        )
+        if run.attempts:
+            yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": 0})
+        return
+    spent = max_attempts if opened.phase == "split" else run.attempts + 1
+    yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": max(spent, run.attempts + 1)})
+    if run.pane_id is not None:
+        yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
+
+
+def _reassociated(run: RunRecord, opened: Tracked) -> dict[str, Any]:
+    return {"kind": "reassociated", "runId": run.run_id, "paneId": opened.pane_id, "label": opened.label}
+
+
+def _untracked_attempted(run: RunRecord, opened: Unavailable) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": "untracked", "runId": run.run_id, "reason": opened.reason, "attempted": True}
+    if opened.phase is not None:
+        out["phase"] = opened.phase
+    return out
+
+
+def _stale_failed(pane_id: str, info: _Junk, reason: str) -> dict[str, Any]:
+    return {
+        "kind": "stale-release-failed",
+        "paneId": pane_id,
+        "runId": info.run_id,
+        "reason": reason,
+        "cause": info.cause,
+    }
