@@ -10,7 +10,7 @@ splits from a worker), then, each as a fresh CLI process with ``OMX_TEAM_SKIP_RE
 --force`` of the N new workers. The window is tall for the same reason as in ``bench/scale_up.py``.
 
 From the audit logs: tmux calls, how many went through the control client, and the settle pauses
-scale-down's teardown sleeps (``pure/tmux.py`` ``kill_settle_ms``). Prints medians (min, max).
+scale-down's teardown sleeps (``pure/tmux/teardown.py`` ``kill_settle_ms``). Prints medians (min, max).
 """
 
 from __future__ import annotations

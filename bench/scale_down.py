@@ -9,7 +9,7 @@ teardown ``L S L kill L`` plus the reconciliation's fresh ``L`` of the committed
 
 ``--executor`` picks how tmux steps run (``PANEFLEET_TMUX_EXECUTOR``: one control-mode client per
 run, or a spawned ``tmux`` per call; ``shell/tmux_control.py``). ``--skip-settle`` answers the
-teardown's settle pauses (``pure/tmux.py`` ``kill_settle_ms``) at once instead of sleeping — not a
+teardown's settle pauses (``pure/tmux/teardown.py`` ``kill_settle_ms``) at once instead of sleeping — not a
 mode panefleet has, a measurement of what the fixed pauses cost; the run must still prove every
 killed pane gone at the after-kill proof.
 """

@@ -244,7 +244,8 @@ def _built() -> tuple[dict[str, Any], dict[int, str]]:
     names: dict[int, str] = {id(union): name for union, name, _ in NAMED_UNIONS}
     for module in (m, t, p):
         for value in vars(module).values():
-            if isinstance(value, type) and attrs.has(value) and value.__name__ in defs and value.__module__ == module.__name__:
+            if (isinstance(value, type) and attrs.has(value) and value.__name__ in defs
+                    and value.__module__.split(".")[:len(module.__name__.split("."))] == module.__name__.split(".")):
                 names[id(value)] = value.__name__
     return schema, names
 

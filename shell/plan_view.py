@@ -9,7 +9,7 @@ thing says whether it is added (``+``), changed (``~``), removed (``-``) or kept
 lists the journal steps (1-based) it is made of.
 
 The rules read paths and tmux/herdr arguments the way ``pure/omx/state.py`` (team paths),
-``pure/tmux.py`` (pane proofs, owner tag) and ``pure/herdr/fleet/`` (herdr verbs) write them;
+``pure/tmux/`` (pane proofs, owner tag) and ``pure/herdr/fleet/`` (herdr verbs) write them;
 they only describe, and never decide anything.
 """
 

@@ -1,7 +1,7 @@
 """``team status`` for people: the table of ``shell/render.py`` ``render_status``, followed by what
 each state it shows means — only the states that appear, one line each.
 
-The states are those of ``pure/team_ops.py`` ``team_status``: a pane's verdict (``pure/tmux.py``),
+The states are those of ``pure/team_ops.py`` ``team_status``: a pane's verdict (``pure/tmux/parse.py``),
 its pid against the pinned one, its owner tag, what its agent's screen shows
 (``pure/agents/screen.py``) and what the worker last wrote to its ``status.json``
 (``pure/omx/state.py`` ``worker_status``).
@@ -52,7 +52,7 @@ def legend(result: dict[str, Any]) -> list[str]:
             continue
         verdict = str(pane.get("verdict") or "")
         if verdict:
-            seen.setdefault(verdict, VERDICTS.get(verdict, "see `pure/tmux.py` verdicts"))
+            seen.setdefault(verdict, VERDICTS.get(verdict, "see `pure/tmux/parse.py` verdicts"))
         if pane.get("pid") is not None and not pane.get("pidMatch"):
             seen.setdefault("MISMATCH", "the pane's pid is not the one pinned when it was created: another process")
         if "ownerRead" in pane:

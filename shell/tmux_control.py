@@ -12,7 +12,7 @@ How the client is started (tmux 3.3a)::
     tmux [-L NAME] -N -C attach-session -E -f no-output,ignore-size
 
 * It attaches to an **existing** session and adds no session, window or pane: ``list-panes -a`` (the
-  proofs in ``pure/tmux.py``), pane-id allocation and team status see exactly what they saw before.
+  proofs in ``pure/tmux/``), pane-id allocation and team status see exactly what they saw before.
   A dedicated session would put its own pane into every snapshot and take a pane id. Without ``-t``
   tmux picks the session it would attach any new client to (the most recently used unattached one,
   else the most recently used); a pane or window target is never given, since that would change the

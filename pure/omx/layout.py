@@ -149,7 +149,7 @@ def parse_geometry(stdout: str) -> Result[dict[str, PaneBox], str]:
     """Parse ``list-panes -a -F GEOMETRY_FORMAT`` strictly; Failure names the first bad row and field.
 
     A pane listed twice (a window linked into several sessions) is refused, as ``parse_pane_table``
-    in ``pure/tmux.py`` refuses it; so are rows of one window that disagree about it.
+    in ``pure/tmux/parse.py`` refuses it; so are rows of one window that disagree about it.
     """
     lines = stdout.replace("\r\n", "\n").split("\n")
     if lines and lines[-1] == "":

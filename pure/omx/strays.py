@@ -5,7 +5,7 @@ A scale-up starts every worker pane with its startup script ``<team>/runtime/wor
 ``#{pane_start_command}``. A run killed between its ``split-window`` and the membership commit of
 that worker leaves a live pane that no later read knows. ``find`` names every pane whose start
 command runs one of this team's startup scripts and that is not the recorded pane of that worker;
-``sweep`` removes each through the proof teardown (``pure/tmux.py``: ``L``, owner tag, ``L``,
+``sweep`` removes each through the proof teardown (``pure/tmux/teardown.py``: ``L``, owner tag, ``L``,
 kill, ``L``) with the pid of the snapshot that found it, so a pane is killed only while it still runs
 that process and carries the team's owner tag; one that cannot be proven ours (an untagged pane, from
 a crash between split and tag) is kept and reported, never killed. Callers hold the scaling lock,

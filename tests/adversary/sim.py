@@ -4,7 +4,7 @@ real files in a temporary directory.
 ``TmuxServer`` is a Python model of one tmux server: sessions, windows, panes with ids, pids, dead
 flags, start commands, screens and user options. It answers the commands panefleet sends exactly in
 tmux 3.3a's formats: ``-V``, ``list-panes -a -F <format>`` for every format string of
-``pure/tmux.py``, ``pure/omx/layout.py`` and ``pure/omx/strays.py`` (any ``#{variable}`` they use),
+``pure/tmux/``, ``pure/omx/layout.py`` and ``pure/omx/strays.py`` (any ``#{variable}`` they use),
 ``show-option -qv -p``, ``set-option -p [-u]``, ``split-window``, ``new-window``, ``kill-pane``,
 ``send-keys`` and ``capture-pane``; with no pane left the server is gone (``no server running``).
 Things that happen to a server without panefleet — a foreign pane appears, a pane is re-tagged,

@@ -223,7 +223,7 @@ CASES: dict[str, Case] = {
         [live(("%13", 513)), live(("%13", 513)), KILLED, ok("")], ["killed"], ["L", "L", "K", "L"]),
 }
 
-# One case per class of malformed snapshot (pure/tmux.py MalformedSnapshot), as a first proof of %13.
+# One case per class of malformed snapshot (pure/tmux/parse.py MalformedSnapshot), as a first proof of %13.
 MALFORMED: dict[str, tuple[str, str]] = {
     "field_count": ("a row with two tab-separated fields", "%12\t0\n%13\t0\t513\n"),
     "pane_id_syntax": ("a row whose pane id is not % and digits", "%1x\t0\t5\n%13\t0\t513\n"),

@@ -1,0 +1,80 @@
+"""tmux pane proofs: the pane-table parser, verdicts, owner tags and the teardown primitive.
+
+The rules follow oh-my-codex 0.20.3 (see ``docs/ports.md`` for the normative statement):
+
+* one proof = one global ``list-panes -a`` snapshot; any bad row poisons the whole snapshot;
+* verdicts ``live`` (with pid) / ``gone`` (``dead``, ``absent``) / ``unavailable``
+  (``malformed_snapshot``, ``query_failed``, ``invalid_pane_id``);
+* a pane is only ever mutated after ``L, S, L``: a proof, the owner tag, a second proof, with the
+  pid pinned when the pane was created.
+
+Every answer is a stable code plus structured fields (the ``problem`` classes below). Prose is
+derived from them by :func:`describe` and is informative only: no decision depends on it.
+"""
+
+from __future__ import annotations
+
+from pure.tmux.parse import (
+    DIGITS,
+    LIST_PANES,
+    MAX_SAFE_INTEGER,
+    OWNER_OPTION,
+    PANE_FORMAT,
+    PANE_ID_RE,
+    WHITESPACE,
+    InvalidPaneId,
+    KillFailed,
+    MalformedSnapshot,
+    OwnerProblem,
+    PaneRow,
+    PidMismatch,
+    PidUnpinned,
+    ProofProblem,
+    QueryFailed,
+    StillLive,
+    Verdict,
+    VerdictReason,
+    VerdictStatus,
+    invalid_target,
+    is_pane_id,
+    is_positive_pid,
+    parse_pane_table,
+    parse_pid,
+    pid_problem,
+    split_rows,
+    trim,
+    verdict_from_answer,
+)
+from pure.tmux.proof import (
+    OwnerAnswer,
+    OwnerKind,
+    kill_pane_step,
+    list_panes_step,
+    owner_from_answer,
+    prove,
+    read_owner,
+    set_owner_step,
+    show_owner_step,
+    tmux,
+)
+from pure.tmux.prose import describe
+from pure.tmux.teardown import (
+    Excluded,
+    ExclusionRule,
+    OwnerNotAuthorized,
+    PaneFate,
+    PaneProblem,
+    PaneReason,
+    PaneResult,
+    Stage,
+    TeardownReport,
+    TeardownRequest,
+    TeardownResult,
+    TeardownTarget,
+    exclusion_rule,
+    kill_settle_ms,
+    teardown,
+    teardown_program,
+)
+
+__all__ = ["DIGITS", "Excluded", "ExclusionRule", "InvalidPaneId", "KillFailed", "LIST_PANES", "MAX_SAFE_INTEGER", "MalformedSnapshot", "OWNER_OPTION", "OwnerAnswer", "OwnerKind", "OwnerNotAuthorized", "OwnerProblem", "PANE_FORMAT", "PANE_ID_RE", "PaneFate", "PaneProblem", "PaneReason", "PaneResult", "PaneRow", "PidMismatch", "PidUnpinned", "ProofProblem", "QueryFailed", "Stage", "StillLive", "TeardownReport", "TeardownRequest", "TeardownResult", "TeardownTarget", "Verdict", "VerdictReason", "VerdictStatus", "WHITESPACE", "describe", "exclusion_rule", "invalid_target", "is_pane_id", "is_positive_pid", "kill_pane_step", "kill_settle_ms", "list_panes_step", "owner_from_answer", "parse_pane_table", "parse_pid", "pid_problem", "prove", "read_owner", "set_owner_step", "show_owner_step", "split_rows", "teardown", "teardown_program", "tmux", "trim", "verdict_from_answer"]

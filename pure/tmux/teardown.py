@@ -1,0 +1,255 @@
+"""The shared kill primitive (oh-my-codex §4.5), and ``tmux.teardown`` as an operation of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Union
+
+from attrs import frozen
+
+from pure import model as m
+from pure.program import Gen, expect
+from pure.tmux.parse import (
+    InvalidPaneId,
+    KillFailed,
+    MalformedSnapshot,
+    PidMismatch,
+    PidUnpinned,
+    QueryFailed,
+    StillLive,
+    Verdict,
+    is_positive_pid,
+    trim,
+)
+from pure.tmux.proof import OwnerAnswer, kill_pane_step, prove, read_owner
+from pure.tmux.prose import describe
+
+# ----------------------------------------------------------------------------------------- teardown
+
+PaneFate = Literal["killed", "gone", "proof_unavailable", "pid_changed", "kill_failed", "not_attempted"]
+PaneReason = Literal["", "absent", "dead", "malformed_snapshot", "query_failed", "invalid_pane_id",
+                     "pane_pid_changed", "kill_failed"]
+Stage = Literal["first_proof", "owner", "final_proof", "kill", "after_kill"]
+ExclusionRule = Literal["leader", "hud", "not_a_pane_target", "duplicate"]
+
+
+@frozen(kw_only=True)
+class OwnerNotAuthorized:
+    """The owner read did not give exactly the request's ``owner_id`` (or there is none)."""
+
+    code: Literal["owner_not_authorized"] = "owner_not_authorized"
+    expected_owner: str | None
+    owner: OwnerAnswer
+
+
+PaneProblem = Union[MalformedSnapshot, QueryFailed, InvalidPaneId, PidUnpinned, PidMismatch, OwnerNotAuthorized,
+                    KillFailed, StillLive]
+
+
+@frozen(kw_only=True)
+class TeardownTarget:
+    """A pane to tear down and the pid pinned when it was created; anything but a positive safe
+    integer refuses the kill."""
+
+    pane_id: str
+    pid: int | None
+
+
+@frozen(kw_only=True)
+class PaneResult:
+    """What became of one pane: ``fate``; ``reason``, oh-my-codex's code; ``stage``, the check that
+    decided (null for ``not_attempted``); ``problem`` for a pane that was not resolved."""
+
+    pane_id: str
+    fate: PaneFate
+    reason: PaneReason = ""
+    stage: Stage | None = None
+    problem: PaneProblem | None = None
+
+    @property
+    def resolved(self) -> bool:
+        return self.fate in ("killed", "gone")
+
+    @property
+    def detail(self) -> str:
+        return describe(self.problem)
+
+
+@frozen(kw_only=True)
+class Excluded:
+    """A target left out before the loop: the leader or HUD pane, a target not starting with ``%``,
+    or a repeat of an earlier target (the first matching rule in this order)."""
+
+    pane_id: str
+    rule: ExclusionRule
+
+
+@frozen(kw_only=True)
+class TeardownReport:
+    results: tuple[PaneResult, ...]
+    exclusions: tuple[Excluded, ...] = ()
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        return tuple(e.pane_id for e in self.exclusions)
+
+    def resolved_ids(self) -> tuple[str, ...]:
+        return tuple(r.pane_id for r in self.results if r.resolved)
+
+    def failed_kills(self) -> tuple[str, ...]:
+        return tuple(r.pane_id for r in self.results if r.fate == "kill_failed")
+
+    def proof_failures(self) -> tuple[PaneResult, ...]:
+        """oh-my-codex's ``proofUnavailable``: unavailable proofs *and* pid/owner refusals
+        (reason ``pane_pid_changed``), which it files under the same list (spec §4.5, §16)."""
+        return tuple(r for r in self.results if r.fate in ("proof_unavailable", "pid_changed"))
+
+
+def kill_settle_ms(killable: int) -> int:
+    """The pause after each ``kill-pane``: ``max(100, floor(2000 / n))`` ms, n the number of targets
+    left after the exclusions (at least 1)."""
+    return max(100, 2000 // max(1, killable))
+
+
+def exclusion_rule(pane: str, seen: set[str], leader_pane_id: str | None,
+                   hud_pane_id: str | None) -> ExclusionRule | None:
+    if pane == leader_pane_id:
+        return "leader"
+    if pane == hud_pane_id:
+        return "hud"
+    if not pane.startswith("%"):
+        return "not_a_pane_target"
+    if pane in seen:
+        return "duplicate"
+    return None
+
+
+def teardown(
+    targets: Sequence[TeardownTarget],
+    *,
+    owner_id: str | None,
+    authorize: bool,
+    leader_pane_id: str | None = None,
+    hud_pane_id: str | None = None,
+) -> Gen[TeardownReport]:
+    """The shared kill primitive (oh-my-codex §4.5), as a pure program.
+
+    For each target in order: ``L`` (gone ⇒ resolved without a kill; unavailable ⇒ stop; live with
+    a different pid ⇒ stop), then, when ``authorize``, ``S`` which must equal ``owner_id``, then a
+    final ``L``, ``kill-pane``, a settle pause and an after-kill ``L`` that must prove it gone.
+    The loop stops at the first pane that is not resolved; later panes are reported
+    ``not_attempted``. Leader and HUD panes, targets not starting with ``%`` and repeats are
+    excluded before the loop; any other target (``%abc``, ``%13\\n``) is kept, and its first proof
+    refuses it as ``invalid_pane_id`` without asking tmux.
+    """
+    exclusions: list[Excluded] = []
+    queue: list[TeardownTarget] = []
+    seen: set[str] = set()
+    for target in targets:
+        rule = exclusion_rule(target.pane_id, seen, leader_pane_id, hud_pane_id)
+        if rule is not None:
+            exclusions.append(Excluded(pane_id=target.pane_id, rule=rule))
+            continue
+        seen.add(target.pane_id)
+        queue.append(target)
+    results: list[PaneResult] = []
+    settle = kill_settle_ms(len(queue))
+    stopped = False
+    for target in queue:
+        if stopped:
+            results.append(PaneResult(pane_id=target.pane_id, fate="not_attempted"))
+            continue
+        result = yield from _teardown_one(target, owner_id=owner_id, authorize=authorize, settle_ms=settle)
+        results.append(result)
+        stopped = not result.resolved
+    return TeardownReport(results=tuple(results), exclusions=tuple(exclusions))
+
+
+def _proof_result(pane: str, verdict: Verdict, stage: Stage) -> PaneResult | None:
+    """The result when a proof ends the pane's teardown (gone or unavailable), else None."""
+    if verdict.gone:
+        return PaneResult(pane_id=pane, fate="gone", reason=verdict.reason, stage=stage)
+    if verdict.unavailable:
+        return PaneResult(pane_id=pane, fate="proof_unavailable", reason=verdict.reason, stage=stage,
+                          problem=verdict.problem)
+    return None
+
+
+def _refused(pane: str, stage: Stage, problem: PaneProblem) -> PaneResult:
+    return PaneResult(pane_id=pane, fate="pid_changed", reason="pane_pid_changed", stage=stage, problem=problem)
+
+
+def _teardown_one(target: TeardownTarget, *, owner_id: str | None, authorize: bool, settle_ms: int) -> Gen[PaneResult]:
+    pane = target.pane_id
+    first = yield from prove(pane)
+    ended = _proof_result(pane, first, "first_proof")
+    if ended is not None:
+        return ended
+    assert first.pid is not None
+    if not is_positive_pid(target.pid):
+        return _refused(pane, "first_proof", PidUnpinned(pinned_pid=target.pid, found_pid=first.pid))
+    assert target.pid is not None
+    if first.pid != target.pid:
+        return _refused(pane, "first_proof", PidMismatch(pinned_pid=target.pid, found_pid=first.pid))
+    if authorize:
+        owner = yield from read_owner(pane)
+        if not owner_id or owner.kind != "value" or owner.value != owner_id:
+            return _refused(pane, "owner", OwnerNotAuthorized(expected_owner=owner_id, owner=owner))
+    final = yield from prove(pane)
+    ended = _proof_result(pane, final, "final_proof")
+    if ended is not None:
+        return ended
+    assert final.pid is not None
+    if final.pid != target.pid:
+        return _refused(pane, "final_proof", PidMismatch(pinned_pid=target.pid, found_pid=final.pid))
+    kill = yield from expect(kill_pane_step(pane), m.Proc)
+    if kill.exit_code != 0:
+        return PaneResult(pane_id=pane, fate="kill_failed", reason="kill_failed", stage="kill",
+                          problem=KillFailed(exit_code=kill.exit_code, stderr=trim(kill.stderr)))
+    yield from expect(m.Sleep(ms=settle_ms), m.Ack)
+    after = yield from prove(pane)
+    if after.gone:
+        return PaneResult(pane_id=pane, fate="killed", stage="after_kill")
+    if after.unavailable:
+        return PaneResult(pane_id=pane, fate="proof_unavailable", reason=after.reason, stage="after_kill",
+                          problem=after.problem)
+    assert after.pid is not None
+    return PaneResult(pane_id=pane, fate="kill_failed", reason="kill_failed", stage="after_kill",
+                      problem=StillLive(pid=after.pid))
+
+
+# ------------------------------------------------------------------- teardown as a standalone operation
+
+
+@frozen(kw_only=True)
+class TeardownRequest:
+    """Tear down exactly these panes (the primitive on its own, for decision goldens and ports).
+    ``owner_id`` null or empty refuses every pane that needs the owner check (``authorize``)."""
+
+    targets: tuple[TeardownTarget, ...]
+    owner_id: str | None = None
+    authorize: bool = True
+    leader_pane_id: str | None = None
+    hud_pane_id: str | None = None
+
+
+@frozen(kw_only=True)
+class TeardownResult:
+    """``tmux.teardown``'s result: ``ok`` when every pane that was not excluded was resolved."""
+
+    ok: bool
+    results: tuple[PaneResult, ...]
+    excluded: tuple[Excluded, ...]
+
+
+def teardown_program(req: TeardownRequest) -> Gen[m.Done]:
+    from pure import wire
+
+    report = yield from teardown(req.targets, owner_id=req.owner_id, authorize=req.authorize,
+                                 leader_pane_id=req.leader_pane_id, hud_pane_id=req.hud_pane_id)
+    resolved = all(r.resolved for r in report.results)
+    result = TeardownResult(ok=resolved, results=report.results, excluded=report.exclusions)
+    return m.Done(outcome=m.Outcome(status="ok" if resolved else "debt", result=m.JsonValue(wire.unstructure(result))),
+                  debt=tuple(m.Debt(kind="pane", subject=r.pane_id, reason=r.reason or r.fate,
+                                    detail=r.problem.code if r.problem is not None else "")
+                             for r in report.results if not r.resolved))
