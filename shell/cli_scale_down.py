@@ -193,7 +193,7 @@ def scale_down_hint(error: str, team: str) -> list[str]:
 
 
 def render_reconcile(result: dict[str, Any], journal: Sequence[m.Entry], team: str = "TEAM") -> str:
-    from pure.omx.debt import reconcile_report
+    from pure.omx.debt_report import reconcile_report
 
     report = reconcile_report(result, journal)
     head = [] if result.get("ok") else [f"error: {result.get('error')}"]

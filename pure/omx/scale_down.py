@@ -25,6 +25,7 @@ from pure import ops
 from pure import tmux as t
 from pure.omx import debt as d
 from pure.omx import ids, locks, strays, txn
+from pure.omx.debt_report import explain as explain_debt
 from pure.omx.names import sanitize_team_name
 from pure.omx.state import (
     Json,
@@ -496,7 +497,7 @@ def debt_show_program(req: DebtRequest) -> Program:
     rpaths = d.record_paths(ctx, state) if state is not None else ctx.paths
     text = yield from txn.read_text(rpaths.debt)
     parsed: Any = None if text is None else parse_json(text, rpaths.debt).value_or(None)
-    report = d.explain(parsed if isinstance(parsed, dict) else None, text, ctx.paths.team)
+    report = explain_debt(parsed if isinstance(parsed, dict) else None, text, ctx.paths.team)
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(report)))
 
 
