@@ -17,7 +17,7 @@ from returns.io import IOResult, IOSuccess, impure_safe
 from returns.unsafe import unsafe_perform_io
 
 from pure import model as m
-from shell import deadlines, fs, tmux_control
+from shell import deadlines, fs, tmux_control, tmux_protocol
 
 T = TypeVar("T")
 
@@ -399,7 +399,7 @@ class Executor:
 
     def _tmux(self, step: m.Run) -> m.Proc:
         """One tmux step: through the run's control client when the command can go there
-        (``tmux_control.control_line``), else spawned; the same observation either way."""
+        (``tmux_protocol.control_line``), else spawned; the same observation either way."""
         if self._run_over:
             self._run_over = False
             self._clients = 0
@@ -407,11 +407,11 @@ class Executor:
             self._via_counts = {"control": 0, "spawn": 0}
         args = self.tool_args("tmux", step.args)
         seconds = self.deadlines.seconds("tmux")
-        if tmux_control.closes_client(step.args):
+        if tmux_protocol.closes_client(step.args):
             self._close_client()
         line = None
         if self.tmux_mode == "control" and not self._control_off and step.cwd is None:
-            line = tmux_control.control_line(step.args)
+            line = tmux_protocol.control_line(step.args)
         if line is not None:
             answered = self._through_client(line, step.args, args, seconds)
             if answered is not None:
@@ -454,7 +454,7 @@ class Executor:
             return _timed_out("tmux", args, seconds, b"")
         except tmux_control.CallLost as lost:
             self._client = None
-            if command[0] in tmux_control.READ_ONLY_VERBS:
+            if command[0] in tmux_protocol.READ_ONLY_VERBS:
                 return None  # it changed nothing: ask again by spawning
             return m.Proc(exit_code=None, stderr=f"tmux control client ended before answering ({lost}): "
                                                  f"{shlex.join(args)}")

@@ -23,6 +23,7 @@ from pure import model as m
 from pure.program import Gen, expect
 from pure.team_ops import TeamInitRequest
 from shell import tmux_control as tc
+from shell import tmux_protocol as tp
 from shell.executor import Executor
 from shell.loop import replay, run_operation, run_program
 from tests.conftest import TmuxServer
@@ -62,7 +63,7 @@ def alive(pid: int) -> bool:
 NULL_FD = os.open(os.devnull, os.O_RDONLY)
 
 
-class Fed(tc._Stream):
+class Fed(tp._Stream):
     """A stream fed ``data`` ``size`` bytes at a time instead of from a client."""
 
     def __init__(self, data: bytes, size: int) -> None:
@@ -95,48 +96,48 @@ EXPECTED = m.Proc(exit_code=1, stdout=("%0\t0\t11\n%end 1796 41 1\n%end 1796 42 
 @pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 16, 64, len(TRANSCRIPT)])
 def test_an_answer_is_read_exactly_at_any_chunking(size: int) -> None:
     stream = Fed(TRANSCRIPT + b"%begin 1 2 1\n%end 1 2 1\n%begin 1 3 1\n\n%end 1 3 1\n", size)
-    assert tc.collect(stream, FAR) == (EXPECTED, True)
-    assert tc.collect(stream, FAR) == (m.Proc(exit_code=0), False)  # the next answer starts cleanly;
+    assert tp.collect(stream, FAR) == (EXPECTED, True)
+    assert tp.collect(stream, FAR) == (m.Proc(exit_code=0), False)  # the next answer starts cleanly;
     assert not stream.eof and not stream.exiting  # the client's session was gone
 
 
 def test_error_reply_and_empty_bodies() -> None:
     end = b"%begin 5 7 1\nmain\n%end 5 7 1\n"
     stream = Fed(b"%begin 5 6 1\ncan't find pane: %9\n%error 5 6 1\n" + end, 4)
-    assert tc.collect(stream, FAR) == (m.Proc(exit_code=1, stderr="can't find pane: %9\n"), True)
+    assert tp.collect(stream, FAR) == (m.Proc(exit_code=1, stderr="can't find pane: %9\n"), True)
     stream = Fed(b"%begin 5 6 1\n\n\n%end 5 6 1\n" + end, 3)
-    assert tc.collect(stream, FAR) == (m.Proc(exit_code=0, stdout="\n\n"), True)
+    assert tp.collect(stream, FAR) == (m.Proc(exit_code=0, stdout="\n\n"), True)
     stream = Fed(b"%begin 5 6 1\nparse error: command x: unknown flag -0\n%error 5 6 1\n" + end, 3)
-    assert tc.collect(stream, FAR) == (m.Proc(exit_code=1, stderr="command x: unknown flag -0\n"), True)
+    assert tp.collect(stream, FAR) == (m.Proc(exit_code=1, stderr="command x: unknown flag -0\n"), True)
     stream = Fed(b"%begin 5 6 1\n%end 5 6 1\n%begin 5 7 1\nno current client\n%error 5 7 1\n", 3)
-    assert tc.collect(stream, FAR) == (m.Proc(exit_code=0), False)
+    assert tp.collect(stream, FAR) == (m.Proc(exit_code=0), False)
 
 
 def test_a_reply_then_the_client_leaving_is_still_an_answer() -> None:
     stream = Fed(b"%begin 5 6 1\n%end 5 6 1\n%sessions-changed\n%exit\n", 5)
-    assert tc.collect(stream, FAR) == (m.Proc(exit_code=0), False)
+    assert tp.collect(stream, FAR) == (m.Proc(exit_code=0), False)
     assert stream.eof and stream.exiting
 
 
 @pytest.mark.parametrize("data", [b"", b"%begin 5 6 1\npartial\n", b"%exit\n", b"%begin 5 6 1\n%end 5 6 1"])
 def test_no_reply_is_no_answer(data: bytes) -> None:
-    with pytest.raises(tc._Lost):
-        tc.collect(Fed(data, 3), FAR)
+    with pytest.raises(tp._Lost):
+        tp.collect(Fed(data, 3), FAR)
 
 
 @pytest.mark.parametrize("data", [b"tmux 3.2a\n", b"%begin x y z\n%end x y z\n"])
 def test_anything_but_the_protocol_is_refused(data: bytes) -> None:
-    with pytest.raises(tc._Lost):
-        tc.collect(Fed(data + b"%begin 5 6 1\n%end 5 6 1\n" * 2, 4), FAR)
+    with pytest.raises(tp._Lost):
+        tp.collect(Fed(data + b"%begin 5 6 1\n%end 5 6 1\n" * 2, 4), FAR)
 
 
 def test_a_silent_client_times_out() -> None:
     read, write = os.pipe()
     try:
-        stream = tc._Stream(read)
+        stream = tp._Stream(read)
         started = time.monotonic()
-        with pytest.raises(tc._TimedOut):
-            tc.collect(stream, time.monotonic() + 0.2)
+        with pytest.raises(tp._TimedOut):
+            tp.collect(stream, time.monotonic() + 0.2)
         assert 0.19 < time.monotonic() - started < 1
     finally:
         os.close(read)
@@ -147,11 +148,11 @@ def test_a_silent_client_times_out() -> None:
 
 
 def test_quoting_shape() -> None:
-    assert tc.quote(b"") == b"''"
-    assert tc.quote(b"#{pane_id}\t#{pane_dead}") == b"'#{pane_id}'\"\\011\"'#{pane_dead}'"
-    assert tc.quote(b"it's\n") == b"'it'\"\\047\"'s'\"\\012\""
-    assert tc.quote("$HOME ~ {a;b} \\ é %1".encode()) == "'$HOME ~ {a;b} \\ é %1'".encode()
-    assert b"\n" not in tc.quote(bytes(range(1, 256)))
+    assert tp.quote(b"") == b"''"
+    assert tp.quote(b"#{pane_id}\t#{pane_dead}") == b"'#{pane_id}'\"\\011\"'#{pane_dead}'"
+    assert tp.quote(b"it's\n") == b"'it'\"\\047\"'s'\"\\012\""
+    assert tp.quote("$HOME ~ {a;b} \\ é %1".encode()) == "'$HOME ~ {a;b} \\ é %1'".encode()
+    assert b"\n" not in tp.quote(bytes(range(1, 256)))
 
 
 @pytest.mark.parametrize(("args", "sent"), [
@@ -172,7 +173,7 @@ def test_quoting_shape() -> None:
     (("send-keys", "-t", "%1", "-l", "--", "x" * 9000), False),
 ])
 def test_what_goes_through_the_client(args: tuple[str, ...], sent: bool) -> None:
-    assert (tc.control_line(args) is not None) == sent
+    assert (tp.control_line(args) is not None) == sent
 
 
 def test_the_variable() -> None:
@@ -205,8 +206,8 @@ PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 
 def through_control(control: Executor, args: tuple[str, ...]) -> None:
-    """The step went where :func:`tc.control_line` says it goes."""
-    assert control.tmux_via == ("control" if tc.control_line(args) is not None else "spawn"), args
+    """The step went where :func:`tp.control_line` says it goes."""
+    assert control.tmux_via == ("control" if tp.control_line(args) is not None else "spawn"), args
 
 
 @pytest.mark.tmux
