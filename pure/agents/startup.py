@@ -70,27 +70,28 @@ class Watch:
     reason: str = ""
 
 
+def _judge(pane: str, pid: int, verdict: t.Verdict) -> Watch | None:
+    """What one proof of ``watch`` says: why the pane is not ours to touch, or None (still ours)."""
+    if verdict.unavailable:
+        return Watch(kind="unavailable", reason=f"worker_pane_proof_unavailable:{pane}:{verdict.code()}")
+    if verdict.gone and verdict.reason == "absent":
+        return Watch(kind="gone", reason=f"worker_pane_gone:{pane}")
+    if verdict.pid != pid:
+        return Watch(kind="changed", reason=f"worker_pane_pid_changed:{pane}:{pid}:{verdict.pid}")
+    return None
+
+
 def watch(pane: str, pid: int, owner: str) -> Gen[Watch]:
     """``L, S, L`` for a pane this run created: ``live`` or ``dead`` (kept by ``remain-on-exit``)
     with the pinned pid and the owner tag; ``gone`` when absent; else why it is not ours to touch."""
-    first = yield from t.prove(pane)
-    if first.unavailable:
-        return Watch(kind="unavailable", reason=f"worker_pane_proof_unavailable:{pane}:{first.code()}")
-    if first.gone and first.reason == "absent":
-        return Watch(kind="gone", reason=f"worker_pane_gone:{pane}")
-    if first.pid != pid:
-        return Watch(kind="changed", reason=f"worker_pane_pid_changed:{pane}:{pid}:{first.pid}")
+    ended = _judge(pane, pid, (yield from t.prove(pane)))
+    if ended is not None:
+        return ended
     tag = yield from t.read_owner(pane)
     if tag.kind != "value" or tag.value != owner:
         return Watch(kind="changed", reason=f"worker_pane_owner_changed:{pane}")
     final = yield from t.prove(pane)
-    if final.unavailable:
-        return Watch(kind="unavailable", reason=f"worker_pane_proof_unavailable:{pane}:{final.code()}")
-    if final.gone and final.reason == "absent":
-        return Watch(kind="gone", reason=f"worker_pane_gone:{pane}")
-    if final.pid != pid:
-        return Watch(kind="changed", reason=f"worker_pane_pid_changed:{pane}:{pid}:{final.pid}")
-    return Watch(kind="dead" if final.gone else "live")
+    return _judge(pane, pid, final) or Watch(kind="dead" if final.gone else "live")
 
 
 @frozen(kw_only=True)
