@@ -215,6 +215,42 @@ def _submit_trials(rec: Recorder, pane: str, ready: Callable[[str], bool]) -> li
 # ------------------------------------------------------------------------------------------ codex
 
 
+def _record_conversation(rec: Recorder, box: Sandbox, pane: str, facts: dict[str, Any], cli: str,
+                         idle: Callable[[str], bool]) -> None:
+    """From a ready agent: the screens of a long line typed (then submitted), of a busy agent (the mock
+    holds its answer back) and of the answer shown; the submit trials go into ``facts``."""
+    name = {"codex": "Codex", "claude": "Claude"}[cli]
+    rec.keys(pane, LONG_LINE, literal=True)
+    screen, _ = rec.wait(pane, lambda s: LONG_LINE[-30:] in s.replace("\n", ""), 10, "typed")
+    rec.save("typed", pane, screen, "a long line typed with send-keys -l, not submitted (it wraps in the input box)",
+             "ready")
+    rec.keys(pane, "C-m")
+    if not rec.submitted("wraps in the input box", 2):
+        rec.keys(pane, "C-m")
+    rec.wait(pane, idle, 30, "ready after the long line")
+
+    facts["submit_trials"] = _submit_trials(rec, pane, idle)
+
+    box.mock.configure(delay_s=8.0)
+    marker = rec.next_probe()
+    rec.keys(pane, f"{marker} take your time with this one", literal=True)
+    rec.wait(pane, lambda s: marker in s, 5, "typed busy probe")
+    time.sleep(0.5)
+    rec.keys(pane, "C-m")
+    if not rec.submitted(marker, 2):
+        rec.keys(pane, "C-m")
+    if not rec.submitted(marker, 5):
+        raise AssertionError(f"{cli}: the busy probe never reached the mock")
+    _, busy_after = box.wait_screen(pane, lambda s: "esc to interrupt" in s, 5)
+    facts["busy_shows_esc_to_interrupt_after_s"] = busy_after
+    time.sleep(1.0)
+    rec.save("busy", pane, box.capture(pane), "a message submitted, the model still answering (the mock holds the "
+             "answer back)", "busy")
+    box.mock.configure(delay_s=0.0)
+    screen, _ = rec.wait(pane, lambda s: ANSWER in s and idle(s), 30, "answered")
+    rec.save("answered", pane, screen, f"the model's answer shown, {name} waiting for the next message", "ready")
+
+
 def codex_trust(s: str) -> bool:
     return "Trust this folder?" in s
 
@@ -267,35 +303,7 @@ def record_codex(work: Path, params: dict[str, Any]) -> dict[str, Any]:
                  "the model status line", "ready")
         facts["ready_screen_changes_while_idle"] = _changes_while_idle(box, pane)
 
-        rec.keys(pane, LONG_LINE, literal=True)
-        screen, _ = rec.wait(pane, lambda s: LONG_LINE[-30:] in s.replace("\n", ""), 10, "typed")
-        rec.save("typed", pane, screen, "a long line typed with send-keys -l, not submitted (it wraps in the input box)",
-                 "ready")
-        rec.keys(pane, "C-m")
-        if not rec.submitted("wraps in the input box", 2):
-            rec.keys(pane, "C-m")
-        rec.wait(pane, codex_idle, 30, "ready after the long line")
-
-        facts["submit_trials"] = _submit_trials(rec, pane, codex_idle)
-
-        box.mock.configure(delay_s=8.0)
-        marker = rec.next_probe()
-        rec.keys(pane, f"{marker} take your time with this one", literal=True)
-        rec.wait(pane, lambda s: marker in s, 5, "typed busy probe")
-        time.sleep(0.5)
-        rec.keys(pane, "C-m")
-        if not rec.submitted(marker, 2):
-            rec.keys(pane, "C-m")
-        if not rec.submitted(marker, 5):
-            raise AssertionError("codex: the busy probe never reached the mock")
-        _, busy_after = box.wait_screen(pane, lambda s: "esc to interrupt" in s, 5)
-        facts["busy_shows_esc_to_interrupt_after_s"] = busy_after
-        time.sleep(1.0)
-        rec.save("busy", pane, box.capture(pane), "a message submitted, the model still answering (the mock holds the "
-                 "answer back)", "busy")
-        box.mock.configure(delay_s=0.0)
-        screen, _ = rec.wait(pane, lambda s: ANSWER in s and codex_idle(s), 30, "answered")
-        rec.save("answered", pane, screen, "the model's answer shown, Codex waiting for the next message", "ready")
+        _record_conversation(rec, box, pane, facts, "codex", codex_idle)
 
         # a second start in the now trusted folder: straight to ready
         box.tmux("kill-pane", "-t", pane, check=False)
@@ -428,35 +436,7 @@ def record_claude(work: Path, params: dict[str, Any]) -> dict[str, Any]:
                  "ready")
         facts["ready_screen_changes_while_idle"] = _changes_while_idle(box, pane)
 
-        rec.keys(pane, LONG_LINE, literal=True)
-        screen, _ = rec.wait(pane, lambda s: LONG_LINE[-30:] in s.replace("\n", ""), 10, "typed")
-        rec.save("typed", pane, screen, "a long line typed with send-keys -l, not submitted (it wraps in the input box)",
-                 "ready")
-        rec.keys(pane, "C-m")
-        if not rec.submitted("wraps in the input box", 2):
-            rec.keys(pane, "C-m")
-        rec.wait(pane, claude_idle, 30, "ready after the long line")
-
-        facts["submit_trials"] = _submit_trials(rec, pane, claude_idle)
-
-        box.mock.configure(delay_s=8.0)
-        marker = rec.next_probe()
-        rec.keys(pane, f"{marker} take your time with this one", literal=True)
-        rec.wait(pane, lambda s: marker in s, 5, "typed busy probe")
-        time.sleep(0.5)
-        rec.keys(pane, "C-m")
-        if not rec.submitted(marker, 2):
-            rec.keys(pane, "C-m")
-        if not rec.submitted(marker, 5):
-            raise AssertionError("claude: the busy probe never reached the mock")
-        _, busy_after = box.wait_screen(pane, lambda s: "esc to interrupt" in s, 5)
-        facts["busy_shows_esc_to_interrupt_after_s"] = busy_after
-        time.sleep(1.0)
-        rec.save("busy", pane, box.capture(pane), "a message submitted, the model still answering (the mock holds the "
-                 "answer back)", "busy")
-        box.mock.configure(delay_s=0.0)
-        screen, _ = rec.wait(pane, lambda s: ANSWER in s and claude_idle(s), 30, "answered")
-        rec.save("answered", pane, screen, "the model's answer shown, Claude waiting for the next message", "ready")
+        _record_conversation(rec, box, pane, facts, "claude", claude_idle)
 
         box.tmux("kill-pane", "-t", pane, check=False)
         pane, _ = _launch(box, command)
