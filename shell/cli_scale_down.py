@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from shell.cli_args import add_dry_run, add_output, add_tmux, complete_path, positive_int
+from shell.cli_args import add_dry_run, add_output, add_tmux, complete_path, non_negative_int, positive_int
 
 if TYPE_CHECKING:
     from pure import model as m
@@ -44,16 +44,6 @@ def _version(text: str) -> int | None:
         raise argparse.ArgumentTypeError(f"expected an integer or null, got {text!r}") from None
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
-
-
 def register(team_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = team_sub.add_parser("scale-down", help="remove workers: commit membership, then prove and kill their panes")
     p.add_argument("team")
@@ -62,7 +52,7 @@ def register(team_sub: argparse._SubParsersAction) -> None:  # type: ignore[type
                         help="a worker to remove (repeatable)")
     select.add_argument("--count", type=positive_int, default=None, help="remove N idle workers (default 1)")
     p.add_argument("--force", action="store_true", help="also remove busy workers; skip the drain wait")
-    p.add_argument("--drain-timeout-ms", type=_non_negative, default=30_000, metavar="MS",
+    p.add_argument("--drain-timeout-ms", type=non_negative_int, default=30_000, metavar="MS",
                    help="how long to wait for the workers to drain (default 30000)")
     _common(p, dry_run=True)
     p.set_defaults(handler=cmd_scale_down)
