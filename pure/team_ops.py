@@ -11,7 +11,6 @@ owner tag of each live pane is read.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from typing import Any
@@ -21,6 +20,7 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure import tmux as t
+from pure.omx import dispatch as dsp
 from pure.omx import instructions, locks, strays, txn
 from pure.omx import state as st
 from pure.omx.txn import read_text
@@ -192,15 +192,6 @@ def _pane_report(role: str, name: str, pane: object, pinned: object, snapshot: m
     return entry
 
 
-def _requests(text: str | None) -> list[Any]:
-    """The dispatch requests as far as a read-only report can tell (an unreadable file shows none)."""
-    try:
-        value = json.loads(text) if text is not None else []
-    except ValueError:
-        return []
-    return value if isinstance(value, list) else []
-
-
 def _screen_report(report: dict[str, Any], cli: str) -> Gen[None]:
     """What a worker's agent shows (``pure/agents/screen.py``), read only from a pane proven live and
     ours by this status' snapshot and owner read; a gone pane's cause is its verdict."""
@@ -254,7 +245,8 @@ def team_status(req: TeamStatusRequest) -> Program:
         statuses[worker["name"]] = st.worker_status(text).get("state")
     requests_text = yield from read_text(paths.dispatch_requests)
     last_request: dict[str, Any] = {}
-    for request in _requests(requests_text):
+    # as far as a read-only report can tell: an unreadable requests file shows no task state
+    for request in dsp.check_requests(requests_text, paths.dispatch_requests).value_or([]):
         if isinstance(request, dict) and isinstance(request.get("to_worker"), str):
             last_request[request["to_worker"]] = request
     clis = {w["name"]: str(w.get("worker_cli") or "codex") for w in config.get("workers", [])}

@@ -129,9 +129,6 @@ GAPS: dict[tuple[str, str], tuple[frozenset[str] | None, str]] = {
                                        "with plain json.loads: NaN/Infinity/1e400 make an ignored manifest a JSON "
                                        "object that is then patched and rewritten (it becomes canonical), deep "
                                        "nesting or 5000 digits raise past `except json.JSONDecodeError`"),
-    ("status", "dispatch/requests.json"): (frozenset({"deep"}), "pure/team_ops.py _requests parses "
-                                           "dispatch/requests.json with json.loads and catches ValueError only: "
-                                           "deep nesting raises RecursionError (internal_error)"),
     **{(op, "workers/worker-3/identity.json"): (ALL, "pure/omx/debt.py _identity_matches reads a malformed "
        "identity as a mismatch and rewrites the debt record instead of refusing; a 5000-digit number raises "
        "ValueError past its `except (json.JSONDecodeError, RecursionError)` (internal_error)")
@@ -144,8 +141,7 @@ GAPS: dict[tuple[str, str], tuple[frozenset[str] | None, str]] = {
 INTERNAL_GAPS = {("scale-up", "manifest.v2.json"), *((op, ".scale-down-cleanup-debt.json")
                                                      for op in (*SCALE_DOWN_OPS, "debt-reconcile")),
                  *(("scale-up", f"tasks/task-{i}.json") for i in (1, 2, 3)),
-                 *((op, "workers/worker-3/identity.json") for op in (*SCALE_DOWN_OPS, "debt-reconcile")),
-                 ("status", "dispatch/requests.json")}
+                 *((op, "workers/worker-3/identity.json") for op in (*SCALE_DOWN_OPS, "debt-reconcile"))}
 
 
 def gap(op: str, file: str, kind: str) -> str | None:
