@@ -4,7 +4,7 @@
 
 Each run builds a fresh team of N+1 worker panes (``sleep``) plus a leader pane on a private server
 (``tmux -L pf-bench-<id>``), removes N of them in one forced scale-down, and records wall time and
-the number of tmux invocations. The protocol minimum per removed live pane is 6 calls: the §4.5
+the number of tmux invocations. The protocol minimum per removed live pane is 6 calls: the proof
 teardown ``L S L kill L`` plus the reconciliation's fresh ``L`` of the committed debt.
 
 ``--executor`` picks how tmux steps run (``PANEFLEET_TMUX_EXECUTOR``: one control-mode client per

@@ -1,4 +1,5 @@
-"""The approved-execution binding of a team and the approved handoff it resolves to (spec §8.1 step 7).
+"""The approved-execution binding of a team and the approved handoff it resolves to
+(docs/scale-up.md, "Approved-execution binding").
 
 ``team/<team>/approved-execution.json`` binds a team to one launch line of an approved plan
 (``{"prd_path", "task", "command"?}``). Before a scale-up launches anyone, the binding must still

@@ -1,6 +1,6 @@
 """Scale-down cleanup debt: the ``.scale-down-cleanup-debt.json`` record and its reconciliation.
 
-Record (spec §10.5; key order as oh-my-codex writes it)::
+Record (docs/scale-down.md, "The debt record"; key order as oh-my-codex writes it)::
 
     {schema_version: 1, operation: "scale_down",
      status: "pending_teardown" | "resource_cleanup_pending" | "unresolved",
@@ -9,13 +9,14 @@ Record (spec §10.5; key order as oh-my-codex writes it)::
      resource_workers: [{name, worktree_*?, team_state_root?}],
      updated_at?, unresolved_panes?: [{name, index, pane_id, pid|null}], reasons?: [...]}
 
-``reconcile(ctx, held)`` is oh-my-codex's ``reconcileScaleDownCleanupDebt`` (spec §11): under the
-membership barrier and from canonical state only, it validates the whole record before any tmux
-call (``scale_down_cleanup_debt_malformed``), discards pre-commit debt while the removed workers
-are still canonical, refuses survivor collisions, re-proves every debt pane (``L``, identity,
-``S``, then the §4.5 teardown), and finally cleans worker resources (root ``AGENTS.md`` restore,
-``git worktree remove --force``, ``rm -rf workers/<w>``) before deleting the record. Its answer is
-the JSON object oh-my-codex returns: ``{"ok": true}`` or ``{"ok": false, "error": ...}``.
+``reconcile(ctx, held)`` is oh-my-codex's ``reconcileScaleDownCleanupDebt`` (docs/scale-down.md,
+"Reconciling debt"): under the membership barrier and from canonical state only, it validates the
+whole record before any tmux call (``scale_down_cleanup_debt_malformed``), discards pre-commit debt
+while the removed workers are still canonical, refuses survivor collisions, re-proves every debt
+pane (``L``, identity, ``S``, then the teardown primitive), and finally cleans worker resources
+(root ``AGENTS.md`` restore, ``git worktree remove --force``, ``rm -rf workers/<w>``) before deleting
+the record. Its answer is the JSON object oh-my-codex returns: ``{"ok": true}`` or
+``{"ok": false, "error": ...}``.
 
 Its human reports (``team debt show`` and what a reconcile did) are ``pure/omx/debt_report.py``.
 """

@@ -1,9 +1,10 @@
-"""Scale-up inbox, dispatch request and trigger delivery (spec §7.6, §8.5).
+"""Scale-up inbox, dispatch request and trigger delivery (docs/scale-up.md, "Dispatch").
 
 The inbox is written to ``workers/<w>/inbox.md``, one dispatch request is appended to
 ``dispatch/requests.json`` and the trigger text is typed into the worker pane. Every keystroke
-delivery is preceded by the pinned proof ``L, S, L`` (spec §4.6): the pane must still be live with
-the pid pinned when it was created, and carry the team's owner tag.
+delivery is preceded by the pinned proof ``L, S, L`` (docs/tmux-proofs.md, "Proofs before every
+mutation"): the pane must still be live with the pid pinned when it was created, and carry the
+team's owner tag.
 
 Delivery policy. ``transport_direct`` types the trigger right away. oh-my-codex's default
 ``hook_preferred_with_fallback`` first waits ``dispatch_ack_timeout_ms`` for a receipt written by a
@@ -212,7 +213,8 @@ def write_requests(paths: TeamPaths, requests: list[Any]) -> Gen[None]:
 
 
 def remove_requests_for(paths: TeamPaths, workers: Sequence[str]) -> Gen[None]:
-    """Drop every request addressed to ``workers`` (scale-up rollback, spec §8.2 step 2)."""
+    """Drop every request addressed to ``workers`` (the scale-up rollback's dispatch cleanup,
+    docs/scale-up.md, "Rollback")."""
     checked = check_requests((yield from _requests_text(paths)), paths.dispatch_requests)
     if isinstance(checked, Failure):
         return  # read_requests refused it before anything was appended: none of ours is in it

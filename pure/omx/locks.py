@@ -1,4 +1,4 @@
-"""oh-my-codex's three lock kinds as pure sub-programs (spec §5).
+"""oh-my-codex's three lock kinds as pure sub-programs (docs/transaction.md, "Locks").
 
 All three are ``mkdir`` lock directories shared with oh-my-codex itself, so both tools can run
 against one team at once. The shell polls (``AcquireLock``) and owns the clock; these helpers only

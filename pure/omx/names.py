@@ -1,4 +1,4 @@
-"""Team, worker and task-id names (spec §1): sanitisation and the state-layer validators.
+"""Team, worker and task-id names (docs/team-state.md, "Names"): sanitisation and the state-layer validators.
 
 The patterns are anchored on the whole string (JavaScript ``$`` without the ``m`` flag does not
 accept a trailing newline, so :func:`re.fullmatch` is used) and ``\\d`` means ASCII digits only.

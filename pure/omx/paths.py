@@ -1,4 +1,5 @@
-"""Lexical path containment with Node ``path.posix`` / ``path.win32`` semantics (spec §12).
+"""Lexical path containment with Node ``path.posix`` / ``path.win32`` semantics (docs/team-state.md,
+"Path containment").
 
 oh-my-codex decides whether a path lies under a root by asking Node's ``path.relative(root, path)``
 and inspecting the answer. This module reproduces that answer without touching the file system:
@@ -216,7 +217,7 @@ def node_is_absolute(path: str, semantics: PathSemantics) -> bool:
 def is_same_or_inside_path(
     path: str, root: str, semantics: PathSemantics, *, cwd: str | None = None
 ) -> bool:
-    """True iff ``path`` is ``root`` or lies lexically beneath it (spec §12).
+    """True iff ``path`` is ``root`` or lies lexically beneath it.
 
     ``rel = relative(root, path)``; inside iff ``rel == ""`` or ``rel`` is not absolute, not ``..`` and
     does not start with ``..<sep>`` (so ``..foo`` is inside). Equal to oh-my-codex's answer except

@@ -1,10 +1,12 @@
-"""oh-my-codex 0.20.3 ``scaleDown`` as a pure program (spec §10), plus ``team.debt_*`` operations.
+"""oh-my-codex 0.20.3 ``scaleDown`` as a pure program (docs/scale-down.md, "Order of a scale-down"),
+plus ``team.debt_*`` operations.
 
 Order: gate → scaling lock → canonical read under the barrier → reconcile prior debt → select
 targets → snapshot and mark ``draining`` → (drain wait) → under the barrier and every non-terminal
 task's claim lock: canonical re-read, snapshot, ``pending_teardown`` debt, membership/task commit
-(roll-forward journal), verification, pane teardown (§4.5) → unresolved panes end as debt with the
-status artefacts restored byte for byte; otherwise reconcile (resource cleanup) → event → result.
+(roll-forward journal), verification, pane teardown (docs/tmux-proofs.md, "Teardown") → unresolved
+panes end as debt with the status artefacts restored byte for byte; otherwise reconcile (resource
+cleanup) → event → result.
 
 Results are oh-my-codex's JSON: ``{"ok": true, "removedWorkers": [...], "newWorkerCount": N}`` or
 ``{"ok": false, "error": ...}``. Outcome status: ``ok``; ``debt`` when panes or resources are left

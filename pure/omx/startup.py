@@ -1,4 +1,5 @@
-"""Worker startup script (spec §7.7): ``runtime/worker-<N>-startup.sh``, rendered as text.
+"""Worker startup script (docs/scale-up.md, "Startup script"): ``runtime/worker-<N>-startup.sh``,
+rendered as text.
 
 Layout, line by line (no trailing newline, exactly as oh-my-codex writes it)::
 

@@ -1,4 +1,5 @@
-"""The membership/task transaction ``.membership-task-transaction.json`` (spec §6), as sub-programs.
+"""The membership/task transaction ``.membership-task-transaction.json`` (docs/transaction.md), as
+sub-programs.
 
 A commit rewrites task files, ``config.json`` and (optionally) ``manifest.v2.json`` as one
 old-or-new generation. The journal is byte-compatible with oh-my-codex's, so either tool recovers
@@ -10,7 +11,7 @@ the other's interrupted commit::
 API (generators, use with ``yield from``; errors end the program through ``PlanError`` whose
 message is oh-my-codex's ``Error.message`` — callers that wrap errors catch ``PlanError``):
 
-* ``commit(paths, barrier, txn)`` – §6.3. Requires the :class:`~pure.omx.locks.Barrier` token
+* ``commit(paths, barrier, txn)`` – "Commit". Requires the :class:`~pure.omx.locks.Barrier` token
   (``membership_transaction_barrier_required:<team>`` otherwise), checks ``base_generation``
   against the raw config (``team_config_missing:<team>``,
   ``team_membership_stale_generation:<team>:<base>:<current>``), injects
@@ -18,9 +19,9 @@ message is oh-my-codex's ``Error.message`` — callers that wrap errors catch ``
   every file, marks it committed and deletes it (unless ``retain_journal_on_success``). Injections:
   ``interrupt_after_first_task_write`` and ``fail_rollback_persistence[_after]``. Returns the new
   generation.
-* ``recover(paths, barrier, retain=False)`` – §6.4: a journal's phase decides the direction
+* ``recover(paths, barrier, retain=False)`` – "Recovery": a journal's phase decides the direction
   (``committed`` ⇒ new bytes, ``prepared`` ⇒ old bytes); validated first.
-* ``finalize(paths, barrier)`` – §6.5: validate a ``committed`` journal and delete it.
+* ``finalize(paths, barrier)`` – "Finalize": validate a ``committed`` journal and delete it.
 * ``load_team(paths, barrier)`` – the public read: recover, then read config + manifest into a
   :class:`~pure.omx.state.TeamState` (``None`` when ``config.json`` is absent; a config that is
   present but malformed ends the program with ``team_state_malformed:<file>: <what>``).

@@ -1,4 +1,4 @@
-"""Worker git worktrees for scale-up (spec §8.4), as pure sub-programs over real ``git`` calls.
+"""Worker git worktrees for scale-up (docs/scale-up.md, "Worktrees"), as pure sub-programs over ``git`` calls.
 
 * mode: ``config.worktree_mode`` when set, else derived from existing workers (any detached ⇒
   detached; one common branch prefix ``X`` of ``X/worker-N`` ⇒ named ``X``; else detached);

@@ -1,6 +1,7 @@
 """tmux pane proofs: the pane-table parser, verdicts, owner tags and the teardown primitive.
 
-The rules follow oh-my-codex 0.20.3 (see ``docs/ports.md`` for the normative statement):
+The rules follow oh-my-codex 0.20.3 (``docs/tmux-proofs.md`` says where each proof is taken,
+``docs/ports.md`` is the normative statement):
 
 * one proof = one global ``list-panes -a`` snapshot; any bad row poisons the whole snapshot;
 * verdicts ``live`` (with pid) / ``gone`` (``dead``, ``absent``) / ``unavailable``

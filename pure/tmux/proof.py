@@ -41,7 +41,7 @@ class OwnerAnswer:
 
 
 def owner_from_answer(proc: m.Proc) -> OwnerAnswer:
-    """Classify ``show-option -qv -p -t PANE @omx_team_pane_owner_id`` (oh-my-codex §3.3)."""
+    """Classify ``show-option -qv -p -t PANE @omx_team_pane_owner_id`` (docs/ports.md, "Owner tag")."""
     stderr = trim(proc.stderr)
     if proc.exit_code == 0:
         value = trim(proc.stdout)

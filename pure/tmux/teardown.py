@@ -1,4 +1,5 @@
-"""The shared kill primitive (oh-my-codex §4.5), and ``tmux.teardown`` as an operation of its own."""
+"""The shared kill primitive (docs/tmux-proofs.md, "Teardown"), and ``tmux.teardown`` as an operation
+of its own."""
 
 from __future__ import annotations
 
@@ -101,7 +102,7 @@ class TeardownReport:
 
     def proof_failures(self) -> tuple[PaneResult, ...]:
         """oh-my-codex's ``proofUnavailable``: unavailable proofs *and* pid/owner refusals
-        (reason ``pane_pid_changed``), which it files under the same list (spec §4.5, §16)."""
+        (reason ``pane_pid_changed``), which it files under the same list (docs/tmux-proofs.md)."""
         return tuple(r for r in self.results if r.fate in ("proof_unavailable", "pid_changed"))
 
 
@@ -132,7 +133,7 @@ def teardown(
     leader_pane_id: str | None = None,
     hud_pane_id: str | None = None,
 ) -> Gen[TeardownReport]:
-    """The shared kill primitive (oh-my-codex §4.5), as a pure program.
+    """The shared kill primitive (docs/tmux-proofs.md, "Teardown"), as a pure program.
 
     For each target in order: ``L`` (gone ⇒ resolved without a kill; unavailable ⇒ stop; live with
     a different pid ⇒ stop), then, when ``authorize``, ``S`` which must equal ``owner_id``, then a

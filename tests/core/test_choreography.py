@@ -4,8 +4,10 @@ An error decision about the journal itself (``journal_divergence`` …) is check
 that does not fit: what follows it is not what the planner asked for.
 
 * ``kill-pane``, ``split-window`` and ``send-keys`` on pane P are immediately preceded, among tmux
-  calls, by ``L, S(P), L`` — a proof, P's owner tag, a second proof (spec §4.1, §4.5, §4.6);
-* an owner-tag ``set-option`` on P is immediately preceded by a proof ``L`` (spec §3.4, §4.4);
+  calls, by ``L, S(P), L`` — a proof, P's owner tag, a second proof (docs/tmux-proofs.md, "Proofs
+  before every mutation");
+* an owner-tag ``set-option`` on P is immediately preceded by a proof ``L`` (docs/tmux-proofs.md,
+  "The owner tag");
 * the ``L`` format is the exact global one, with real tab characters.
 """
 

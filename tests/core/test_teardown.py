@@ -1,4 +1,4 @@
-"""Decision goldens for every branch of the teardown primitive (oh-my-codex §4.5).
+"""Decision goldens for every branch of the teardown primitive (docs/tmux-proofs.md, "Teardown").
 
 Each golden holds (operation, request, journal, decision) and a one-line description. A runner in
 any language checks that ``decide(request, journal[:i])`` is ``Next([journal[i].step])`` for every

@@ -1,4 +1,5 @@
-"""Parse goldens: raw ``list-panes`` / ``show-option`` answers in, verdicts out (spec §2.3, §3.3)."""
+"""Parse goldens: raw ``list-panes`` / ``show-option`` answers in, verdicts out (docs/ports.md,
+"Pane table", "Owner tag")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""spec/herdr.md §3: ensureWorkerWorkspace and openWorkerPane, end to end against the fake herdr."""
+"""docs/herdr-fleet.md: ensureWorkerWorkspace and openWorkerPane, end to end against the fake herdr."""
 
 from __future__ import annotations
 
@@ -244,7 +244,7 @@ def test_open_failure_in_an_existing_workspace_closes_only_the_new_pane(world: W
     assert world.ws_ids() == [wid] and world.recorded() == [wid]
     assert not any(c[2:4] == ["workspace", "close"] for c in world.calls())
     if extra.get("path") == "result.pane.pane_id":
-        # The split happened but its id is unknowable (spec §4.4): the pane is an unidentified shell in
+        # The split happened but its id is unknowable: the pane is an unidentified shell in
         # our workspace, and the next reconcile pass closes it.
         leaked = [p for p in world.pane_ids() if p != root]
         assert len(leaked) == 1

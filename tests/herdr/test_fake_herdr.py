@@ -1,4 +1,5 @@
-"""The fake herdr itself, against the sample answers and rules of herdr 0.8.2 (spec/herdr.md §2, §5)."""
+"""The fake herdr itself, against the sample answers (tests/herdr/fixtures/README.md) and the rules of
+herdr 0.8.2 it models (tests/herdr/fake_herdr/fake.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""spec/herdr.md §3: reconcileWorkerPanes and releaseOrphanedWorkerPane, end to end against the fake."""
+"""docs/herdr-fleet.md: reconcileWorkerPanes and releaseOrphanedWorkerPane, end to end against the fake."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Launch-argument policy (§13) against goldens produced by running the real oh-my-codex builder."""
+"""Launch-argument policy (docs/launch-policy.md) against goldens produced by running the real
+oh-my-codex builder."""
 
 from __future__ import annotations
 
@@ -151,7 +152,8 @@ def test_spec_13_5_matrix_literal(cid: str) -> None:
 
 
 def test_built_argv_is_a_fixed_point() -> None:
-    """Feeding an already-built argv through the builder returns it unchanged (spec §13.4)."""
+    """Feeding an already-built argv through the builder returns it unchanged (docs/launch-policy.md,
+    "Canonical order")."""
     case = next(c for c in CASES if c["input"]["id"] == "m1")["input"]
     request = request_of(case)
     first = plan_scale_up_launches(request).unwrap()[0]

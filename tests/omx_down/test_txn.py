@@ -1,4 +1,5 @@
-"""The membership/task transaction (§6) and the locks (§5) as sub-programs over a real filesystem."""
+"""The membership/task transaction and the locks (docs/transaction.md) as sub-programs over a real
+filesystem."""
 
 from __future__ import annotations
 

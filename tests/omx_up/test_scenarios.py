@@ -1,4 +1,4 @@
-"""Every scale-up scenario of the seed test file (catalogue ids D, E, F, G of omx-scenarios.md).
+"""Every scale-up scenario of the seed test file (the seed's catalogue ids D, E, F, G).
 
 Each test runs the real program through the real loop on a real temporary directory, with the
 seed's stub tmux answers; it asserts the exact tmux call sequence of the catalogue, the exact

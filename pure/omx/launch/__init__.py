@@ -1,13 +1,13 @@
-r"""Launch-argument policy for scaled team workers (spec §13), as pure functions.
+r"""Launch-argument policy for scaled team workers (docs/launch-policy.md), as pure functions.
 
 Two stages, mirroring when oh-my-codex decides things:
 
 1. :func:`plan_scale_up_launches` — before anything is mutated, every worker of one ``scaleUp``
    call gets its *policy argv* (tokenised ``OMX_TEAM_WORKER_LAUNCH_ARGS``, inherited leader model,
-   role model/reasoning, canonical order §13.4) and its CLI (``OMX_TEAM_WORKER_CLI`` /
+   role model/reasoning, canonical order) and its CLI (``OMX_TEAM_WORKER_CLI`` /
    ``OMX_TEAM_WORKER_CLI_MAP`` / auto). Any refusal here is the whole call's error.
 2. :func:`build_worker_launch` — when the worker's startup script is written: the process-launch
-   steps 1–5 of §13.4 (bypass placement, ``model_instructions_file``, role bypass, MCP disabling),
+   steps 1–5 (bypass placement, ``model_instructions_file``, role bypass, MCP disabling),
    CLI translation for claude/gemini, and the worker's environment.
 
 Nothing here reads a file, the process environment or argv: the shell passes the leader's process

@@ -1,5 +1,5 @@
-"""Worker launch arguments: the tokeniser (spec §13.1), the parser and its policy classification
-(§13.2), normalisation and the team worker's resolved argv."""
+"""Worker launch arguments: the tokeniser, the parser and its policy classification, normalisation
+and the team worker's resolved argv (docs/launch-policy.md)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from pure.omx.launch.common import (
     launch_args_error,
 )
 
-# --------------------------------------------------------------------------- tokeniser (§13.1)
+# ----------------------------------------------------------------------------------- tokeniser
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def env_launch_args(raw: str | None) -> list[str]:
     return args
 
 
-# --------------------------------------------------------------------------- parser (§13.2)
+# ----------------------------------------------------------------------------------- parser
 
 
 @dataclass(frozen=True)
@@ -339,7 +339,8 @@ def normalize_launch_args(
     preferred_reasoning: str | None = None,
     preferred_model_provider: str | None = None,
 ) -> list[str]:
-    """Canonical order (§13.4): passthrough, policy, provider, reasoning, model, then ``--`` tail."""
+    """Canonical order (docs/launch-policy.md): passthrough, policy, provider, reasoning, model, then
+    ``--`` tail."""
     parsed = parse_launch_args(args)
     eoi = parsed.end_of_options_index if parsed.end_of_options_index is not None else len(parsed.passthrough)
     out = list(parsed.passthrough[:eoi])
@@ -373,7 +374,8 @@ def resolve_team_worker_launch_args(
     preferred_reasoning: str | None = None,
     honor_exact_role_model: bool = False,
 ) -> list[str]:
-    """``resolveTeamWorkerLaunchArgs`` (§13.3); raises :class:`LaunchError`."""
+    """``resolveTeamWorkerLaunchArgs`` (docs/launch-policy.md, "Model and reasoning"); raises
+    :class:`LaunchError`."""
     env_args = env_launch_args(existing_raw)
     env_parsed = parse_launch_args(env_args, ENV_LAUNCH_ARGS_SOURCE)
     if env_parsed.wants_bypass and env_parsed.policy_kind == "direct-policy":

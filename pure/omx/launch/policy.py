@@ -111,7 +111,7 @@ class WorkerLaunchPolicy:
     worker_index: int
     worker_name: str
     role: str | None  # runtime role: the unique role of the worker's tasks, else the call's agent type
-    launch_args: tuple[str, ...]  # policy argv (§13.3/§13.4 canonical order), before process-launch steps
+    launch_args: tuple[str, ...]  # policy argv in canonical order (docs/launch-policy.md), before stage 2
     worker_cli: WorkerCli
     mixed_task_roles: tuple[str, ...]
 

@@ -1,4 +1,5 @@
-"""Stage 2: a worker's final command, argv and environment (startup-script mode, spec §13.4)."""
+"""Stage 2: a worker's final command, argv and environment (startup-script mode, docs/launch-policy.md,
+"Process launch")."""
 
 from __future__ import annotations
 
@@ -173,7 +174,7 @@ def _translate_for_cli(cli: WorkerCli, args: Sequence[str], role: str | None, in
 def resolve_process_launch_args(
     launch_args: Sequence[str], worker_cwd: str, effective_env: Mapping[str, str], process_argv: Sequence[str]
 ) -> list[str]:
-    """Steps 1–3 of §13.4 (``resolveWorkerLaunchArgs``); raises :class:`LaunchError`."""
+    """Process-launch steps 1–3 (``resolveWorkerLaunchArgs``); raises :class:`LaunchError`."""
     merged = list(launch_args)
     if parse_launch_args(merged).classified == "direct-policy":
         merged = normalize_launch_args(merged)
@@ -202,7 +203,7 @@ def build_worker_launch(
     host: LaunchHost,
     initial_prompt: str | None = None,
 ) -> Result[LaunchPlan, str]:
-    """The worker's final command, argv and environment (startup-script mode, §13.4 steps 1–5)."""
+    """The worker's final command, argv and environment (startup-script mode, process-launch steps 1–5)."""
     effective_env = {**host.process_env, **extra_env}
     cli = policy.worker_cli
     try:

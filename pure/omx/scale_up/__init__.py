@@ -1,12 +1,14 @@
-"""``team.scale_up``: oh-my-codex 0.20.3 scale-up as one pure program (spec §4, §8, §9).
+"""``team.scale_up``: oh-my-codex 0.20.3 scale-up as one pure program (docs/scale-up.md).
 
-Forward path (spec §8.1): gate, ``tmux -V``, scaling lock, canonical read, capacity, frozen launch
-plans, owner id, legacy pid migration (§4.3), the initial proof of the split target (§4.2), worktree
-mode, tasks, then per worker: preparation, ``L S L split-window``, pin (``L``), tag (``L
-set-option``), identity, readiness, inbox + dispatch, config save; finally the leader nudge event.
+Forward path (docs/scale-up.md, "Step order"): gate, ``tmux -V``, scaling lock, canonical read,
+capacity, frozen launch plans, owner id, legacy pid migration, the initial proof of the split target
+(docs/tmux-proofs.md), worktree mode, tasks, then per worker: preparation, ``L S L split-window``,
+pin (``L``), tag (``L set-option``), identity, readiness, inbox + dispatch, config save; finally the
+leader nudge event.
 
-Any failure after the first artefact exists runs the rollback of §8.2: a tracking commit first (so
-a crash still leaves every live pane recorded), dispatch cleanup, pane authorization (only panes
+Any failure after the first artefact exists runs the rollback (docs/scale-up.md, "Rollback"): a
+tracking commit first (so a crash still leaves every live pane recorded), dispatch cleanup, pane
+authorization (only panes
 this run both pinned and tagged may be killed), the shared teardown primitive, a membership commit
 that keeps exactly the unresolved workers, canonical and resource cleanup, and the result: the
 original error when everything was undone, else ``scale_up_rollback_cleanup_debt:<d1;d2;…>``.

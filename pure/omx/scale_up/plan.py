@@ -1,5 +1,6 @@
 """What a scale-up decides before it changes anything: split targets and placements, launch policies,
-role instructions, the approved-execution gate, and the legacy pid migration (spec §4.3)."""
+role instructions, the approved-execution gate, and the legacy pid migration (docs/tmux-proofs.md,
+"Proofs before every mutation")."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ from pure.program import Gen, PlanError, expect
 
 
 def split_target(config: Json) -> tuple[str, int | None, bool]:
-    """The last worker's pane when it has one, else the leader pane (spec §4.1)."""
+    """The last worker's pane when it has one, else the leader pane (docs/tmux-proofs.md, "Proofs
+    before every mutation")."""
     workers = config.get("workers") or []
     last = workers[-1] if workers else None
     if isinstance(last, dict) and isinstance(last.get("pane_id"), str) and last["pane_id"].strip():
@@ -234,7 +236,8 @@ def role_instructions(role: str, prompt: str, model: str | None) -> str:
 
 
 def migrate_legacy_pid(paths: TeamPaths, state: TeamState, owner: str) -> Gen[TeamState]:
-    """Spec §4.3: pin a pid-less split target through ``L, S, L`` and persist it before splitting."""
+    """The legacy pid migration: pin a pid-less split target through ``L, S, L`` and persist it before
+    splitting."""
     target, _pid, leader = split_target(state.config)
     first = yield from t.prove(target)
     if not first.live:

@@ -97,9 +97,10 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     run.placements = placements
     run.approved_section = approved_section
     if expected_before_migration is None:
-        # oh-my-codex quirk kept on purpose (spec §16): the rollback baseline of the manifest is the
-        # bytes read before a legacy pid migration, so a migrated leader pid is null again in reads
-        # after a rollback (a migrated worker pid survives: the rollback rewrites ``workers``).
+        # oh-my-codex quirk kept on purpose (docs/scale-up.md, "oh-my-codex quirks kept"): the
+        # rollback baseline of the manifest is the bytes read before a legacy pid migration, so a
+        # migrated leader pid is null again in reads after a rollback (a migrated worker pid
+        # survives: the rollback rewrites ``workers``).
         run.base_manifest_text = pre_migration_manifest
     mode, derived = wt.resolve_mode(run.config)
     run.worktree_mode, run.worktree_mode_derived = mode, derived

@@ -1,4 +1,5 @@
-"""The rollback of spec §8.2: undo exactly what this run created; keep as debt what cannot be proven ours."""
+"""The scale-up rollback (docs/scale-up.md, "Rollback"): undo exactly what this run created; keep as
+debt what cannot be proven ours."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def _rollback_workers(run: Run, context: RollbackContext) -> list[Json]:
 
 
 def _tracking_commit(run: Run, rollback_workers: list[Json]) -> Gen[None]:
-    """§8.2 step 1: record every rollback worker in canonical state before any teardown."""
+    """Tracking commit: record every rollback worker in canonical state before any teardown."""
     paths = run.paths
 
     def body(b: Barrier) -> Gen[None]:
@@ -89,7 +90,7 @@ def _tracking_commit(run: Run, rollback_workers: list[Json]) -> Gen[None]:
 
 def _authorize(run: Run, rollback_workers: list[Json], context: RollbackContext,
                debts: list[str]) -> tuple[list[str], list[t.TeardownTarget]]:
-    """§8.2 step 3: candidates and the panes this run may kill (pinned and tagged by this run)."""
+    """Which panes may be killed: the candidates, and those this run may kill (pinned and tagged by it)."""
     candidates: list[str] = []
     for pane in [*(w.get("pane_id") for w in rollback_workers), context.pane_id]:
         if isinstance(pane, str) and pane.startswith("%") and pane not in candidates:
@@ -107,7 +108,7 @@ def _authorize(run: Run, rollback_workers: list[Json], context: RollbackContext,
 
 
 def _membership_commit(run: Run, unresolved: list[Json]) -> Gen[None]:
-    """§8.2 step 6: canonical membership = baseline + unresolved workers, with their tasks."""
+    """Membership commit: canonical membership = baseline + unresolved workers, with their tasks."""
     paths = run.paths
     keep = {w["name"] for w in unresolved}
 
@@ -253,7 +254,7 @@ def rollback(run: Run, abort: Abort) -> Gen[m.Done]:
 
 def _canonical_cleanup(run: Run, rollback_workers: list[Json], context: RollbackContext,
                        unresolved: set[str]) -> Gen[None]:
-    """§8.2 step 7: tasks of resolved workers and their worker directories go."""
+    """Canonical cleanup: tasks of resolved workers and their worker directories go."""
     paths = run.paths
     for task_id in run.created_tasks:
         if run.task_owner.get(task_id) not in unresolved:
@@ -269,7 +270,7 @@ def _canonical_cleanup(run: Run, rollback_workers: list[Json], context: Rollback
 
 
 def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str]) -> Gen[None]:
-    """§8.2 step 8: root AGENTS, created worktrees (and branches), prepared dirs, startup scripts."""
+    """Resource cleanup: root AGENTS, created worktrees (and branches), prepared dirs, startup scripts."""
     paths = run.paths
     problems: list[str] = []
     for name, (tree_path, backup) in run.agents_backups.items():

@@ -34,9 +34,10 @@ class TaskSpec:
 
 @frozen(kw_only=True)
 class ScaleUpRequest:
-    """``panefleet team scale-up``. ``env`` is the relevant environment (spec §14) gathered by the
-    shell (it serves as both oh-my-codex's ``env`` argument and the process environment);
-    ``process_argv`` is the leader process argv (ambient bypass detection, spec §13.4);
+    """``panefleet team scale-up``. ``env`` is the relevant environment (listed in docs/scale-up.md)
+    gathered by the shell (it serves as both oh-my-codex's ``env`` argument and the process
+    environment); ``process_argv`` is the leader process argv (ambient bypass detection,
+    docs/launch-policy.md, "Process launch");
     ``cli_paths`` maps ``codex``/``claude``/``gemini`` to where they were found on PATH, and a CLI
     the shell looked for but did not find to ``""`` (a selected worker CLI mapped to ``""`` refuses
     the scale-up before anything is created; a CLI not in the map at all is launched by its bare
@@ -76,7 +77,7 @@ class RollbackContext:
 
 
 class Abort(Exception):
-    """A scale-up failure that requires the rollback of §8.2."""
+    """A scale-up failure that requires the rollback (docs/scale-up.md, "Rollback")."""
 
     def __init__(self, message: str, context: RollbackContext | None = None) -> None:
         super().__init__(message)
@@ -121,8 +122,8 @@ class Run:
         self.worktree_mode: wt.WorktreeMode | None = None
         self.worktree_mode_derived = False
 
-        # The rollback context of the worker in flight (spec §8.2), kept current as its phases
-        # progress, so that an unexpected exception still rolls back with that worker's pane.
+        # The rollback context of the worker in flight, kept current as its phases progress, so
+        # that an unexpected exception still rolls back with that worker's pane.
         self.context = RollbackContext()
 
     def maybe_inject(self, phase: str) -> None:

@@ -270,7 +270,8 @@ def _ensure_instructions(run: Run) -> Gen[None]:
 
 
 def worktree_instructions(team: str, worker: str, team_text: str | None, role_block: str | None) -> str:
-    """The generated worktree-root ``AGENTS.md`` (the original is kept in a backup, §8.2 step 8)."""
+    """The generated worktree-root ``AGENTS.md`` (the original is kept in a backup: docs/scale-up.md,
+    "Worktrees")."""
     head = team_text if team_text is not None else (
         f"# Team worker instructions\n\nYou are {worker} of team {team}. Read your inbox under "
         f"$OMX_TEAM_STATE_ROOT/team/{team}/workers/{worker}/inbox.md and follow it.\n")
@@ -315,7 +316,8 @@ def prove_split_target(target: str, pid: int, owner: str, context: RollbackConte
 
 
 def tag_pane(pane: str, pid: int, owner: str) -> Gen[str | None]:
-    """Spec §3.4: a live proof with the pinned pid, then ``set-option`` (no read-back)."""
+    """The owner-tag write (docs/tmux-proofs.md, "The owner tag"): a live proof with the pinned pid,
+    then ``set-option`` (no read-back)."""
     proof = yield from t.prove(pane)
     if proof.unavailable:
         return f"exact_pane_proof_unavailable:{pane}:{proof.code()}"

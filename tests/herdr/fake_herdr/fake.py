@@ -2,7 +2,7 @@
 
 State persists between invocations in the JSON file named by ``FAKE_HERDR_STATE`` (guarded by an
 ``flock`` on ``<state>.lock``), so every ``herdr`` call is a separate process like the real CLI.
-Modelled per spec/herdr.md §2 and §5: sessions (``--session`` stripped anywhere before ``--``),
+Modelled on herdr 0.8.2's CLI and server: sessions (``--session`` stripped anywhere before ``--``),
 workspaces with labels and tokens, tabs, panes with labels, hook authority, process tables, one-line
 sorted-key JSON envelopes, ok-only verbs that print nothing, JSON errors on stderr with exit 1, usage
 errors with exit 2, closing a workspace's last pane closes the workspace, ``agent_session`` kept only

@@ -114,7 +114,7 @@ MADMAX_ARGV = ["/opt/node/bin/node", "/opt/omx/bin/omx", "--madmax"]
 
 def cases() -> list[dict[str, Any]]:
     out = [
-        # §13.5 matrix (CODEX_HOME = empty dir, OMX_BYPASS_DEFAULT_SYSTEM_PROMPT=0)
+        # oh-my-codex's own argv matrix (CODEX_HOME = empty dir, OMX_BYPASS_DEFAULT_SYSTEM_PROMPT=0)
         case("m1", "§13.5 row 1: config sandbox policy, -- tail, leader --madmax", process_argv=MADMAX_ARGV,
              env={"OMX_TEAM_WORKER_LAUNCH_ARGS": MATRIX_ARGS, "OMX_TEAM_WORKER_INHERITED_MODEL": "leader-model"},
              incoming_tasks=[role_task("worker-2", "executor")]),
