@@ -124,7 +124,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_decide(args: argparse.Namespace) -> int:
-    """Read {"operation", "request", "journal"} JSON on stdin, print the decision (for ports/tools)."""
+    """Read {"operation", "request", "journal"} JSON on stdin, print the decision (for ports and tools)."""
     from returns.result import Failure
 
     from pure import model as m

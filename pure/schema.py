@@ -41,7 +41,7 @@ OPERATIONS: dict[str, dict[str, str]] = {
     "tmux.teardown": {"request": "TeardownRequest", "decision": "TeardownDecision"},
 }
 
-# Every keyword the schema uses; a port's validator needs exactly these (tests/core/test_ports.py).
+# Every keyword the schema uses; a port's validator needs exactly these (tests/ports/test_corpus.py).
 KEYWORDS = frozenset({
     "$schema", "$id", "$defs", "$ref", "title", "description", "format_version", "operations", "default",
     "type", "const", "enum", "anyOf", "properties", "required", "additionalProperties", "items", "minimum",

@@ -37,7 +37,7 @@ time.sleep(600)
 
 @pytest.fixture
 def holder(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """A child python that holds ``tmp_path/locks/alpha.scaling`` through shell/fs until killed."""
+    """A child python that holds ``tmp_path/locks/alpha.scaling`` through shell/fs.py until killed."""
     lock = tmp_path / "locks" / "alpha.scaling"
     script = tmp_path / "hold.py"
     script.write_text(HOLD.format(root=str(ROOT)))
