@@ -19,7 +19,7 @@ import json
 import math
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar, get_args
 
 import attrs
@@ -418,7 +418,3 @@ def to_json(obj: object, *, pretty: bool = True) -> str:
 
 def from_json(text: str, cls: type[T]) -> Result[T, WireError]:
     return loads(text).bind(lambda data: structure(data, cls))
-
-
-def mapping_get(data: Mapping[str, Any], key: str) -> Any:
-    return data.get(key)

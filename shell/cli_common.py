@@ -331,11 +331,3 @@ def print_dry_run(name: str, request: object, done: m.Done, journal: list[m.Entr
     if plan_file:
         sys.stdout.write(f"Saved to {plan_file}: `panefleet apply {plan_file}` carries it out, or refuses when "
                          "what it was computed from has changed.\n")
-
-
-def render_dry_run(done: m.Done, journal: list[m.Entry], as_json: bool, name: str = "", request: object = None
-                   ) -> int:
-    """A dry run printed without a command's renderer (kept for callers outside the CLI modules)."""
-    args = argparse.Namespace(output="json" if as_json else "text", steps=True)
-    print_dry_run(name, request, done, journal, args, as_run_renderer(None, None))
-    return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)

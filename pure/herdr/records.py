@@ -36,21 +36,6 @@ from returns.result import Failure, Result, Success
 from pure import wire
 from pure.model import JsonResult, JsonValue, Store
 
-READ_ACTIONS = frozenset({"read.herdr.workspaces", "list.herdr.runs", "get.herdr.run"})
-WRITE_ACTIONS = frozenset(
-    {
-        "herdr.workspace.remember",
-        "herdr.workspace.forget",
-        "herdr.run.set_pane",
-        "herdr.run.clear_pane",
-        "herdr.run.set_attempts",
-    }
-)
-
-
-def is_write(action: str) -> bool:
-    return action not in READ_ACTIONS
-
 
 @frozen(kw_only=True)
 class RunRecord:

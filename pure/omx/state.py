@@ -92,10 +92,6 @@ class TeamPaths:
     def task(self, task_id: str) -> str:
         return self._in("tasks", f"task-{task_id}.json")
 
-    @property
-    def claims_dir(self) -> str:
-        return self._in("claims")
-
     def claim_lock(self, task_id: str) -> str:
         return self._in("claims", f"task-{task_id}.lock")
 
@@ -139,9 +135,6 @@ class TeamPaths:
     @property
     def membership_lock(self) -> str:
         return posixpath.join(self.locks_dir, f"{self.team}.membership")
-
-    def relative(self, path: str) -> str:
-        return posixpath.relpath(path, self.team_dir)
 
 
 # ------------------------------------------------------------------------------------------- codec
