@@ -1,6 +1,6 @@
 """Benchmark: ``scale-down`` of N workers on a real private tmux server.
 
-    .venv/bin/python bench/scale_down.py [--workers 10] [--runs 5] [--executor control|spawn] [--skip-settle]
+    .venv/bin/python bench/scale_down.py [--workers 10] [--runs 5] [--executor control|spawn]
 
 Each run builds a fresh team of N+1 worker panes (``sleep``) plus a leader pane on a private server
 (``tmux -L pf-bench-<id>``), removes N of them in one forced scale-down, and records wall time and
@@ -8,10 +8,9 @@ the number of tmux invocations. The protocol minimum per removed live pane is 6 
 teardown ``L S L kill L`` plus the reconciliation's fresh ``L`` of the committed debt.
 
 ``--executor`` picks how tmux steps run (``PANEFLEET_TMUX_EXECUTOR``: one control-mode client per
-run, or a spawned ``tmux`` per call; ``shell/tmux_control.py``). ``--skip-settle`` answers the
-teardown's settle pauses (``pure/tmux/teardown.py`` ``kill_settle_ms``) at once instead of sleeping — not a
-mode panefleet has, a measurement of what the fixed pauses cost; the run must still prove every
-killed pane gone at the after-kill proof.
+run, or a spawned ``tmux`` per call; ``shell/tmux_control.py``). ``back_off_pause_s_per_run`` is
+the time spent in the teardown's after-kill back-off (``pure/tmux/teardown.py`` ``kill_backoff_ms``):
+0 when every killed pane is proven gone by the proof right after its kill.
 """
 
 from __future__ import annotations
@@ -60,16 +59,7 @@ class Server:
         self.cmd("kill-server", check=False)
 
 
-class SkipSettle(Executor):
-    """Answers every Sleep step at once (what the fixed settle pauses cost, measured)."""
-
-    def execute(self, step: m.Step) -> m.Observation:
-        if isinstance(step, m.Sleep):
-            return m.Ack(ok=True)
-        return super().execute(step)
-
-
-def one_run(workers: int, executor_mode: str = "control", skip_settle: bool = False) -> dict[str, Any]:
+def one_run(workers: int, executor_mode: str = "control") -> dict[str, Any]:
     server = Server()
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -78,7 +68,7 @@ def one_run(workers: int, executor_mode: str = "control", skip_settle: bool = Fa
             names = tuple(f"worker-{i}" for i in range(2, workers + 2))
             env = {**os.environ, "PANEFLEET_STATE_DIR": str(cwd / "pf"), "PANEFLEET_TMUX_EXECUTOR": executor_mode}
             env.pop("TMUX", None)
-            executor = (SkipSettle if skip_settle else Executor)(env=env, tmux_socket=server.name)
+            executor = Executor(env=env, tmux_socket=server.name)
             request = ScaleDownRequest(team="bench", cwd=str(cwd), env={"OMX_TEAM_SCALING_ENABLED": "1"},
                                        worker_names=names, force=True)
             start = time.perf_counter()
@@ -86,9 +76,9 @@ def one_run(workers: int, executor_mode: str = "control", skip_settle: bool = Fa
             wall = time.perf_counter() - start
             assert done.outcome.result == {"ok": True, "removedWorkers": list(names), "newWorkerCount": 1}, done
             assert server.live_panes() & set(panes[1:]) == set()
-            sleeps = sum(s.step.ms for s in journal if s.step.op == "sleep")  # type: ignore[union-attr]
+            sleeps = sum(e.step.ms for e in journal if isinstance(e.step, m.Sleep))
             summary = executor.tmux_summary() or {}
-            return {"wall_s": wall, "tmux_calls": executor.calls.get("tmux", 0), "settle_sleep_s": sleeps / 1000,
+            return {"wall_s": wall, "tmux_calls": executor.calls.get("tmux", 0), "back_off_s": sleeps / 1000,
                     "steps": len(journal), "control_calls": summary.get("control_calls", 0)}
     finally:
         server.kill()
@@ -99,23 +89,19 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=10)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--executor", choices=("control", "spawn"), default="control")
-    parser.add_argument("--skip-settle", action="store_true")
     args = parser.parse_args()
-    runs = [one_run(args.workers, args.executor, args.skip_settle) for _ in range(args.runs)]
+    runs = [one_run(args.workers, args.executor) for _ in range(args.runs)]
     walls = [r["wall_s"] for r in runs]
     calls = runs[0]["tmux_calls"]
     report = {
         "workers_removed": args.workers,
         "runs": args.runs,
         "executor": args.executor,
-        "settle_pauses": "answered at once (measurement)" if args.skip_settle else "slept",
         "tmux_calls_via_control": runs[0]["control_calls"],
         "median_wall_s": round(statistics.median(walls), 3),
         "min_wall_s": round(min(walls), 3),
         "max_wall_s": round(max(walls), 3),
-        "settle_sleep_s_per_run": 0.0 if args.skip_settle else runs[0]["settle_sleep_s"],
-        "median_wall_without_settle_s": round(statistics.median(walls) - (0.0 if args.skip_settle else
-                                                                          runs[0]["settle_sleep_s"]), 3),
+        "back_off_pause_s_per_run": max(r["back_off_s"] for r in runs),
         "tmux_calls": calls,
         "tmux_calls_per_removed_worker": calls / args.workers,
         "protocol_minimum_per_removed_worker": PROTOCOL_MINIMUM_PER_PANE,

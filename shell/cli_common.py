@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from pure import model as m
 from shell.cli_args import add_dry_run, add_output, add_tmux
 from shell.executor import Executor, StoreHandler
+from shell.step_text import describe_observation, describe_step
 
 __all__ = ["add_dry_run", "add_output", "add_tmux", "run_cli_operation", "usage_error"]
 
@@ -41,65 +41,10 @@ def make_executor(args: argparse.Namespace, env: Mapping[str, str], store: Store
     return Executor(env=env, tmux_socket=tmux_socket(args, env), store=store)
 
 
-def describe_step(step: m.Step) -> str:
-    """One line a person can read (and paste, for commands)."""
-    if isinstance(step, m.Run):
-        words = " ".join(shlex.quote(a).replace("\t", "\\t") for a in step.args)
-        return f"{step.tool} {words}"
-    if isinstance(step, m.WriteFile):
-        return f"write {step.path} ({len(step.content.encode())} bytes)"
-    if isinstance(step, m.AppendFile):
-        return f"append to {step.path} ({len(step.content.encode())} bytes)"
-    if isinstance(step, m.RemovePath):
-        return f"remove {'tree ' if step.recursive else ''}{step.path}"
-    if isinstance(step, m.MakeDir):
-        return f"mkdir {step.path}"
-    if isinstance(step, m.ReadFile):
-        return f"read {step.path}"
-    if isinstance(step, m.ListDir):
-        return f"list {step.path}"
-    if isinstance(step, m.Stat):
-        return f"stat {step.path}"
-    if isinstance(step, m.RealPath):
-        return f"realpath {step.path}"
-    if isinstance(step, m.AcquireLock):
-        return f"lock {step.path} (timeout {step.timeout_ms} ms)"
-    if isinstance(step, m.ReleaseLock):
-        return f"unlock {step.path}"
-    if isinstance(step, m.Sleep):
-        return f"wait {step.ms} ms"
-    if isinstance(step, m.Clock):
-        return "read the clock"
-    if isinstance(step, m.FreshId):
-        return "make a fresh id"
-    return f"store {step.action}"
-
-
 def is_change(step: m.Step) -> bool:
     from pure.program import is_mutation
 
     return is_mutation(step)
-
-
-def describe_observation(obs: m.Observation) -> str:
-    if isinstance(obs, m.Proc):
-        if obs.exit_code is None:
-            return f"could not start: {obs.stderr.strip()}"
-        first = (obs.stdout.strip().splitlines() or [""])[0]
-        more = f" (+{len(obs.stdout.strip().splitlines()) - 1} lines)" if len(obs.stdout.strip().splitlines()) > 1 else ""
-        tail = f" stderr: {obs.stderr.strip()}" if obs.stderr.strip() else ""
-        return f"exit {obs.exit_code}" + (f": {first}{more}" if first else "") + tail
-    if isinstance(obs, m.FileData):
-        if obs.error:
-            return f"unreadable: {obs.error}"
-        return "absent" if obs.content is None else f"{len(obs.content.encode())} bytes"
-    if isinstance(obs, m.Ack):
-        return "ok" if obs.ok else f"failed: {obs.error}"
-    if isinstance(obs, m.Listing):
-        return "absent" if obs.names is None else f"{len(obs.names)} entries"
-    if isinstance(obs, m.Value):
-        return obs.value
-    return "ok" if obs.ok else f"failed: {obs.error}"
 
 
 def load_operations() -> dict[str, Any]:

@@ -187,7 +187,7 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
     if isinstance(changes, list) and changes:
         from pure import model as m
         from pure import wire
-        from shell.cli_common import describe_step
+        from shell.step_text import describe_step
 
         lines.append("panefleet stopped before it could roll back, after making these changes (check them; run "
                      "`panefleet team status`):")

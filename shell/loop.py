@@ -13,6 +13,7 @@ from attrs import frozen
 from pure import model as m
 from pure import ops, wire
 from pure.program import Driver, ProgramFactory
+from shell.step_text import describe_step
 
 
 class StepExecutor(Protocol):
@@ -263,8 +264,6 @@ def replay(path: Path) -> ReplayReport:
 
 
 def _brief(step: m.Step) -> str:
-    from shell.cli_common import describe_step
-
     text = describe_step(step)
     return text if len(text) <= 160 else text[:157] + "..."
 

@@ -229,7 +229,7 @@ class CheckedExecutor:
 
     def execute(self, step: m.Step) -> m.Observation:
         from pure.program import is_mutation
-        from shell.cli_common import describe_step
+        from shell.step_text import describe_step
 
         if not self.checking:
             return self.real.execute(step)  # type: ignore[no-any-return]
@@ -249,7 +249,7 @@ class CheckedExecutor:
                 if isinstance(observed, m.Value) and isinstance(expected.observation, m.Value):
                     self.substitutions[expected.observation.value] = observed.value
                 else:
-                    from shell.cli_common import describe_observation
+                    from shell.step_text import describe_observation
 
                     self.exempt_note = (f" (after `{describe_step(step)}` answered "
                                         f"{describe_observation(observed)}; the plan saw "
@@ -295,7 +295,7 @@ def _pane_state(row: tuple[str, ...] | None) -> str:
 
 def difference(step: m.Step, planned: m.Observation, observed: m.Observation, team_dir: str = "") -> str:
     """The first fact that differs, in words."""
-    from shell.cli_common import describe_observation, describe_step
+    from shell.step_text import describe_observation, describe_step
 
     def shown(path: str) -> str:
         return os.path.relpath(path, team_dir) if team_dir and path.startswith(team_dir + "/") else path

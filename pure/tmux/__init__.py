@@ -73,9 +73,10 @@ from pure.tmux.teardown import (
     TeardownResult,
     TeardownTarget,
     exclusion_rule,
+    kill_backoff_ms,
     kill_settle_ms,
     teardown,
     teardown_program,
 )
 
-__all__ = ["DIGITS", "Excluded", "ExclusionRule", "InvalidPaneId", "KillFailed", "LIST_PANES", "MAX_SAFE_INTEGER", "MalformedSnapshot", "OWNER_OPTION", "OwnerAnswer", "OwnerKind", "OwnerNotAuthorized", "OwnerProblem", "PANE_FORMAT", "PANE_ID_RE", "PaneFate", "PaneProblem", "PaneReason", "PaneResult", "PaneRow", "PidMismatch", "PidUnpinned", "ProofProblem", "QueryFailed", "Stage", "StillLive", "TeardownReport", "TeardownRequest", "TeardownResult", "TeardownTarget", "Verdict", "VerdictReason", "VerdictStatus", "WHITESPACE", "describe", "exclusion_rule", "invalid_target", "is_pane_id", "is_positive_pid", "kill_pane_step", "kill_settle_ms", "list_panes_step", "owner_from_answer", "parse_pane_table", "parse_pid", "pid_problem", "prove", "read_owner", "set_owner_step", "show_owner_step", "split_rows", "teardown", "teardown_program", "tmux", "trim", "verdict_from_answer"]
+__all__ = ["DIGITS", "Excluded", "ExclusionRule", "InvalidPaneId", "KillFailed", "LIST_PANES", "MAX_SAFE_INTEGER", "MalformedSnapshot", "OWNER_OPTION", "OwnerAnswer", "OwnerKind", "OwnerNotAuthorized", "OwnerProblem", "PANE_FORMAT", "PANE_ID_RE", "PaneFate", "PaneProblem", "PaneReason", "PaneResult", "PaneRow", "PidMismatch", "PidUnpinned", "ProofProblem", "QueryFailed", "Stage", "StillLive", "TeardownReport", "TeardownRequest", "TeardownResult", "TeardownTarget", "Verdict", "VerdictReason", "VerdictStatus", "WHITESPACE", "describe", "exclusion_rule", "invalid_target", "is_pane_id", "is_positive_pid", "kill_backoff_ms", "kill_pane_step", "kill_settle_ms", "list_panes_step", "owner_from_answer", "parse_pane_table", "parse_pid", "pid_problem", "prove", "read_owner", "set_owner_step", "show_owner_step", "split_rows", "teardown", "teardown_program", "tmux", "trim", "verdict_from_answer"]

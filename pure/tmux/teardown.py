@@ -107,9 +107,27 @@ class TeardownReport:
 
 
 def kill_settle_ms(killable: int) -> int:
-    """The pause after each ``kill-pane``: ``max(100, floor(2000 / n))`` ms, n the number of targets
-    left after the exclusions (at least 1)."""
+    """How long a killed pane may take to leave the pane table: ``max(100, floor(2000 / n))`` ms, n
+    the number of targets left after the exclusions (at least 1) — oh-my-codex's fixed pause after
+    each kill, here only the bound of ``kill_backoff_ms``."""
     return max(100, 2000 // max(1, killable))
+
+
+FIRST_BACKOFF_MS = 50
+
+
+def kill_backoff_ms(bound_ms: int) -> tuple[int, ...]:
+    """The pauses between after-kill proofs while the killed pane is still listed live with its
+    pinned pid: 50, 100, 200 … ms, the last cut so that they add up to ``bound_ms`` exactly.
+    tmux removes a killed pane before ``kill-pane`` returns, so the proof right after the kill
+    normally decides and none of these is taken (docs/scale-down.md, "Deviations")."""
+    pauses: list[int] = []
+    left, pause = bound_ms, FIRST_BACKOFF_MS
+    while left > 0:
+        pauses.append(min(pause, left))
+        left -= pauses[-1]
+        pause *= 2
+    return tuple(pauses)
 
 
 def exclusion_rule(pane: str, seen: set[str], leader_pane_id: str | None,
@@ -137,7 +155,8 @@ def teardown(
 
     For each target in order: ``L`` (gone ⇒ resolved without a kill; unavailable ⇒ stop; live with
     a different pid ⇒ stop), then, when ``authorize``, ``S`` which must equal ``owner_id``, then a
-    final ``L``, ``kill-pane``, a settle pause and an after-kill ``L`` that must prove it gone.
+    final ``L``, ``kill-pane`` and an after-kill ``L`` that must prove it gone; while that ``L``
+    still shows the pane live with its pinned pid, pause and ``L`` again (``kill_backoff_ms``).
     The loop stops at the first pane that is not resolved; later panes are reported
     ``not_attempted``. Leader and HUD panes, targets not starting with ``%`` and repeats are
     excluded before the loop; any other target (``%abc``, ``%13\\n``) is kept, and its first proof
@@ -154,13 +173,13 @@ def teardown(
         seen.add(target.pane_id)
         queue.append(target)
     results: list[PaneResult] = []
-    settle = kill_settle_ms(len(queue))
+    backoff = kill_backoff_ms(kill_settle_ms(len(queue)))
     stopped = False
     for target in queue:
         if stopped:
             results.append(PaneResult(pane_id=target.pane_id, fate="not_attempted"))
             continue
-        result = yield from _teardown_one(target, owner_id=owner_id, authorize=authorize, settle_ms=settle)
+        result = yield from _teardown_one(target, owner_id=owner_id, authorize=authorize, backoff=backoff)
         results.append(result)
         stopped = not result.resolved
     return TeardownReport(results=tuple(results), exclusions=tuple(exclusions))
@@ -180,7 +199,8 @@ def _refused(pane: str, stage: Stage, problem: PaneProblem) -> PaneResult:
     return PaneResult(pane_id=pane, fate="pid_changed", reason="pane_pid_changed", stage=stage, problem=problem)
 
 
-def _teardown_one(target: TeardownTarget, *, owner_id: str | None, authorize: bool, settle_ms: int) -> Gen[PaneResult]:
+def _teardown_one(target: TeardownTarget, *, owner_id: str | None, authorize: bool,
+                  backoff: Sequence[int]) -> Gen[PaneResult]:
     pane = target.pane_id
     first = yield from prove(pane)
     ended = _proof_result(pane, first, "first_proof")
@@ -207,8 +227,12 @@ def _teardown_one(target: TeardownTarget, *, owner_id: str | None, authorize: bo
     if kill.exit_code != 0:
         return PaneResult(pane_id=pane, fate="kill_failed", reason="kill_failed", stage="kill",
                           problem=KillFailed(exit_code=kill.exit_code, stderr=trim(kill.stderr)))
-    yield from expect(m.Sleep(ms=settle_ms), m.Ack)
     after = yield from prove(pane)
+    for pause in backoff:
+        if not (after.live and after.pid == target.pid):
+            break
+        yield from expect(m.Sleep(ms=pause), m.Ack)
+        after = yield from prove(pane)
     if after.gone:
         return PaneResult(pane_id=pane, fate="killed", stage="after_kill")
     if after.unavailable:

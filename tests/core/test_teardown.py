@@ -55,11 +55,18 @@ def _killed(pane: str, pid: int, rest: tuple[tuple[str, int], ...] = ()) -> list
     return [table, OWNED, table, KILLED, live(*rest)]
 
 
-MANY = tuple((f"%{n}", 500 + n) for n in range(30, 51))  # 21 panes: 2000 // 21 = 95, so the pause is 100
+MANY = tuple((f"%{n}", 500 + n) for n in range(30, 51))  # 21 panes: 2000 // 21 = 95, so the bound is 100
+
+
+def _unkillable(pane: str, pid: int, pauses: int, rest: tuple[tuple[str, int], ...] = ()) -> list[m.Proc]:
+    """A full proof and a kill of ``pane`` after which it stays live with its pid through the
+    ``pauses`` pauses of the back-off (one proof right after the kill and one after each pause)."""
+    table = live((pane, pid), *rest)
+    return [table, OWNED, table, KILLED] + [table] * (1 + pauses)
 
 CASES: dict[str, Case] = {
     "killed_after_full_proof": Case(
-        "L, S, L, kill-pane, pause, L: the pane is proven gone after the kill",
+        "L, S, L, kill-pane, L: the pane is proven gone right after the kill, with no pause",
         request(("%13", 513)), _killed("%13", 513), ["killed"], ["L", "S", "L", "K", "L"]),
     "absent_at_first_proof_needs_no_kill": Case(
         "a pane missing from the first snapshot is resolved without a kill",
@@ -143,9 +150,12 @@ CASES: dict[str, Case] = {
         request(("%13", 513)), [live(("%13", 513)), OWNED, live(("%13", 513)), m.Proc(exit_code=None)],
         ["kill_failed"], ["L", "S", "L", "K"]),
     "still_live_after_kill": Case(
-        "the pane is still live after kill-pane: a failed kill",
-        request(("%13", 513)), [live(("%13", 513)), OWNED, live(("%13", 513)), KILLED, live(("%13", 513))],
-        ["kill_failed"], ["L", "S", "L", "K", "L"]),
+        "the pane stays live with its pid after kill-pane and after each pause of the back-off "
+        "(50, 100, 200, 400, 800, 450 ms: the 2000 ms bound): a failed kill",
+        request(("%13", 513)), _unkillable("%13", 513, 6), ["kill_failed"], ["L", "S", "L", "K"] + ["L"] * 7),
+    "gone_after_a_pause": Case(
+        "still live with its pid right after kill-pane, gone after the first 50 ms pause: killed",
+        request(("%13", 513)), _unkillable("%13", 513, 0) + [ok("")], ["killed"], ["L", "S", "L", "K", "L", "L"]),
     "recycled_after_kill_is_still_a_failure": Case(
         "the id is live again (another pid) after the kill: still a failed kill, never a success",
         request(("%13", 513)), [live(("%13", 513)), OWNED, live(("%13", 513)), KILLED, live(("%13", 601))],
@@ -160,28 +170,29 @@ CASES: dict[str, Case] = {
         [live(("%13", 513), ("%14", 514)), OWNED, live(("%13", 513), ("%14", 514)), KILLED, err(1, "lost")],
         ["proof_unavailable", "not_attempted"], ["L", "S", "L", "K", "L"]),
     "two_panes_both_killed": Case(
-        "two panes, each with its own L, S, L, kill, pause (2000 / 2 = 1000 ms), L",
+        "two panes, each with its own L, S, L, kill, L",
         request(("%13", 513), ("%14", 514)),
         _killed("%13", 513, (("%14", 514),)) + _killed("%14", 514),
         ["killed", "killed"], ["L", "S", "L", "K", "L", "L", "S", "L", "K", "L"]),
     "three_panes_all_killed": Case(
-        "three panes: the pause is floor(2000 / 3) = 666 ms",
+        "three panes: the bound is floor(2000 / 3) = 666 ms, the last one's back-off 50, 100, 200, 316 ms",
         request(("%13", 513), ("%14", 514), ("%15", 515)),
-        _killed("%13", 513, (("%14", 514), ("%15", 515))) + _killed("%14", 514, (("%15", 515),)) + _killed("%15", 515),
-        ["killed", "killed", "killed"], ["L", "S", "L", "K", "L"] * 3),
+        _killed("%13", 513, (("%14", 514), ("%15", 515))) + _killed("%14", 514, (("%15", 515),))
+        + _unkillable("%15", 515, 4),
+        ["killed", "killed", "kill_failed"], ["L", "S", "L", "K", "L"] * 2 + ["L", "S", "L", "K"] + ["L"] * 5),
     "three_panes_second_refused_stops": Case(
         "the first pane is killed, the second's pid changed: it is refused and the third not attempted",
         request(("%13", 513), ("%14", 514), ("%15", 515)),
         _killed("%13", 513, (("%14", 999), ("%15", 515))) + [live(("%14", 999), ("%15", 515))],
         ["killed", "pid_changed", "not_attempted"], ["L", "S", "L", "K", "L", "L"]),
     "settle_pause_floor_is_100_ms": Case(
-        "21 panes: floor(2000 / 21) = 95, so the pause is the 100 ms floor",
-        request(*MANY), _killed(*MANY[0], MANY[1:]) + [ok("")] * 20, ["killed"] + ["gone"] * 20,
-        ["L", "S", "L", "K", "L"] + ["L"] * 20),
+        "21 panes: floor(2000 / 21) = 95, so the bound is the 100 ms floor: a back-off of 50, 50 ms",
+        request(*MANY), _unkillable(*MANY[0], 2, MANY[1:]), ["kill_failed"] + ["not_attempted"] * 20,
+        ["L", "S", "L", "K", "L", "L", "L"]),
     "settle_pause_counts_targets_after_exclusions": Case(
-        "four targets, two excluded (leader, no %): n = 2, so the pause is 1000 ms",
+        "four targets, two excluded (leader, no %): n = 2, so the bound is 1000 ms: 50, 100, 200, 400, 250",
         request(("%1", 501), ("%13", 513), ("13", 513), ("%14", 514), leader_pane_id="%1"),
-        _killed("%13", 513) + [ok("")], ["killed", "gone"], ["L", "S", "L", "K", "L", "L"]),
+        _unkillable("%13", 513, 5), ["kill_failed", "not_attempted"], ["L", "S", "L", "K"] + ["L"] * 6),
     "leader_hud_invalid_and_duplicates_excluded": Case(
         "leader, HUD, a target without % and a repeated target are excluded before the loop",
         request(("%1", 501), ("%2", 502), ("13", 513), ("%14", 514), ("%14", 514), leader_pane_id="%1",
@@ -207,7 +218,7 @@ CASES: dict[str, Case] = {
         request(("%13", 513)), [m.Proc(exit_code=None, stderr="tmux timed out after 10 s: list-panes -a")],
         ["proof_unavailable"], ["L"]),
     "without_authorization_no_owner_read": Case(
-        "authorize false: L, L, kill-pane, pause, L (no owner read)",
+        "authorize false: L, L, kill-pane, L (no owner read)",
         request(("%13", 513), authorize=False), [live(("%13", 513)), live(("%13", 513)), KILLED, ok("")],
         ["killed"], ["L", "L", "K", "L"]),
     "request_fields_omitted": Case(
@@ -323,8 +334,8 @@ ERRORS: dict[str, tuple[str, str, Callable[[Journal], Journal], str]] = {
         "entry 0 lists panes with another format: the first differing field is args", "killed_after_full_proof",
         _replace(0, step={**L_STEP, "args": ["list-panes", "-a"]}), "journal_divergence"),
     "journal_divergence_other_sleep": (
-        "the pause is recorded as 1000 ms where the program asks for 2000", "killed_after_full_proof",
-        _replace(4, step={"op": "sleep", "ms": 1000}), "journal_divergence"),
+        "the first pause is recorded as 1000 ms where the program asks for 50", "still_live_after_kill",
+        _replace(5, step={"op": "sleep", "ms": 1000}), "journal_divergence"),
     "journal_divergence_stands_before_more_entries": (
         "the first entry that does not fit decides, whatever follows it", "killed_after_full_proof",
         lambda j: _replace(1, **SLEEP_ACK)(j) + j[2:], "journal_divergence"),
@@ -358,7 +369,11 @@ def test_teardown_error_decision(name: str, goldens: Goldens) -> None:
     goldens.check(f"tmux/teardown/{name}", golden(description, raw, journal, done))
 
 
-def test_sleep_after_kill_scales_with_panes() -> None:
+def test_kill_bound_scales_with_panes_and_the_back_off_fills_it() -> None:
+    assert t.kill_backoff_ms(2000) == (50, 100, 200, 400, 800, 450)
+    assert t.kill_backoff_ms(100) == (50, 50)
+    assert t.kill_backoff_ms(150) == (50, 100)
+    assert all(sum(t.kill_backoff_ms(n)) == n for n in range(100, 2001))
     assert t.kill_settle_ms(1) == 2000
     assert t.kill_settle_ms(3) == 666
     assert t.kill_settle_ms(10) == 200

@@ -24,7 +24,7 @@ from pure.omx.locks import with_barrier
 from pure.omx.scale_up import ScaleUpRequest, TaskSpec, scale_up
 from pure.program import Program
 from tests.harness import ScenarioExecutor, run_scenario
-from tests.omx_up.oracles.common import files, norm, phases
+from tests.omx_up.oracles.common import files, norm, phases, tmux_calls_as_oh_my_codex_makes_them
 from tests.omx_up.oracles.scenarios import SCENARIOS, call, setup
 from tests.omx_up.oracles.stub_tmux import answer
 
@@ -59,9 +59,9 @@ def test_scale_up_matches_oh_my_codex(tmp_path: Path, name: str) -> None:
     assert files(cwd) == golden["files_before"]
     request = _request(call(name, cwd), golden["node_path"], tmp_path / "home")
     executor = ScenarioExecutor(cwd, Stub(SCENARIOS[name]["stub"]))
-    done, _journal = run_scenario(lambda: scale_up(request), executor)
+    done, journal = run_scenario(lambda: scale_up(request), executor)
     assert norm(done.outcome.result, cwd) == golden["result"]
-    ours = phases(norm([list(a) for a in executor.tmux_log], cwd))
+    ours = phases(norm(tmux_calls_as_oh_my_codex_makes_them(journal), cwd))
     theirs = phases(golden["tmux"])
     assert ours == theirs
     for index, args in enumerate(executor.tmux_log):  # every keystroke behind its own L, S, L

@@ -111,7 +111,6 @@ CASES: dict[str, tuple[str, str]] = {
         {"step": L_STEP, "observation": {**PROC, "stdout": "%13\t0\t513\n"}},
         {"step": {"op": "run", "tool": "tmux", "args": ["kill-pane", "-t", "%13"], "mutates": True},
          "observation": PROC},
-        {"step": {"op": "sleep", "ms": 2000}, "observation": {"kind": "ack", "ok": True}},
         {"step": L_STEP, "observation": PROC}])),
     "answer_error_decision": ("a journal that does not fit is an error decision, exit 0",
                               q(TARGETS, [{"step": {"op": "sleep", "ms": 1}, "observation": {"kind": "ack", "ok": True}}])),

@@ -53,17 +53,22 @@ class Gen:
         dead = "1" if self.r.random() < 0.08 else "0"
         return f"{pane}\t{dead}\t{pid}"
 
-    def table(self, request: dict[str, Any], killed: set[str]) -> m.Proc:
+    def table(self, request: dict[str, Any], killed: dict[str, int | None]) -> m.Proc:
+        """A pane table; ``killed`` maps each killed pane to the pid it stays listed with (most often
+        its own, so that the after-kill back-off runs to its end), or None when the kill removed it."""
         roll = self.r.random()
         if roll < 0.05:
             return m.Proc(exit_code=self.r.choice([1, 2, None]), stderr=self.r.choice(STDERRS))
         rows, listed = [], set()
         for target in request["targets"]:
             pane = target["pane_id"]
-            if pane in listed or (pane in killed and self.r.random() < 0.7):
+            if pane in listed:
                 continue
             listed.add(pane)
-            if self.r.random() < 0.9 and t.is_pane_id(pane):
+            if pane in killed:
+                if killed[pane] is not None:
+                    rows.append(self.row(pane, killed[pane]))
+            elif self.r.random() < 0.9 and t.is_pane_id(pane):
                 pid = target["pid"] if self.r.random() < 0.92 else self.r.choice([999, 601, 513])
                 rows.append(self.row(pane, pid if t.is_positive_pid(pid) else 513))
         if self.r.random() < 0.3:
@@ -94,7 +99,7 @@ class Gen:
             return m.Proc(exit_code=0)
         return m.Proc(exit_code=self.r.choice([1, 2, None]), stderr=self.r.choice(STDERRS))
 
-    def answer(self, step: m.Step, request: dict[str, Any], killed: set[str]) -> m.Observation:
+    def answer(self, step: m.Step, request: dict[str, Any], killed: dict[str, int | None]) -> m.Observation:
         if isinstance(step, m.Run):
             verb = step.args[0]
             if verb == "list-panes":
@@ -125,7 +130,7 @@ class Gen:
         req = wire.structure(request, op.request_type).unwrap()
         driver = Driver(lambda: op.program(req))
         journal: list[dict[str, Any]] = []
-        killed: set[str] = set()
+        killed: dict[str, int | None] = {}
         while len(journal) < 40:
             decision = driver.decision()
             if isinstance(decision, m.Done):
@@ -135,7 +140,8 @@ class Gen:
             step = decision.steps[0]
             entry = m.Entry(step=step, observation=self.answer(step, request, killed))
             if isinstance(step, m.Run) and step.args[0] == "kill-pane":
-                killed.add(step.args[-1])
+                pinned = next(tg["pid"] for tg in request["targets"] if tg["pane_id"] == step.args[-1])
+                killed[step.args[-1]] = None if self.r.random() < 0.5 else pinned if self.r.random() < 0.8 else 601
             if self.r.random() < 0.04:
                 journal.append(self.fault(entry))
                 break

@@ -129,8 +129,17 @@ function* readOwner(pane) {
 
 // ---------------------------------------------------------------------------------------- teardown
 
-/** @param {number} n */
+/** The bound of the after-kill back-off. @param {number} n */
 export const settleMs = (n) => Math.max(100, Math.floor(2000 / Math.max(1, n)));
+
+/** The back-off's pauses: 50, 100, 200 … ms, the last cut so that they add up to the bound. @param {number} bound */
+export function backoffMs(bound) {
+  const pauses = [];
+  for (let left = bound, pause = 50; left > 0; left -= pauses[pauses.length - 1], pause *= 2) {
+    pauses.push(Math.min(pause, left));
+  }
+  return pauses;
+}
 
 /**
  * @typedef {{pane_id: string, pid: number | null}} Target
@@ -151,8 +160,8 @@ function proofEnds(pane, v, stage) {
 /** @param {string} pane @param {string} stage @param {object} problem */
 const refused = (pane, stage, problem) => result(pane, 'pid_changed', 'pane_pid_changed', stage, problem);
 
-/** @param {Target} target @param {TeardownRequest} req @param {number} settle @returns {Generator<any, any, any>} */
-function* teardownOne(target, req, settle) {
+/** @param {Target} target @param {TeardownRequest} req @param {number[]} backoff @returns {Generator<any, any, any>} */
+function* teardownOne(target, req, backoff) {
   const pane = target.pane_id;
   const first = yield* prove(pane);
   const ended = proofEnds(pane, first, 'first_proof');
@@ -180,8 +189,12 @@ function* teardownOne(target, req, settle) {
     return result(pane, 'kill_failed', 'kill_failed', 'kill',
       { code: 'kill_failed', exit_code: kill.exit_code, stderr: trim(kill.stderr) });
   }
-  yield* expect({ op: 'sleep', ms: settle }, 'ack');
-  const after = yield* prove(pane);
+  let after = yield* prove(pane);
+  for (const ms of backoff) {
+    if (!(after.status === 'live' && after.pid === target.pid)) break;
+    yield* expect({ op: 'sleep', ms }, 'ack');
+    after = yield* prove(pane);
+  }
   if (after.status === 'gone') return result(pane, 'killed', '', 'after_kill');
   if (after.status === 'unavailable') return result(pane, 'proof_unavailable', after.reason, 'after_kill', after.problem);
   return result(pane, 'kill_failed', 'kill_failed', 'after_kill', { code: 'still_live', pid: after.pid });
@@ -197,11 +210,11 @@ export function* teardownProgram(req) {
     if (rule) excluded.push({ pane_id: pane, rule });
     else { seen.add(pane); queue.push(target); }
   }
-  const settle = settleMs(queue.length), results = [];
+  const backoff = backoffMs(settleMs(queue.length)), results = [];
   let stopped = false;
   for (const target of queue) {
     /** @type {ReturnType<typeof result>} */
-    const r = stopped ? result(target.pane_id, 'not_attempted') : yield* teardownOne(target, req, settle);
+    const r = stopped ? result(target.pane_id, 'not_attempted') : yield* teardownOne(target, req, backoff);
     results.push(r);
     stopped = r.fate !== 'killed' && r.fate !== 'gone';
   }

@@ -37,6 +37,32 @@ def files(cwd: Path) -> dict[str, str]:
     return out
 
 
+def tmux_calls_as_oh_my_codex_makes_them(journal: list[Any]) -> list[list[str]]:
+    """panefleet's tmux calls from a journal, without the repeated proofs of the after-kill back-off.
+
+    A designed difference: oh-my-codex proves a killed pane once, after a fixed pause; panefleet
+    proves it right after the kill and, only while it is still listed with its pinned pid, again
+    after each pause of the back-off (pure/tmux/teardown.py ``kill_backoff_ms``). Those extra
+    ``list-panes`` calls — each one right after such a pause — are left out here.
+    """
+    calls: list[list[str]] = []
+    proving_a_kill = paused = False  # inside kill-pane, list-panes, (pause, list-panes)*
+    for entry in journal:
+        step = entry.step
+        if step.op == "sleep":
+            paused = proving_a_kill
+            continue
+        if step.op != "run" or step.tool != "tmux":
+            proving_a_kill = paused = False
+            continue
+        verb = step.args[0]
+        if not (paused and verb == "list-panes"):
+            proving_a_kill = verb == "list-panes" and bool(calls) and calls[-1][0] == "kill-pane"
+            calls.append(list(step.args))
+        paused = False
+    return calls
+
+
 def phases(calls: list[list[str]]) -> dict[str, list[list[str]]]:
     """Split a tmux log around dispatch: everything before the first keystroke/capture, the
     mutations (split/tag/kill with their arguments), and everything after the last one."""
