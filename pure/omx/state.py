@@ -36,6 +36,7 @@ class StateError:
     file: str
     field: str
     message: str
+    syntax: str | None = None  # the parser's own words when the text is not JSON by its grammar at all
 
     def __str__(self) -> str:
         where = f"{self.file}" + (f" field {self.field}" if self.field else "")
@@ -209,7 +210,8 @@ def parse_json(text: str, file: str) -> Result[object, StateError]:
     try:
         value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except json.JSONDecodeError as exc:
-        return Failure(StateError(file, "", f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"))
+        return Failure(StateError(file, "", f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                                  syntax=exc.msg))
     except RecursionError:
         return Failure(StateError(file, "", "malformed JSON: nested too deeply"))
     except ValueError as exc:  # pragma: no cover - the hooks above leave json nothing else to refuse
@@ -423,15 +425,24 @@ class TeamState:
 
 
 def read_team_state(paths: TeamPaths, config_text: str | None, manifest_text: str | None) -> Result[TeamState, StateError]:
-    """Build the canonical team view from the two files' text (``None`` = file absent)."""
+    """Build the canonical team view from the two files' text (``None`` = file absent).
+
+    A manifest that is not JSON (a syntax error), not an object or not a v2 manifest is ignored, as
+    oh-my-codex ignores it. One that is JSON but holds a value panefleet cannot write back unchanged
+    (NaN or Infinity, a number beyond a double, a lone surrogate, nesting deeper than ``MAX_DEPTH``) is
+    refused: oh-my-codex would read some of those as its manifest, so ignoring it would let the two
+    tools disagree about the team."""
     parsed = parse_object(config_text, paths.config).bind(lambda raw: validate_config(raw, paths.config))
     if isinstance(parsed, Failure):
         return Failure(parsed.failure())
     raw_config = parsed.unwrap()
     manifest: Json | None = None
     if manifest_text is not None:
-        candidate = parse_object(manifest_text, paths.manifest).value_or(None)
-        if candidate is not None and is_valid_manifest(candidate):
+        parsed_manifest = parse_json(manifest_text, paths.manifest)
+        if isinstance(parsed_manifest, Failure) and parsed_manifest.failure().syntax is None:
+            return Failure(parsed_manifest.failure())  # JSON, but holding what panefleet cannot carry
+        candidate = parsed_manifest.value_or(None)
+        if isinstance(candidate, dict) and is_valid_manifest(candidate):
             manifest = candidate
     if manifest is not None:
         effective = config_from_manifest(manifest, config_generation(raw_config))
@@ -577,6 +588,28 @@ def check_task(text: str | None, task_id: str, file: str) -> Result[Json | None,
             if _set(claim, key) and not isinstance(claim[key], str):
                 return Failure(StateError(file, f"claim.{key}", "must be a string"))
     return Success(task)
+
+
+def check_identity(text: str | None, file: str) -> Result[Json | None, StateError]:
+    """``workers/<w>/identity.json`` as the file it must be: absent (None), or oh-my-codex's worker
+    identity, whose fields panefleet compares with a recorded pane have their JSON types (``name`` a
+    string, ``index`` a positive integer, ``pane_id`` a string and ``pid`` an integer when set). One
+    of the right shape that names another pane is a mismatch, not malformed."""
+    if text is None:
+        return Success(None)
+    parsed = parse_object(text, file)
+    if isinstance(parsed, Failure):
+        return Failure(parsed.failure())
+    identity = parsed.unwrap()
+    if not isinstance(identity.get("name"), str):
+        return Failure(StateError(file, "name", "must be a string"))
+    if not is_positive_int(identity.get("index")):
+        return Failure(StateError(file, "index", "must be a positive integer"))
+    if _set(identity, "pane_id") and not isinstance(identity["pane_id"], str):
+        return Failure(StateError(file, "pane_id", "must be a string or null"))
+    if _set(identity, "pid") and not is_safe_int(identity["pid"]):
+        return Failure(StateError(file, "pid", "must be an integer or null"))
+    return Success(identity)
 
 
 def worker_status(text: str | None) -> Json:

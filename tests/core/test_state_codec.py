@@ -51,6 +51,56 @@ def test_invalid_manifest_is_ignored_like_oh_my_codex() -> None:
     assert broken.raw_manifest is None
 
 
+@pytest.mark.parametrize(("value", "field", "message"), [
+    ("1e400", "worker_count", "out of range"),
+    ("NaN", "worker_count", "NaN is not a JSON number"),
+    ("9" * 5000, "worker_count", "5000 digits"),
+    ('"\\ud800"', "task", "lone surrogate"),
+    ("[" * 100 + "]" * 100, "policy", "nested deeper than 64 levels"),
+])
+def test_manifest_holding_what_json_cannot_carry_is_refused_not_ignored(value: str, field: str,
+                                                                         message: str) -> None:
+    """oh-my-codex would read some of these as its manifest (1e400 is Infinity to JSON.parse), so
+    ignoring one would let the two tools disagree about the team: it is refused, named."""
+    manifest = json.loads(_text("manifest.v2.json"))
+    manifest[field] = "\u0001mark\u0001"
+    text = json.dumps(manifest, indent=2).replace(json.dumps("\u0001mark\u0001"), value)
+    result = st.read_team_state(PATHS, _text("config.json"), text)
+    assert isinstance(result, Failure)
+    error = result.failure()
+    assert error.file == PATHS.manifest and error.field.startswith(field) and message in error.message
+    assert error.syntax is None
+
+
+@pytest.mark.parametrize(("text", "field", "message"), [
+    ("garbage", "", "malformed JSON"),
+    ("null", "", "expected a JSON object"),
+    ("{}", "name", "must be a string"),
+    ('{"worker": "worker-2"}', "name", "must be a string"),
+    ('{"name": "worker-2", "index": "2"}', "index", "positive integer"),
+    ('{"name": "worker-2", "index": 2, "pane_id": 13}', "pane_id", "string"),
+    ('{"name": "worker-2", "index": 2, "pid": 1.5}', "pid", "integer"),
+    ('{"name": "worker-2", "index": 2, "pid": 1e400}', "pid", "out of range"),
+])
+def test_malformed_identity_names_file_and_field(text: str, field: str, message: str) -> None:
+    result = st.check_identity(text, "identity.json")
+    assert isinstance(result, Failure)
+    error = result.failure()
+    assert error.file == "identity.json" and error.field == field and message in error.message
+
+
+def test_identity_of_another_pane_is_not_malformed() -> None:
+    assert st.check_identity(None, "identity.json") == Success(None)
+    other = '{"name": "worker-9", "index": 9, "pane_id": "%99", "pid": null, "role": 5}'
+    assert st.check_identity(other, "identity.json") == Success(json.loads(other))
+
+
+def test_syntax_errors_keep_the_parser_words() -> None:
+    error = st.parse_json("{", "f.json").failure()
+    assert error.syntax == "Expecting property name enclosed in double quotes"
+    assert st.parse_json("[" * 5000, "f.json").failure().syntax is None  # refused for depth, not grammar
+
+
 @pytest.mark.parametrize(
     ("text", "field", "message"),
     [
