@@ -43,6 +43,7 @@ class TaskFile:
     task_id: str
     text: str
     task: Json  # normalized
+    raw: Json  # as the file has it
 
 
 def normalize_task(task: Json) -> Json:
@@ -77,9 +78,12 @@ def list_tasks(paths: TeamPaths) -> Gen[list[TaskFile]]:
     out: list[TaskFile] = []
     for task_id in ids:
         text = yield from txn.read_text(paths.task(task_id))
-        task = parse_task(text, task_id, paths.task(task_id))
-        if task is not None and text is not None:
-            out.append(TaskFile(task_id, text, task))
+        checked = check_task(text, task_id, paths.task(task_id))
+        if isinstance(checked, Failure):
+            raise fail(f"{txn.STATE_MALFORMED}:{checked.failure()}")
+        raw = checked.unwrap()
+        if raw is not None and text is not None:
+            out.append(TaskFile(task_id, text, normalize_task(raw), raw))
     return out
 
 

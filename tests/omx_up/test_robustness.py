@@ -38,6 +38,32 @@ def test_malformed_manifest_rollback_restores_membership_and_kills_the_pane(tmp_
     assert not (team.dir / "workers" / "worker-2").exists()
 
 
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".team-locks" not in str(p)}
+
+
+@pytest.mark.parametrize(("name", "text", "field"), [
+    ("tasks/task-1.json", "garbage\n", ""),
+    ("tasks/task-1.json", '{"id": "1", "subject": "s", "description": "d", "created_at": "x", "status": "pending", '
+                          '"owner": 5}', " field owner"),
+    ("tasks/task-1.json", '{"id": "1", "version": ' + "9" * 5000 + "}", " field version"),
+    ("manifest.v2.json", '{"schema_version": 2, "worker_count": 1e400}', " field worker_count"),
+])
+def test_malformed_state_is_refused_before_anything_is_created(tmp_path: Path, name: str, text: str,
+                                                               field: str) -> None:
+    """A task file that is not a valid task, or a manifest holding what JSON cannot carry: the
+    scale-up names it and ends before its first write or tmux mutation."""
+    team = UpTeam(tmp_path)
+    (team.dir / name).write_text(text)
+    before = _files(tmp_path)
+    out = run(team, request(team, tasks=(task(),)), StubTmux())
+    assert out.done.outcome.status == "error"
+    assert out.error.startswith(f"team_state_malformed:{team.dir / name}{field}"), out.error
+    assert not out.commands("split-window") and not out.commands("set-option")
+    assert _files(tmp_path) == before
+
+
 def _boom(*_args: object, **_kwargs: object) -> str:
     raise RuntimeError("boom")
 

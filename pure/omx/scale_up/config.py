@@ -9,7 +9,7 @@ from returns.result import Failure
 
 from pure.omx import txn
 from pure.omx.locks import Barrier, with_barrier
-from pure.omx.state import Json, TeamPaths, TeamState, read_team_state, render_json
+from pure.omx.state import Json, TeamPaths, TeamState, parse_object, read_team_state, render_json
 from pure.program import Gen, fail
 
 
@@ -37,14 +37,10 @@ PANEFLEET_KEYS = ("worker_cli",)
 
 
 def json_object(text: str | None) -> Json | None:
-    """``text`` parsed as a JSON object, else ``None`` (absent, unparseable or not an object)."""
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
+    """``text`` parsed as a JSON object, else ``None`` (absent, not an object, or not JSON as the
+    team state codec reads it: ``pure/omx/state.py`` ``parse_json``, so that what the canonical read
+    ignores is never patched and rewritten here)."""
+    return None if text is None else parse_object(text, "").value_or(None)
 
 
 def saved_config_text(state: TeamState, updates: dict[str, Any]) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from pure import model as m
@@ -15,11 +14,12 @@ from pure.omx.state import Json, TeamPaths, render_json
 from pure.program import Gen, PlanError, expect
 
 
-def list_tasks_safely(paths: TeamPaths) -> Gen[list[Json]]:
-    try:
-        return (yield from _list_tasks(paths))
-    except StepFailure:
-        return []
+def existing_tasks(paths: TeamPaths) -> Gen[list[Json]]:
+    """Every task of the team as its file has it, in id order, read the way every operation reads
+    them (``pure/omx/tasks.py``): a task file that is not a valid task, or a tasks directory that
+    cannot be listed, ends the scale-up (``team_state_malformed:<file>…``, ``cannot read …``). Step 6
+    reads them before anything is written, so a corrupt task is refused with nothing changed."""
+    return [tf.raw for tf in (yield from tasks_ops.list_tasks(paths))]
 
 
 # ------------------------------------------------------------------------------------------- tasks
@@ -39,25 +39,6 @@ def _task_json(spec: TaskSpec, task_id: str, now: str) -> Json:
 
 
 _TASK_FILE = re.compile(r"task-([0-9]{1,20})\.json")
-
-
-def _list_tasks(paths: TeamPaths) -> Gen[list[Json]]:
-    listing = yield from expect(m.ListDir(path=paths.tasks_dir), m.Listing)
-    if listing.error:
-        raise StepFailure(listing.error)
-    ids = sorted(int(mt.group(1)) for n in listing.names or () if (mt := _TASK_FILE.fullmatch(n)))
-    tasks: list[Json] = []
-    for task_id in ids:
-        data = yield from expect(m.ReadFile(path=paths.task(str(task_id))), m.FileData)
-        if data.content is None:
-            continue
-        try:
-            value = json.loads(data.content)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            tasks.append(value)
-    return tasks
 
 
 def _advance_next_task_id(paths: TeamPaths, next_id: int) -> Gen[None]:
@@ -104,6 +85,8 @@ def create_tasks(run: Run) -> Gen[list[Json]]:
                 yield from acked(m.WriteFile(path=paths.task(task_id),
                                             content=render_json(_task_json(spec, task_id, now.value))))
                 yield from _advance_next_task_id(paths, next_id)
-        return (yield from _list_tasks(paths))
+        return (yield from existing_tasks(paths))
     except StepFailure as error:
         raise Abort(f"scale_up_task_materialization_failed:{error}") from None
+    except PlanError as error:  # the task list re-read after the writes: changed since step 6
+        raise Abort(f"scale_up_task_materialization_failed:{error.outcome.message}") from None

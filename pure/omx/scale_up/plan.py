@@ -18,7 +18,7 @@ from pure import tmux as t
 from pure.omx import approved, layout
 from pure.omx import launch as ln
 from pure.omx.scale_up.config import locked_state, save_config
-from pure.omx.scale_up.new_tasks import list_tasks_safely
+from pure.omx.scale_up.new_tasks import existing_tasks
 from pure.omx.scale_up.run import (
     PLACEHOLDER,
     Run,
@@ -134,7 +134,7 @@ def plan_launches(req: ScaleUpRequest, paths: TeamPaths, start: int, state: Team
     omx_config = yield from read_optional(posixpath.join(home_dir, ".omx-config.json"))
     config_toml = yield from read_optional(posixpath.join(home_dir, "config.toml"))
     home = ln.CodexHome(omx_config_json=omx_config, config_toml=config_toml)
-    existing = yield from list_tasks_safely(paths)
+    existing = yield from existing_tasks(paths)
     placeholder = None
     launch_env = dict(req.env)
     if launch_env.get("OMX_TEAM_WORKER_CLI", "").strip() == PLACEHOLDER or state.raw_config.get("worker_cli") == PLACEHOLDER:
