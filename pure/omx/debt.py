@@ -23,19 +23,27 @@ Its human reports (``team debt show`` and what a reconcile did) are ``pure/omx/d
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from attrs import frozen
+from returns.result import Failure
 
 from pure import model as m
 from pure import tmux as t
 from pure.omx import locks, txn
 from pure.omx.paths import is_same_or_inside_path
-from pure.omx.state import Json, TeamPaths, TeamState, is_positive_int, render_json
+from pure.omx.state import (
+    Json,
+    TeamPaths,
+    TeamState,
+    check_identity,
+    is_positive_int,
+    parse_json,
+    render_json,
+)
 from pure.program import Gen, PlanError, expect, fail
 
 REMOVED_NAME_RE = re.compile(r"worker-[0-9]+")
@@ -294,14 +302,15 @@ def _err(message: str) -> Json:
 
 
 def _identity_matches(paths: TeamPaths, pane: DebtPane) -> Gen[bool]:
-    text = yield from expect(m.ReadFile(path=paths.worker_file(pane.name, "identity.json")), m.FileData)
-    if text.content is None:
-        return False
-    try:
-        identity = json.loads(text.content)
-    except (json.JSONDecodeError, RecursionError):
-        return False
-    if not isinstance(identity, dict):
+    """Whether the worker's ``identity.json`` names this pane (an absent file does not). A file that
+    is not an identity (``check_identity``) ends the program with ``team_state_malformed:<file>…``
+    before anything is torn down or rewritten: it cannot be told from a mismatch."""
+    path = paths.worker_file(pane.name, "identity.json")
+    checked = check_identity((yield from txn.read_text(path)), path)
+    if isinstance(checked, Failure):
+        raise fail(f"{txn.STATE_MALFORMED}:{checked.failure()}")
+    identity = checked.unwrap()
+    if identity is None:
         return False
     return (identity.get("name") == pane.name and _same_number(identity.get("index"), pane.index)
             and identity.get("pane_id") == pane.pane_id and _same_number(identity.get("pid"), pane.pid))
@@ -368,10 +377,13 @@ def _reconcile(ctx: Ctx, barrier: locks.Barrier) -> Gen[Json]:
     text = yield from txn.read_text(rpaths.debt)
     if text is None:
         return {"ok": True}
-    try:
-        debt = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return _err(f"scale_down_cleanup_debt_unreadable:SyntaxError: {exc.msg}")
+    parsed = parse_json(text, rpaths.debt)
+    if isinstance(parsed, Failure):
+        syntax = parsed.failure().syntax
+        # not JSON at all: oh-my-codex's JSON.parse error; JSON holding a value that cannot be written
+        # back unchanged (NaN, a number beyond a double, a lone surrogate, deep nesting): malformed
+        return _err(MALFORMED if syntax is None else f"scale_down_cleanup_debt_unreadable:SyntaxError: {syntax}")
+    debt = parsed.unwrap()
     if not isinstance(debt, dict) or debt.get("schema_version") != 1 or type(debt.get("schema_version")) is bool \
             or debt.get("operation") != "scale_down":
         return _err(MALFORMED)
@@ -437,10 +449,7 @@ def restore_root_agents(rpaths: TeamPaths, name: str, worktree: str) -> Gen[None
     backup_path = posixpath.normpath(posixpath.join(worktree, reported)) if reported \
         else rpaths.worker_file(name, "root-agents-backup.json")
     data = yield from expect(m.ReadFile(path=backup_path), m.FileData)
-    try:
-        backup = json.loads(data.content) if data.content is not None else None
-    except (json.JSONDecodeError, RecursionError):
-        backup = None
+    backup = None if data.content is None else parse_json(data.content, backup_path).value_or(None)
     if not isinstance(backup, dict):
         return
     if backup.get("tracked") and backup.get("skipWorktreeApplied"):

@@ -5,12 +5,13 @@ of ``panefleet team debt reconcile``; its JSON stays oh-my-codex's). The record 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from returns.result import Failure
+
 from pure import model as m
-from pure.omx.state import Json
+from pure.omx.state import Json, parse_json
 
 REASON_TEXT = {
     "legacy_pid_missing_live": "the record has no pinned pid and a live pane holds that id; "
@@ -32,8 +33,9 @@ def explain(debt: Json | None, text: str | None, team: str) -> Json:
     if text is None:
         return {"ok": True, "team": team, "debt": None, "summary": "no cleanup debt recorded"}
     if debt is None:
-        return {"ok": True, "team": team, "debt": None, "summary": "the debt file is not valid JSON; reconcile "
-                "will answer scale_down_cleanup_debt_unreadable until it is repaired by hand"}
+        return {"ok": True, "team": team, "debt": None, "summary": "the debt file is not valid JSON (or holds a "
+                "value JSON cannot carry); reconcile will answer scale_down_cleanup_debt_unreadable (or "
+                "scale_down_cleanup_debt_malformed) until it is repaired by hand"}
     raw_reasons = debt.get("reasons")
     reasons = [r for r in raw_reasons if isinstance(r, str)] if isinstance(raw_reasons, list) else []
     raw_unresolved, raw_workers = debt.get("unresolved_panes"), debt.get("workers")
@@ -91,10 +93,13 @@ def reconcile_report(result: Json, journal: Sequence[m.Entry]) -> list[str]:
     path, data = reads[0]
     if data.content is None:
         return ["no cleanup debt"]
-    try:
-        record = json.loads(data.content)
-    except (json.JSONDecodeError, RecursionError):
-        return [f"the cleanup debt record {path} is not valid JSON; nothing was done (repair or remove it by hand)"]
+    parsed = parse_json(data.content, path)
+    if isinstance(parsed, Failure):
+        error = parsed.failure()
+        where = f" at {error.field}" if error.field else ""
+        what = "is not valid JSON" if error.syntax is not None else f"is malformed{where}: {error.message}"
+        return [f"the cleanup debt record {path} {what}; nothing was done (repair or remove it by hand)"]
+    record = parsed.unwrap()
     if not isinstance(record, dict):
         return [f"the cleanup debt record {path} is not a JSON object; nothing was done"]
     raw_names = record.get("removed_worker_names")

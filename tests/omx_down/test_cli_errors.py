@@ -113,6 +113,10 @@ def test_read_state_distinguishes_missing_from_malformed(tmp_path: Path) -> None
 @pytest.mark.parametrize(("label", "content", "error", "exit_code"), [
     ("unreadable", "{\n", "scale_down_cleanup_debt_unreadable:SyntaxError: ", 4),
     ("malformed", '{"schema_version": 2}', "scale_down_cleanup_debt_malformed", 4),
+    ("beyond-a-double", '{"schema_version": 1e400}', "scale_down_cleanup_debt_malformed", 4),
+    ("5000-digits", '{"schema_version": ' + "9" * 5000 + "}", "scale_down_cleanup_debt_malformed", 4),
+    ("deep", "[" * 5000, "scale_down_cleanup_debt_malformed", 4),
+    ("lone-surrogate", '{"schema_version": 1, "operation": "\\ud800"}', "scale_down_cleanup_debt_malformed", 4),
 ])
 def test_scale_down_with_a_bad_debt_record_says_nothing_was_done(
         env: Path, capsys: pytest.CaptureFixture[str], label: str, content: str, error: str, exit_code: int) -> None:
@@ -245,6 +249,41 @@ def test_reconcile_text_names_what_is_kept(tmp_path: Path) -> None:
         "  pane %14 (worker worker-3): found gone, no kill needed",
         "  debt record kept (see `panefleet team debt show`)",
     ]
+
+
+def test_reconcile_text_of_a_record_json_cannot_carry(tmp_path: Path) -> None:
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    team = _debt_team(cwd)
+    team.debt_path().write_text(team.debt_path().read_text().replace("42413", "9" * 5000, 1))
+    before = tree(team.dir)
+    stub = Stub({"%13": (0, 42413)})
+    done, text = _reconcile_text(tmp_path, stub, cwd)
+    assert (done.outcome.status, done.outcome.message) == ("refused", "scale_down_cleanup_debt_malformed")
+    assert stub.log == [] and tree(team.dir) == before
+    assert text.splitlines() == [
+        "error: scale_down_cleanup_debt_malformed",
+        f"the cleanup debt record {team.debt_path()} is malformed at workers[0].pid: integer of 5000 digits is "
+        "out of range; nothing was done (repair or remove it by hand)"]
+
+
+@pytest.mark.parametrize("identity", ["garbage", "{}", '{"name": "worker-2", "index": 2, "pid": ' + "9" * 5000 + "}",
+                                      '{"name": "worker-2", "index": "2", "pane_id": "%13", "pid": 42413}'])
+def test_reconcile_refuses_a_malformed_identity_before_any_kill(tmp_path: Path, identity: str) -> None:
+    """A live debt pane whose worker identity is not an identity: that cannot be told from a mismatch,
+    so nothing is killed and the record is not rewritten; the file is named."""
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    team = _debt_team(cwd)
+    path = team.worker_file("worker-2", "identity.json")
+    path.write_text(identity)
+    before = tree(team.dir)
+    stub = Stub({"%13": (0, 42413)})
+    done, _text = _reconcile_text(tmp_path, stub, cwd)
+    assert done.outcome.status == "error"
+    assert done.outcome.message.startswith(f"team_state_malformed:{path}")
+    assert stub.log == ["list-panes -a -F #{pane_id}\t#{pane_dead}\t#{pane_pid}"]  # the proof, no kill
+    assert tree(team.dir) == before
 
 
 def test_reconcile_text_precommit_debt_is_discarded(tmp_path: Path) -> None:
