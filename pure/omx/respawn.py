@@ -8,6 +8,10 @@ watched until its agent is ready (``pure/agents/startup.py``); then the worker's
 delivered again and the membership commit swaps the pane id and pid in the worker's record. Any
 failure after the split removes the new pane through the proof teardown; the membership is then
 unchanged. A worker whose old pane could not be proven gone is never given a second pane.
+
+The respawn intent (``<runtime>/<worker>.respawn-intent``) is written before the split and rewritten
+with the new pane and its pid right after the pin, so that a run killed before the commit leaves a
+pane the stray sweep (``pure/omx/strays.py``) removes only while it still runs that process.
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
         raise _refuse(f"scale_up_split_target_pid_missing:{into}")
     context = RollbackContext(worker_name=req.worker)
     try:
-        yield from prove_split_target(into, into_pid, owner, context)
+        proven_into = yield from prove_split_target(into, into_pid, owner, context)
     except Abort as abort:
         raise _refuse(abort.message) from None
     working_dir = record.get("working_dir") if isinstance(record.get("working_dir"), str) else req.cwd
@@ -106,10 +110,9 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
                               m.Ack)
     if not wrote.ok:
         raise fail(f"respawn_intent_not_written:{intent}:{wrote.error}")
-    split = yield from expect(t.tmux(*layout.placement_args(placement, into if isinstance(placement, layout.Split)
-                                                            else None),
-                                     "-d", "-P", "-F", "#{pane_id}", "-c", str(working_dir),
-                                     st_script.gated_startup_command(script), mutates=True), m.Proc)
+    split = yield from expect(layout.placement_step(placement, proven_into, "-d", "-P", "-F", "#{pane_id}", "-c",
+                                                    str(working_dir), st_script.gated_startup_command(script)),
+                              m.Proc)
     pane = (split.stdout.split("\n") or [""])[0].strip()
     if split.exit_code != 0 or not t.is_pane_id(pane):
         yield from expect(m.RemovePath(path=intent), m.Ack)
@@ -118,6 +121,12 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     if not pinned_new.live or pinned_new.pid is None:
         return _failed(f"respawn_pane_not_proven:{pane}:{pinned_new.code()}", pane)
     pid = pinned_new.pid
+    # the pinned process, recorded before anything else: a later stray sweep removes this pane only
+    # while it still runs it (pure/omx/strays.py)
+    pinned_intent = render_json({"worker": req.worker, "script": script, "pane_id": pane, "pid": pid})
+    rewrote = yield from expect(m.WriteFile(path=intent, content=pinned_intent), m.Ack)
+    if not rewrote.ok:
+        return _failed(f"respawn_intent_not_written:{intent}:{rewrote.error}", pane)
     problem = yield from tag_pane(pane, pid, owner)
     if problem is not None:
         return _failed(f"respawn_tag_failed:{pane}:{problem}", pane)

@@ -4,12 +4,18 @@ A scale-up starts every worker pane with its startup script ``<team>/runtime/wor
 (``pure/omx/startup.py``), written before the split; tmux keeps that command as the pane's
 ``#{pane_start_command}``. A run killed between its ``split-window`` and the membership commit of
 that worker leaves a live pane that no later read knows. ``find`` names every pane whose start
-command runs one of this team's startup scripts and that is not the recorded pane of that worker;
-``sweep`` removes each through the proof teardown (``pure/tmux/teardown.py``: ``L``, owner tag, ``L``,
-kill, ``L``) with the pid of the snapshot that found it, so a pane is killed only while it still runs
-that process and carries the team's owner tag; one that cannot be proven ours (an untagged pane, from
-a crash between split and tag) is kept and reported, never killed. Callers hold the scaling lock,
-so no scale-up of the team is in flight (docs/scale-up.md, "Stray panes").
+command runs one of this team's startup scripts and that is not the recorded pane of that worker.
+
+A start command and a tag do not prove the process: ``respawn-pane -k`` keeps both and starts another
+one. So ``sweep`` removes a stray only when a record panefleet wrote right after it pinned that pane
+names the pane with the pid the listing shows: the worker's ``identity.json`` (a scale-up writes it
+after the pin and the tag, before the membership commit) or its respawn intent (``pure/omx/respawn.py``
+rewrites it with the new pane and pid right after the pin). Then it goes through the proof teardown
+(``pure/tmux/teardown.py``: ``L``, owner tag, ``L``, kill, ``L``) with that pid, so it is killed only
+while it still runs that process and carries the team's owner tag. A stray no record pins (a crash
+before the record was written), one whose process is not the recorded one (respawned since) and one
+that cannot be proven ours (untagged) are kept and reported, never killed. Callers hold the scaling
+lock, so no scale-up of the team is in flight (docs/scale-up.md, "Stray panes").
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from attrs import frozen
 
 from pure import model as m
 from pure import tmux as t
-from pure.omx.state import Json, TeamPaths
+from pure.omx.state import Json, TeamPaths, parse_object
 from pure.program import Gen, expect
 
 STRAY_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{pane_start_command}"
@@ -81,8 +87,9 @@ _INTENT_FILE = re.compile(r"worker-([0-9]{1,9})\.respawn-intent")
 
 
 def intent_path(paths: TeamPaths, worker: str) -> str:
-    """Written by a respawn before its split and removed after its commit (``pure/omx/respawn.py``): a
-    member's second pane is a stray only while this exists."""
+    """Written by a respawn before its split, rewritten with the new pane and its pid right after the
+    pin, and removed after its commit (``pure/omx/respawn.py``): a member's second pane is looked for
+    only while this exists, and removed only when this names it with its pid."""
     return f"{paths.runtime_dir}/{worker}.respawn-intent"
 
 
@@ -108,6 +115,29 @@ def listing(paths: TeamPaths, config: Json) -> Gen[str | None]:
     return answer.stdout if answer.exit_code == 0 else None
 
 
+def pin_records(paths: TeamPaths, worker: str) -> tuple[str, str]:
+    """Where a pane of ``worker`` is recorded with its pinned pid before it is a member."""
+    return paths.worker_file(worker, "identity.json"), intent_path(paths, worker)
+
+
+def unpinned(paths: TeamPaths, stray: Stray) -> Gen[str | None]:
+    """``None`` when a record written right after the pin names this pane with the listed pid, else
+    why the pane is not provably the process panefleet started (a record that cannot be read or
+    parsed pins nothing)."""
+    recorded: list[object] = []
+    for path in pin_records(paths, stray.worker):
+        data = yield from expect(m.ReadFile(path=path), m.FileData)
+        record = None if data.content is None else parse_object(data.content, path).value_or(None)
+        if record is None or record.get("pane_id") != stray.pane_id:
+            continue
+        if t.is_positive_pid(record.get("pid")) and record.get("pid") == stray.pid:
+            return None
+        recorded.append(record.get("pid"))
+    if recorded:
+        return f"stray_pid_changed:{stray.pane_id}:{recorded[0]}:{stray.pid}"
+    return f"stray_pid_unrecorded:{stray.pane_id}"
+
+
 def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
     """Find this team's stray panes and remove each one that is provably ours."""
     text = yield from listing(paths, config)
@@ -118,6 +148,10 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
     removed: list[Stray] = []
     kept: list[tuple[Stray, str]] = []
     for stray in strays:
+        why = yield from unpinned(paths, stray)
+        if why is not None:
+            kept.append((stray, why))
+            continue
         report = yield from t.teardown([t.TeardownTarget(pane_id=stray.pane_id, pid=stray.pid)], owner_id=owner,
                                        authorize=True, leader_pane_id=_str(config.get("leader_pane_id")),
                                        hud_pane_id=_str(config.get("hud_pane_id")))

@@ -66,7 +66,7 @@ from pure.omx.state import TeamPaths
 from pure.program import Program
 from pure.team_ops import TeamInitRequest, TeamStatusRequest
 from tests.adversary import team as tm
-from tests.adversary.sim import OWNER, SimExecutor, TmuxServer, Violation, World, drive
+from tests.adversary.sim import OWNER, SimExecutor, TmuxServer, World, drive
 
 TEAMS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta")
 ENV = dict(tm.ENV)
@@ -84,9 +84,10 @@ class Plan:
     failed_queries: dict[int, str] = field(factory=dict)  # query number → "fail" | "timeout"
     refused_mutations: frozenset[int] = frozenset()
     events: dict[int, tuple[str, int]] = field(factory=dict)  # query number → (event, choice)
-    # targeted tests only (never drawn): kill the process right after it tags a new pane; respawn the
-    # new pane between split-window and the pin
+    # targeted tests only (never drawn): kill the process right after it tags a new pane, or right
+    # after it writes a new worker's identity; respawn the new pane between split-window and the pin
     stop_at_tag: bool = False
+    stop_at_identity: bool = False
     respawn_after_split: bool = False
 
 
@@ -167,7 +168,7 @@ class AdversaryMachine(RuleBasedStateMachine):
                                fail_mutations=plan.refused_mutations, env=ENV, clock_start=self.clock)
         executor.before_query = self._hook(plan, executor)
         done = drive(lambda: program, executor, stop_after=plan.crash_after,
-                     stop_at=_is_tag if plan.stop_at_tag else None)
+                     stop_at=_is_tag if plan.stop_at_tag else _is_identity if plan.stop_at_identity else None)
         self.clock = executor.ticks + 1000
         TOTALS["program steps"] += executor.steps
         if done is None:
@@ -367,10 +368,6 @@ class AdversaryMachine(RuleBasedStateMachine):
 
     @invariant()
     def no_mutation_on_a_pane_not_ours(self) -> None:
-        for violation in self.world.violations:
-            if known(violation) is not None:
-                TOTALS["known violations (stray sweep kills a respawned pane)"] += 1
-        self.world.violations[:] = [v for v in self.world.violations if known(v) is None]
         assert self.world.violations == [], self.world.violations
 
     def leaked(self) -> list[str]:
@@ -415,18 +412,8 @@ def _is_tag(step: m.Step) -> bool:
     return isinstance(step, m.Run) and step.args[:1] == ("set-option",) and OWNER in step.args
 
 
-# Violations the audit finds whose fix is outside this test's files: (predicate, why). The main run
-# counts them ("known violations"); each has a targeted test below, strict xfail until it is fixed.
-STRAY_RESPAWN = ("pure/omx/strays.py: the stray sweep pins the pid of its own listing, so a stray pane that "
-                 "was respawned after the crash (same id, same start command, the team's tag, a new process) "
-                 "is killed although panefleet never started that process")
-
-
-def known(violation: Violation) -> str | None:
-    if violation.sweep and violation.command.startswith("kill-pane") and "/runtime/worker-" in \
-            violation.start_command and "neither started" in violation.why:
-        return STRAY_RESPAWN
-    return None
+def _is_identity(step: m.Step) -> bool:
+    return isinstance(step, m.WriteFile) and step.path.endswith("/identity.json")
 
 
 # ------------------------------------------------------------------------------------------- runs
@@ -452,8 +439,7 @@ def report(ran: Counter[str]) -> str:
     faults = sum(n for k, n in ran.items() if k in EVENTS or k.startswith("mid-run") or k in (
         "query failed", "query hung", "mutation refused", "killed mid-run"))
     return (f"{ran['steps']} steps ({ran['program steps']} program steps) in {ran['machines']} runs, "
-            f"{faults} faults injected, {ran['known violations (stray sweep kills a respawned pane)']} known "
-            f"violations; {dict(sorted(ran.items()))}")
+            f"{faults} faults injected; {dict(sorted(ran.items()))}")
 
 
 @pytest.mark.timeout(120)
@@ -481,14 +467,27 @@ def machine() -> Any:
     state.teardown()
 
 
-def _crash_after_tagging_a_new_worker(state: AdversaryMachine) -> str:
-    """alpha with one worker, then a scale-up killed right after it tagged worker-2's new pane."""
+def _crash_after_tagging_a_new_worker(state: AdversaryMachine, *, identity: bool = False) -> str:
+    """alpha with one worker, then a scale-up killed right after it tagged worker-2's new pane (or,
+    with ``identity``, right after it wrote worker-2's identity, which pins that pane's pid)."""
     state.team_init(plan=QUIET)
     state.scale_up(choice=0, count=1, with_task=False, plan=QUIET)
     before = set(state.world.server.panes)
-    state.scale_up(choice=0, count=1, with_task=False, plan=Plan(stop_at_tag=True))
+    plan = Plan(stop_at_identity=True) if identity else Plan(stop_at_tag=True)
+    state.scale_up(choice=0, count=1, with_task=False, plan=plan)
     (stray,) = set(state.world.server.panes) - before
     return stray
+
+
+def _stray_sweep(state: AdversaryMachine) -> dict[str, Any]:
+    """``team debt reconcile alpha``, whose stray sweep runs after the (empty) debt reconcile."""
+    from pure.omx.scale_down import debt_reconcile_program
+
+    done, _executor = state.run("alpha", debt_reconcile_program(DebtRequest(team="alpha", cwd=str(state.cwd),
+                                                                            env=ENV)), QUIET)
+    assert done is not None
+    result: dict[str, Any] = done.outcome.result  # type: ignore[assignment]
+    return result["strayPanes"]  # type: ignore[no-any-return]
 
 
 @pytest.mark.xfail(strict=True, reason="the known gap: a process killed between split-window and the membership "
@@ -498,11 +497,75 @@ def test_crash_between_split_and_record_leaves_no_unrecorded_pane(machine: Adver
     assert machine.leaked() == []
 
 
-@pytest.mark.xfail(strict=True, reason=STRAY_RESPAWN)
+def test_a_stray_the_crash_left_pinned_is_removed(machine: AdversaryMachine) -> None:
+    stray = _crash_after_tagging_a_new_worker(machine, identity=True)
+    pid = machine.world.server.panes[stray].pid
+    swept = _stray_sweep(machine)
+    assert swept == {"removed": [{"paneId": stray, "pid": pid, "worker": "worker-2"}], "kept": []}
+    assert stray not in machine.world.server.panes
+    assert machine.world.violations == []
+
+
 def test_a_stray_respawned_after_the_crash_is_not_killed(machine: AdversaryMachine) -> None:
+    """Its identity pins the process the scale-up started; the respawn (same id, start command and
+    tag) runs another one, so the sweep keeps it and says why."""
+    stray = _crash_after_tagging_a_new_worker(machine, identity=True)
+    pinned = machine.world.server.panes[stray].pid
+    machine.world.server.respawn(stray)
+    now = machine.world.server.panes[stray].pid
+    swept = _stray_sweep(machine)
+    assert swept["removed"] == []
+    assert swept["kept"] == [{"paneId": stray, "pid": now, "worker": "worker-2",
+                              "reason": f"stray_pid_changed:{stray}:{pinned}:{now}"}]
+    assert stray in machine.world.server.panes
+    assert machine.world.violations == []
+
+
+def _crash_in_a_respawn(state: AdversaryMachine) -> str:
+    """alpha's worker-1 died; ``team respawn`` was killed right after it tagged the new pane (its
+    intent names that pane and the pinned pid; the membership still names the dead one)."""
+    from pure.omx.respawn import RespawnRequest, respawn
+
+    state.team_init(plan=QUIET)
+    state.scale_up(choice=0, count=1, with_task=False, plan=QUIET)
+    config = json.loads((state.state_root / "team" / "alpha" / "config.json").read_text())
+    state.world.server.die(config["workers"][0]["pane_id"])
+    before = set(state.world.server.panes)
+    done, _executor = state.run("alpha", respawn(RespawnRequest(team="alpha", worker="worker-1", cwd=str(state.cwd),
+                                                                env=ENV)), Plan(stop_at_tag=True))
+    assert done is None
+    (stray,) = set(state.world.server.panes) - before
+    return stray
+
+
+@pytest.mark.parametrize("respawned", [False, True])
+def test_a_respawn_s_stray_goes_only_while_it_runs_the_pinned_process(machine: AdversaryMachine,
+                                                                      respawned: bool) -> None:
+    stray = _crash_in_a_respawn(machine)
+    intent = json.loads((machine.state_root / "team" / "alpha" / "runtime" / "worker-1.respawn-intent").read_text())
+    pinned = machine.world.server.panes[stray].pid
+    assert (intent["pane_id"], intent["pid"]) == (stray, pinned)
+    if respawned:
+        machine.world.server.respawn(stray)
+    swept = _stray_sweep(machine)
+    now = machine.world.server.panes[stray].pid if respawned else pinned
+    if respawned:
+        assert swept["kept"] == [{"paneId": stray, "pid": now, "worker": "worker-1",
+                                  "reason": f"stray_pid_changed:{stray}:{pinned}:{now}"}]
+        assert stray in machine.world.server.panes
+    else:
+        assert swept == {"removed": [{"paneId": stray, "pid": pinned, "worker": "worker-1"}], "kept": []}
+        assert stray not in machine.world.server.panes
+    assert machine.world.violations == []
+
+
+def test_a_stray_no_record_pins_is_kept(machine: AdversaryMachine) -> None:
+    """A crash between the tag and the identity: nothing panefleet wrote names the pane's process, and
+    a respawn could have replaced it unseen, so it is reported, never killed."""
     stray = _crash_after_tagging_a_new_worker(machine)
-    machine.world.server.respawn(stray)  # someone restarts the pane: same id, start command and tag
-    machine.debt_reconcile(choice=0, plan=QUIET)  # its stray sweep
+    swept = _stray_sweep(machine)
+    assert [(k["paneId"], k["reason"]) for k in swept["kept"]] == [(stray, f"stray_pid_unrecorded:{stray}")]
+    assert swept["removed"] == [] and stray in machine.world.server.panes
     assert machine.world.violations == []
 
 
