@@ -84,6 +84,18 @@ def _ok(result: dict[str, Any], status: m.Status = "ok") -> m.Done:
     return m.Done(outcome=m.Outcome(status=status, result=m.JsonValue(result)))
 
 
+def _unclaimable(proof: t.Proof) -> str:
+    """Why ``team init`` may not adopt the leader pane, in oh-my-codex's words."""
+    pane = proof.pane_id
+    if proof.stage == "first_proof":
+        return f"exact_pane_proof_unavailable:{pane}:{proof.code}"
+    if proof.owner is not None and proof.owner.kind == "error":
+        return f"team_owner_unavailable:{pane}:{proof.owner.detail}"
+    if proof.owner is not None:
+        return f"leader_pane_owned_by_other_team:{pane}:{proof.owner.value}"
+    return f"tmux pane identity changed: {pane}"
+
+
 def team_init(req: TeamInitRequest) -> Program:
     check_team_name(req.team)
     if req.leader_pane is not None and req.new_session:
@@ -105,10 +117,9 @@ def team_init(req: TeamInitRequest) -> Program:
         raise fail(f"invalid tmux session name: {session!r}", status="refused")
     leader = req.leader_pane
     if req.new_session:
-        args = ["new-session", "-d", "-s", session, "-x", "220", "-y", "60", "-P", "-F", "#{pane_id}", "-c", req.cwd]
-        if req.leader_command:
-            args.append(req.leader_command)
-        created = yield from expect(t.tmux(*args, mutates=True), m.Proc)
+        command = (req.leader_command,) if req.leader_command else ()
+        created = yield from expect(t.tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "60", "-P", "-F",
+                                           "#{pane_id}", "-c", req.cwd, *command, mutates=True), m.Proc)
         first = created.stdout.split("\n")[0].strip()
         if created.exit_code != 0 or not t.is_pane_id(first):
             raise fail(f"Failed to create tmux session {session}: {created.stderr.strip() or first}")
@@ -118,19 +129,11 @@ def team_init(req: TeamInitRequest) -> Program:
                    status="refused")
     if not t.is_pane_id(leader):
         raise fail(f"leader pane id must look like %N, got {leader!r}", status="refused")
-    pin = yield from t.prove(leader)
-    if not pin.live:
-        raise fail(f"exact_pane_proof_unavailable:{leader}:{pin.code()}", status="refused")
     owner_id = f"team:{req.team}"
-    owner = yield from t.read_owner(leader)
-    if owner.kind == "error":
-        raise fail(f"team_owner_unavailable:{leader}:{owner.detail}", status="refused")
-    if owner.kind == "value" and owner.value != owner_id:
-        raise fail(f"leader_pane_owned_by_other_team:{leader}:{owner.value}", status="refused")
-    again = yield from t.prove(leader)
-    if not again.live or again.pid != pin.pid:
-        raise fail(f"tmux pane identity changed: {leader}", status="refused")
-    tagged = yield from expect(t.set_owner_step(leader, owner_id), m.Proc)
+    claim = yield from t.prove_claimable(leader, owner_id)
+    if claim.token is None:
+        raise fail(_unclaimable(claim.proof), status="refused")
+    tagged = yield from expect(t.tag_step(claim.token, owner_id), m.Proc)
     if tagged.exit_code != 0:
         raise fail(f"failed to tag tmux pane {leader}: {tagged.stderr.strip()}")
     where = yield from expect(t.tmux("display-message", "-p", "-t", leader, "#{session_name}"), m.Proc)
@@ -138,7 +141,7 @@ def team_init(req: TeamInitRequest) -> Program:
     now = yield from expect(m.Clock(), m.Value)
     config = st.initial_config(
         team=req.team, task=req.task, agent_type=req.agent_type, created_at=now.value, tmux_session=session,
-        leader_pane_id=leader, leader_pane_pid=pin.pid, leader_cwd=req.cwd, worker_cli=req.worker_cli,
+        leader_pane_id=leader, leader_pane_pid=claim.token.pid, leader_cwd=req.cwd, worker_cli=req.worker_cli,
     )
     manifest = st.manifest_from_config(config)
     sources: list[str | None] = []
@@ -148,7 +151,7 @@ def team_init(req: TeamInitRequest) -> Program:
     yield from locks.with_barrier(paths, lambda _barrier: _write_initial_state(paths, config, manifest, now.value,
                                                                                agents))
     return _ok({"ok": True, "team": req.team, "stateRoot": root, "tmuxSession": session, "leaderPaneId": leader,
-                "leaderPanePid": pin.pid, "leaderSession": leader_session, "ownerId": owner_id})
+                "leaderPanePid": claim.token.pid, "leaderSession": leader_session, "ownerId": owner_id})
 
 
 def _write_initial_state(paths: st.TeamPaths, config: dict[str, Any], manifest: dict[str, Any], now: str,
@@ -174,13 +177,12 @@ def _write_initial_state(paths: st.TeamPaths, config: dict[str, Any], manifest: 
             raise fail(f"cannot write {path}: {done.error}")
 
 
-def _pane_report(role: str, name: str, pane: object, pinned: object, snapshot: m.Proc,
+def _pane_report(role: str, name: str, pane: object, pinned: object, verdict: t.Verdict | None,
                  owners: dict[str, t.OwnerAnswer], expected_owner: str | None) -> dict[str, Any]:
     entry: dict[str, Any] = {"role": role, "name": name, "paneId": pane, "pinnedPid": pinned}
-    if not isinstance(pane, str) or not pane:
+    if not isinstance(pane, str) or not pane or verdict is None:
         entry.update(verdict="none", reason="no pane recorded")
         return entry
-    verdict = t.verdict_from_answer(pane, snapshot)
     entry.update(verdict=verdict.status if verdict.status != "gone" else verdict.reason,
                  reason=verdict.reason, pid=verdict.pid, detail=verdict.detail)
     entry["pidMatch"] = verdict.live and t.is_positive_pid(pinned) and verdict.pid == pinned
@@ -192,19 +194,18 @@ def _pane_report(role: str, name: str, pane: object, pinned: object, snapshot: m
     return entry
 
 
-def _screen_report(report: dict[str, Any], cli: str) -> Gen[None]:
-    """What a worker's agent shows (``pure/agents/screen.py``), read only from a pane proven live and
+def _screen_report(report: dict[str, Any], cli: str, ours: t.SeenPane | None) -> Gen[None]:
+    """What a worker's agent shows (``pure/agents/screen.py``), read only from a pane found live and
     ours by this status' snapshot and owner read; a gone pane's cause is its verdict."""
     from pure.agents import screen as sc
-    from pure.agents.startup import capture_step
 
-    if report.get("verdict") != "live" or not report.get("pidMatch") or not report.get("ownerMatch"):
+    if ours is None:
         report["screen"] = None
         if report.get("verdict") in ("absent", "dead"):
             report["cause"] = f"pane {report.get('paneId')} is {report.get('verdict')}: the agent exited or the pane " \
                               "was killed (panefleet team respawn TEAM WORKER starts it again)"
         return
-    shot = yield from expect(capture_step(str(report["paneId"])), m.Proc)
+    shot = yield from expect(t.capture_step(ours), m.Proc)
     if shot.exit_code != 0:
         report["screen"] = None
         return
@@ -228,12 +229,14 @@ def team_status(req: TeamStatusRequest) -> Program:
         panes.append(("hud", "hud", config.get("hud_pane_id"), config.get("hud_pane_pid")))
     for worker in config.get("workers", []):
         panes.append(("worker", worker["name"], worker.get("pane_id"), worker.get("pid")))
+    verdicts = {pane: t.verdict_from_answer(pane, snapshot) for _, _, pane, _ in panes if isinstance(pane, str) and pane}
     owners: dict[str, t.OwnerAnswer] = {}
-    for _, _, pane, _ in panes:
-        if isinstance(pane, str) and pane not in owners and t.verdict_from_answer(pane, snapshot).live:
+    for pane, verdict in verdicts.items():
+        if verdict.live:
             owners[pane] = yield from t.read_owner(pane)
     expected_owner = config.get("tmux_pane_owner_id")
-    reports = [_pane_report(role, name, pane, pinned, snapshot, owners, expected_owner)
+    reports = [_pane_report(role, name, pane, pinned, verdicts.get(pane) if isinstance(pane, str) else None, owners,
+                            expected_owner)
                for role, name, pane, pinned in panes]
     debt_text = yield from read_text(paths.debt)
     debt: Any = None
@@ -256,7 +259,10 @@ def team_status(req: TeamStatusRequest) -> Program:
             request = last_request.get(report["name"])
             if request is not None:  # its latest dispatch request: was its task seen to reach it?
                 report["task"] = {"status": request.get("status"), "reason": request.get("last_reason")}
-            yield from _screen_report(report, clis.get(report["name"], "codex"))
+            pane = report["paneId"]
+            seen = t.seen_owned(pane, report["pinnedPid"], verdicts[pane], owners.get(pane), expected_owner) \
+                if isinstance(pane, str) and pane in verdicts else None
+            yield from _screen_report(report, clis.get(report["name"], "codex"), seen)
     stray_text = yield from strays.listing(paths, config)
     stray = list(strays.strays_of(stray_text, paths, config)) if stray_text is not None else []
     proven = all(r.get("verdict") == "live" and r.get("pidMatch") and r.get("ownerMatch") for r in reports

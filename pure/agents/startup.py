@@ -42,23 +42,6 @@ DELIVERY_PAUSE_MS = 100
 PREDICTED_SCREEN = "panefleet dry run: the agent is predicted ready and to accept what is typed"
 
 
-HISTORY_LINES = 200  # how far back a dead pane is read: a CLI's error may have scrolled off screen
-
-
-def capture_step(pane: str, *, history: bool = False) -> m.Run:
-    """The visible screen (wrapped lines joined); with ``history`` the last lines above it too."""
-    if history:
-        return t.tmux("capture-pane", "-p", "-J", "-S", f"-{HISTORY_LINES}", "-t", pane)
-    return t.tmux("capture-pane", "-p", "-J", "-t", pane)
-
-
-def remain_on_exit_step(pane: str, on: bool) -> m.Run:
-    """Keep a pane (dead) after its process exits, so its last lines can be read; or stop keeping it."""
-    if on:
-        return t.tmux("set-option", "-p", "-t", pane, "remain-on-exit", "on", mutates=True)
-    return t.tmux("set-option", "-p", "-u", "-t", pane, "remain-on-exit", mutates=True)
-
-
 # ------------------------------------------------------------------------------------------ proof
 
 WatchKind = Literal["live", "dead", "gone", "unavailable", "changed"]
@@ -68,30 +51,22 @@ WatchKind = Literal["live", "dead", "gone", "unavailable", "changed"]
 class Watch:
     kind: WatchKind
     reason: str = ""
-
-
-def _judge(pane: str, pid: int, verdict: t.Verdict) -> Watch | None:
-    """What one proof of ``watch`` says: why the pane is not ours to touch, or None (still ours)."""
-    if verdict.unavailable:
-        return Watch(kind="unavailable", reason=f"worker_pane_proof_unavailable:{pane}:{verdict.code()}")
-    if verdict.gone and verdict.reason == "absent":
-        return Watch(kind="gone", reason=f"worker_pane_gone:{pane}")
-    if verdict.pid != pid:
-        return Watch(kind="changed", reason=f"worker_pane_pid_changed:{pane}:{pid}:{verdict.pid}")
-    return None
+    owned: t.OwnedPane | None = None  # the proof's token when the pane is ``live`` or ``dead``
 
 
 def watch(pane: str, pid: int, owner: str) -> Gen[Watch]:
     """``L, S, L`` for a pane this run created: ``live`` or ``dead`` (kept by ``remain-on-exit``)
     with the pinned pid and the owner tag; ``gone`` when absent; else why it is not ours to touch."""
-    ended = _judge(pane, pid, (yield from t.prove(pane)))
-    if ended is not None:
-        return ended
-    tag = yield from t.read_owner(pane)
-    if tag.kind != "value" or tag.value != owner:
+    proof = yield from t.prove_owned(pane, pid, owner, keep_dead=True)
+    if proof.token is not None:
+        return Watch(kind="dead" if proof.token.dead else "live", owned=proof.token)
+    if proof.kind == "unavailable":
+        return Watch(kind="unavailable", reason=f"worker_pane_proof_unavailable:{pane}:{proof.code}")
+    if proof.kind == "gone":
+        return Watch(kind="gone", reason=f"worker_pane_gone:{pane}")
+    if proof.kind == "owner_changed":
         return Watch(kind="changed", reason=f"worker_pane_owner_changed:{pane}")
-    final = yield from t.prove(pane)
-    return _judge(pane, pid, final) or Watch(kind="dead" if final.gone else "live")
+    return Watch(kind="changed", reason=f"worker_pane_pid_changed:{pane}:{pid}:{proof.found_pid}")
 
 
 @frozen(kw_only=True)
@@ -105,9 +80,9 @@ class Look:
 def look(cli: str, pane: str, pid: int, owner: str) -> Gen[Look]:
     """The pinned proof, then the screen."""
     seen = yield from watch(pane, pid, owner)
-    if seen.kind not in ("live", "dead"):
+    if seen.owned is None:
         return Look(watch=seen)
-    shot = yield from expect(capture_step(pane, history=seen.kind == "dead"), m.Proc)
+    shot = yield from expect(t.capture_step(seen.owned, history=seen.owned.dead), m.Proc)
     if shot.exit_code != 0:
         return Look(watch=Watch(kind="unavailable", reason=f"worker_pane_capture_failed:{pane}:{shot.stderr.strip()}"))
     if shot.stdout.strip() == PREDICTED_SCREEN:
@@ -119,10 +94,9 @@ def look(cli: str, pane: str, pid: int, owner: str) -> Gen[Look]:
 def press(pane: str, pid: int, owner: str, *keys: str, literal: bool = False) -> Gen[str | None]:
     """Keystrokes behind a fresh pinned proof; ``None`` when sent, else why not."""
     seen = yield from watch(pane, pid, owner)
-    if seen.kind != "live":
+    if seen.owned is None or seen.owned.dead:
         return seen.reason or f"worker_pane_dead:{pane}"
-    args = ("send-keys", "-t", pane, "-l", "--", *keys) if literal else ("send-keys", "-t", pane, *keys)
-    sent = yield from expect(t.tmux(*args, mutates=True), m.Proc)
+    sent = yield from expect(t.send_keys_step(seen.owned, *keys, literal=literal), m.Proc)
     if sent.exit_code != 0:
         return f"tmux_send_keys_failed:{pane}:{sent.stderr.strip() or sent.exit_code}"
     return None
@@ -399,9 +373,9 @@ def remove_dead(pane: str, pid: int, owner: str) -> Gen[str | None]:
     """Kill a pane of this run that ``remain-on-exit`` kept dead (its process is gone, so nothing
     runs in it), behind ``watch``; then prove it absent. ``None`` when it is gone or was not dead."""
     seen = yield from watch(pane, pid, owner)
-    if seen.kind != "dead":
+    if seen.owned is None or not seen.owned.dead:
         return None
-    killed = yield from expect(t.kill_pane_step(pane), m.Proc)
+    killed = yield from expect(t.kill_pane_step(seen.owned), m.Proc)
     if killed.exit_code != 0:
         return f"dead_pane_kill_failed:{pane}:{killed.stderr.strip()}"
     after = yield from t.prove(pane)
@@ -416,7 +390,7 @@ def release(pane: str, pid: int, owner: str) -> Gen[str | None]:
 def keep_on_exit(pane: str, pid: int, owner: str, on: bool) -> Gen[str | None]:
     """Set or unset ``remain-on-exit`` on a pane of this run, behind ``watch``."""
     seen = yield from watch(pane, pid, owner)
-    if seen.kind != "live":
+    if seen.owned is None or seen.owned.dead:
         return seen.reason or f"worker_pane_dead:{pane}"
-    done = yield from expect(remain_on_exit_step(pane, on), m.Proc)
+    done = yield from expect(t.remain_on_exit_step(seen.owned, on), m.Proc)
     return None if done.exit_code == 0 else f"remain_on_exit_failed:{pane}:{done.stderr.strip()}"

@@ -27,10 +27,10 @@ from attrs import frozen
 from returns.result import Failure, Result, Success
 
 from pure import model as m
+from pure import tmux as t
 from pure.omx.state import Json, StateError, TeamPaths, parse_json, render_json
 from pure.omx.txn import NOT_UTF8, STATE_MALFORMED
 from pure.program import Gen, expect
-from pure.tmux import is_positive_pid, prove, read_owner, tmux
 
 TRANSPORT_DIRECT = "transport_direct"
 HOOK_PREFERRED = "hook_preferred_with_fallback"
@@ -231,39 +231,33 @@ class Delivery:
     reason: str
 
 
-def pinned_proof(pane: str, pid: int | None, owner: str) -> Gen[str | None]:
-    """``L, S, L`` before a keystroke: ``None`` when the pane is proven, else the reason."""
-    if not is_positive_pid(pid):
+def pinned_proof(pane: str, pid: int | None, owner: str) -> Gen[t.OwnedPane | str]:
+    """``L, S, L`` before a keystroke: the proven pane, else the reason it is not ours."""
+    if not t.is_positive_pid(pid):
         return f"pane_pid_unpinned:{pane}"
-    first = yield from prove(pane)
-    if not first.live:
-        return f"worker_pane_proof_unavailable:{pane}:{first.code()}"
-    if first.pid != pid:
-        return f"worker_pane_pid_changed:{pane}:{pid}:{first.pid}"
-    tag = yield from read_owner(pane)
-    if tag.kind != "value" or tag.value != owner:
+    proof = yield from t.prove_owned(pane, pid, owner)
+    if proof.token is not None:
+        return proof.token
+    if proof.kind == "owner_changed":
         return f"worker_pane_owner_changed:{pane}"
-    final = yield from prove(pane)
-    if not final.live:
-        return f"worker_pane_proof_unavailable:{pane}:{final.code()}"
-    if final.pid != pid:
-        return f"worker_pane_pid_changed:{pane}:{pid}:{final.pid}"
-    return None
+    if proof.kind == "pid_changed":
+        return f"worker_pane_pid_changed:{pane}:{pid}:{proof.found_pid}"
+    return f"worker_pane_proof_unavailable:{pane}:{proof.code}"
 
 
 def deliver_trigger(pane: str, pid: int | None, owner: str, text: str) -> Gen[Delivery]:
     """Type ``text`` literally, then Enter; each keystroke behind its own pinned proof."""
-    problem = yield from pinned_proof(pane, pid, owner)
-    if problem is not None:
-        return Delivery(False, problem)
-    typed = yield from expect(tmux("send-keys", "-t", pane, "-l", "--", text, mutates=True), m.Proc)
+    proven = yield from pinned_proof(pane, pid, owner)
+    if isinstance(proven, str):
+        return Delivery(False, proven)
+    typed = yield from expect(t.send_keys_step(proven, text, literal=True), m.Proc)
     if typed.exit_code != 0:
         return Delivery(False, "tmux_send_keys_failed:sendToWorker: failed to send text: "
                                f"Command failed: tmux send-keys -t {pane} -l -- {text}")
-    problem = yield from pinned_proof(pane, pid, owner)
-    if problem is not None:
-        return Delivery(False, problem)
-    enter = yield from expect(tmux("send-keys", "-t", pane, "C-m", mutates=True), m.Proc)
+    proven = yield from pinned_proof(pane, pid, owner)
+    if isinstance(proven, str):
+        return Delivery(False, proven)
+    enter = yield from expect(t.send_keys_step(proven, "C-m"), m.Proc)
     if enter.exit_code != 0:
         return Delivery(False, "tmux_send_keys_failed:sendToWorker: failed to submit: "
                                f"Command failed: tmux send-keys -t {pane} C-m")

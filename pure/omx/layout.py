@@ -101,7 +101,7 @@ class Split:
 
 @frozen(kw_only=True)
 class NewWindow:
-    """``new-window -t <session_id>:`` (see :func:`placement_args`)."""
+    """``new-window -t <session_id>:`` (see :func:`placement_step`)."""
 
     kind: Literal["new_window"] = "new_window"
     session_id: str
@@ -375,11 +375,12 @@ def plan_placements(boxes: Mapping[str, PaneBox], candidates: Sequence[str], cou
     return Success(plan)
 
 
-def placement_args(placement: Placement, target: str | None = None) -> tuple[str, ...]:
-    """The tmux command that carries out ``placement`` (add ``-d -P -F … -c DIR COMMAND``).
+def placement_step(placement: Placement, into: t.OwnedPane, *rest: str) -> m.Run:
+    """The tmux step that carries out ``placement`` (``rest``: ``-d -P -F … -c DIR COMMAND``).
 
-    ``target`` is the real id of a planned split target; it defaults to ``placement.target``.
+    ``into`` is the proven split target (the real pane of a planned one); for a new window, the
+    proven pane of the team it opens beside.
     """
     if isinstance(placement, Split):
-        return ("split-window", placement.direction, "-t", target or placement.target)
-    return ("new-window", "-t", f"{placement.session_id}:")
+        return t.split_step(into, placement.direction, *rest)
+    return t.new_window_step(into, placement.session_id, *rest)

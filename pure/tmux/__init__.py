@@ -7,7 +7,8 @@ The rules follow oh-my-codex 0.20.3 (``docs/tmux-proofs.md`` says where each pro
 * verdicts ``live`` (with pid) / ``gone`` (``dead``, ``absent``) / ``unavailable``
   (``malformed_snapshot``, ``query_failed``, ``invalid_pane_id``);
 * a pane is only ever mutated after ``L, S, L``: a proof, the owner tag, a second proof, with the
-  pid pinned when the pane was created.
+  pid pinned when the pane was created — ``pure/tmux/owned.py``, where every step that changes a
+  pane or reads its screen is built from the token such a proof returns.
 
 Every answer is a stable code plus structured fields (the ``problem`` classes below). Prose is
 derived from them by :func:`describe` and is informative only: no decision depends on it.
@@ -15,6 +16,28 @@ derived from them by :func:`describe` and is informative only: no decision depen
 
 from __future__ import annotations
 
+from pure.tmux.owned import (
+    HISTORY_LINES,
+    Claim,
+    ClaimedPane,
+    OwnedPane,
+    Proof,
+    ProofKind,
+    ProofStage,
+    SeenPane,
+    capture_step,
+    kill_pane_step,
+    new_window_step,
+    pin_owned,
+    prove_claimable,
+    prove_created,
+    prove_owned,
+    remain_on_exit_step,
+    seen_owned,
+    send_keys_step,
+    split_step,
+    tag_step,
+)
 from pure.tmux.parse import (
     DIGITS,
     LIST_PANES,
@@ -49,12 +72,10 @@ from pure.tmux.parse import (
 from pure.tmux.proof import (
     OwnerAnswer,
     OwnerKind,
-    kill_pane_step,
     list_panes_step,
     owner_from_answer,
     prove,
     read_owner,
-    set_owner_step,
     show_owner_step,
     tmux,
 )
@@ -79,4 +100,4 @@ from pure.tmux.teardown import (
     teardown_program,
 )
 
-__all__ = ["DIGITS", "Excluded", "ExclusionRule", "InvalidPaneId", "KillFailed", "LIST_PANES", "MAX_SAFE_INTEGER", "MalformedSnapshot", "OWNER_OPTION", "OwnerAnswer", "OwnerKind", "OwnerNotAuthorized", "OwnerProblem", "PANE_FORMAT", "PANE_ID_RE", "PaneFate", "PaneProblem", "PaneReason", "PaneResult", "PaneRow", "PidMismatch", "PidUnpinned", "ProofProblem", "QueryFailed", "Stage", "StillLive", "TeardownReport", "TeardownRequest", "TeardownResult", "TeardownTarget", "Verdict", "VerdictReason", "VerdictStatus", "WHITESPACE", "describe", "exclusion_rule", "invalid_target", "is_pane_id", "is_positive_pid", "kill_backoff_ms", "kill_pane_step", "kill_settle_ms", "list_panes_step", "owner_from_answer", "parse_pane_table", "parse_pid", "pid_problem", "prove", "read_owner", "set_owner_step", "show_owner_step", "split_rows", "teardown", "teardown_program", "tmux", "trim", "verdict_from_answer"]
+__all__ = ["Claim", "ClaimedPane", "DIGITS", "Excluded", "ExclusionRule", "HISTORY_LINES", "InvalidPaneId", "KillFailed", "LIST_PANES", "MAX_SAFE_INTEGER", "MalformedSnapshot", "OWNER_OPTION", "OwnedPane", "OwnerAnswer", "OwnerKind", "OwnerNotAuthorized", "OwnerProblem", "PANE_FORMAT", "PANE_ID_RE", "PaneFate", "PaneProblem", "PaneReason", "PaneResult", "PaneRow", "PidMismatch", "PidUnpinned", "Proof", "ProofKind", "ProofProblem", "ProofStage", "SeenPane", "QueryFailed", "Stage", "StillLive", "TeardownReport", "TeardownRequest", "TeardownResult", "TeardownTarget", "Verdict", "VerdictReason", "VerdictStatus", "WHITESPACE", "capture_step", "describe", "exclusion_rule", "invalid_target", "is_pane_id", "is_positive_pid", "kill_backoff_ms", "kill_pane_step", "kill_settle_ms", "list_panes_step", "new_window_step", "owner_from_answer", "parse_pane_table", "parse_pid", "pid_problem", "pin_owned", "prove", "prove_claimable", "prove_created", "prove_owned", "read_owner", "remain_on_exit_step", "seen_owned", "send_keys_step", "show_owner_step", "split_rows", "split_step", "tag_step", "teardown", "teardown_program", "tmux", "trim", "verdict_from_answer"]

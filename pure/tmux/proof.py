@@ -1,4 +1,5 @@
-"""Owner tags, the tmux step builders, one proof (``L``) and one owner read (``S``)."""
+"""Owner tags, the read-only tmux step builders, one proof (``L``) and one owner read (``S``); the steps that
+need a proof are built in ``pure/tmux/owned.py``."""
 
 from __future__ import annotations
 
@@ -64,14 +65,6 @@ def list_panes_step() -> m.Run:
 
 def show_owner_step(pane_id: str) -> m.Run:
     return tmux("show-option", "-qv", "-p", "-t", pane_id, OWNER_OPTION)
-
-
-def set_owner_step(pane_id: str, owner: str) -> m.Run:
-    return tmux("set-option", "-p", "-t", pane_id, OWNER_OPTION, owner, mutates=True)
-
-
-def kill_pane_step(pane_id: str) -> m.Run:
-    return tmux("kill-pane", "-t", pane_id, mutates=True)
 
 
 # ------------------------------------------------------------------------------------------- proofs

@@ -10,6 +10,7 @@ from attrs import frozen
 
 from pure import model as m
 from pure.program import Gen, expect
+from pure.tmux.owned import Proof, kill_pane_step, prove_owned
 from pure.tmux.parse import (
     InvalidPaneId,
     KillFailed,
@@ -18,11 +19,9 @@ from pure.tmux.parse import (
     PidUnpinned,
     QueryFailed,
     StillLive,
-    Verdict,
-    is_positive_pid,
     trim,
 )
-from pure.tmux.proof import OwnerAnswer, kill_pane_step, prove, read_owner
+from pure.tmux.proof import OwnerAnswer, prove
 from pure.tmux.prose import describe
 
 # ----------------------------------------------------------------------------------------- teardown
@@ -185,45 +184,36 @@ def teardown(
     return TeardownReport(results=tuple(results), exclusions=tuple(exclusions))
 
 
-def _proof_result(pane: str, verdict: Verdict, stage: Stage) -> PaneResult | None:
-    """The result when a proof ends the pane's teardown (gone or unavailable), else None."""
-    if verdict.gone:
-        return PaneResult(pane_id=pane, fate="gone", reason=verdict.reason, stage=stage)
-    if verdict.unavailable:
-        return PaneResult(pane_id=pane, fate="proof_unavailable", reason=verdict.reason, stage=stage,
-                          problem=verdict.problem)
-    return None
-
-
 def _refused(pane: str, stage: Stage, problem: PaneProblem) -> PaneResult:
     return PaneResult(pane_id=pane, fate="pid_changed", reason="pane_pid_changed", stage=stage, problem=problem)
+
+
+def _unproven(proof: Proof, owner_id: str | None) -> PaneResult:
+    """The result of a pane whose proof ended its teardown: gone (resolved), unavailable, refused."""
+    pane, verdict, stage = proof.pane_id, proof.verdict, proof.stage
+    assert verdict is not None and stage is not None
+    if proof.kind == "gone":
+        return PaneResult(pane_id=pane, fate="gone", reason=verdict.reason, stage=stage)
+    if proof.kind == "unavailable":
+        return PaneResult(pane_id=pane, fate="proof_unavailable", reason=verdict.reason, stage=stage,
+                          problem=verdict.problem)
+    if proof.kind == "owner_changed":
+        assert proof.owner is not None
+        return _refused(pane, stage, OwnerNotAuthorized(expected_owner=owner_id, owner=proof.owner))
+    assert proof.found_pid is not None
+    if proof.kind == "pid_unpinned":
+        return _refused(pane, stage, PidUnpinned(pinned_pid=proof.pinned_pid, found_pid=proof.found_pid))
+    assert proof.pinned_pid is not None
+    return _refused(pane, stage, PidMismatch(pinned_pid=proof.pinned_pid, found_pid=proof.found_pid))
 
 
 def _teardown_one(target: TeardownTarget, *, owner_id: str | None, authorize: bool,
                   backoff: Sequence[int]) -> Gen[PaneResult]:
     pane = target.pane_id
-    first = yield from prove(pane)
-    ended = _proof_result(pane, first, "first_proof")
-    if ended is not None:
-        return ended
-    assert first.pid is not None
-    if not is_positive_pid(target.pid):
-        return _refused(pane, "first_proof", PidUnpinned(pinned_pid=target.pid, found_pid=first.pid))
-    assert target.pid is not None
-    if first.pid != target.pid:
-        return _refused(pane, "first_proof", PidMismatch(pinned_pid=target.pid, found_pid=first.pid))
-    if authorize:
-        owner = yield from read_owner(pane)
-        if not owner_id or owner.kind != "value" or owner.value != owner_id:
-            return _refused(pane, "owner", OwnerNotAuthorized(expected_owner=owner_id, owner=owner))
-    final = yield from prove(pane)
-    ended = _proof_result(pane, final, "final_proof")
-    if ended is not None:
-        return ended
-    assert final.pid is not None
-    if final.pid != target.pid:
-        return _refused(pane, "final_proof", PidMismatch(pinned_pid=target.pid, found_pid=final.pid))
-    kill = yield from expect(kill_pane_step(pane), m.Proc)
+    proof = yield from prove_owned(pane, target.pid, (owner_id or "") if authorize else None)
+    if proof.token is None:
+        return _unproven(proof, owner_id)
+    kill = yield from expect(kill_pane_step(proof.token), m.Proc)
     if kill.exit_code != 0:
         return PaneResult(pane_id=pane, fate="kill_failed", reason="kill_failed", stage="kill",
                           problem=KillFailed(exit_code=kill.exit_code, stderr=trim(kill.stderr)))

@@ -35,10 +35,10 @@ def test_predicted_tmux_world(tmux_server: TmuxServer) -> None:
     assert isinstance(listing, m.Proc)
     assert t.verdict_from_answer(new, listing).live and t.verdict_from_answer(leader, listing).live
     assert dry.execute(t.tmux("capture-pane", "-t", new, "-p")) == m.Proc(exit_code=0)  # not asked of tmux
-    dry.execute(t.set_owner_step(new, "team:a"))
+    dry.execute(t.tmux("set-option", "-p", "-t", new, t.OWNER_OPTION, "team:a", mutates=True))
     owner = dry.execute(t.show_owner_step(new))
     assert isinstance(owner, m.Proc) and owner.stdout.strip() == "team:a"
-    dry.execute(t.kill_pane_step(leader))
+    dry.execute(t.tmux("kill-pane", "-t", leader, mutates=True))
     after = dry.execute(t.list_panes_step())
     assert isinstance(after, m.Proc) and t.verdict_from_answer(leader, after).reason == "absent"
     assert tmux_server.panes() == before and tmux_server.owner(leader) == ""  # nothing real changed

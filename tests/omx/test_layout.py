@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from pure import model as m
+from pure import tmux as t
 from pure.omx import layout as lay
 from pure.omx.layout import (
     GEOMETRY_FORMAT,
@@ -27,7 +28,7 @@ from pure.omx.layout import (
     geometry_from_answer,
     geometry_step,
     parse_geometry,
-    placement_args,
+    placement_step,
     plan_placements,
     planned_index,
     planned_pane_id,
@@ -218,6 +219,11 @@ def test_split_box_border_status() -> None:
 # ----------------------------------------------------------------------------------------- planning
 
 
+def owned(pane: str) -> t.OwnedPane:
+    """A stand-in for the proof the program takes before it splits (pure/tmux/owned.py)."""
+    return t.OwnedPane(pane_id=pane, pid=1)
+
+
 def only(result: object) -> Placement:
     assert isinstance(result, Success), result
     placement = result.unwrap()
@@ -233,7 +239,7 @@ def test_first_worker_splits_the_leader_side_by_side() -> None:
     placement = only(choose_placement(leader_only(), ["%0"], leader_pane="%0"))
     assert placement == Split(target="%0", direction="-h", target_box=box("%0", 100, 50, window_width=200),
                               new_box=box(planned_pane_id(0), 99, 50, left=101))
-    assert placement_args(placement) == ("split-window", "-h", "-t", "%0")
+    assert placement_step(placement, owned("%0")).args == ("split-window", "-h", "-t", "%0")
 
 
 def split_target(boxes: Mapping[str, PaneBox], candidates: list[str]) -> str:
@@ -274,7 +280,7 @@ def test_new_window_when_no_pane_can_be_split(width: int, height: int) -> None:
     placement = only(choose_placement(boxes, ["%1", "%0"], leader_pane="%0"))
     assert placement == NewWindow(session_id="$4", new_box=box(planned_pane_id(0), width + 30, height,
                                                                window=planned_window_id(0), session="$4"))
-    assert placement_args(placement) == ("new-window", "-t", "$4:")
+    assert placement_step(placement, owned("%1")).args == ("new-window", "-t", "$4:")
 
 
 def test_zoomed_windows_are_not_split() -> None:
@@ -326,7 +332,7 @@ def test_planned_ids() -> None:
     assert planned_index(planned_pane_id(12)) == 12
     assert planned_index("%12") is None and planned_index("planned:") is None and planned_index("planned:x") is None
     split = Split(target=planned_pane_id(3), direction="-v", target_box=box(), new_box=box())
-    assert placement_args(split, "%44") == ("split-window", "-v", "-t", "%44")
+    assert placement_step(split, owned("%44")).args == ("split-window", "-v", "-t", "%44")
 
 
 def windows_of(boxes: Mapping[str, PaneBox]) -> dict[str, list[PaneBox]]:
@@ -447,9 +453,9 @@ def test_twenty_workers_on_real_tmux_match_the_prediction(tmux_server: TmuxServe
         replanned = choose_placement(live, candidates, leader_pane=leader, new_pane_id=planned_pane_id(index),
                                      new_window_id=planned_window_id(index)).unwrap()
         assert created.placement(replanned) == created.placement(placement)
-        target = created.pane(placement.target) if isinstance(placement, Split) else None
-        done = tmux_server.cmd(*placement_args(placement, target), "-d", "-P", "-F", "#{pane_id}\t#{window_id}",
-                               "sleep 100000", check=False)
+        into = owned(created.pane(placement.target) if isinstance(placement, Split) else leader)
+        done = tmux_server.cmd(*placement_step(placement, into, "-d", "-P", "-F", "#{pane_id}\t#{window_id}",
+                                               "sleep 100000").args, check=False)
         assert done.returncode == 0, f"placement {index} {placement} failed: {done.stderr}"
         pane, window = done.stdout.strip().split("\t")
         created.panes.append(pane)

@@ -235,27 +235,31 @@ def role_instructions(role: str, prompt: str, model: str | None) -> str:
 # ------------------------------------------------------------------------------ legacy pid migration
 
 
+def split_target_problem(proof: t.Proof) -> str:
+    """Why a split target is not ours to split, in oh-my-codex's words (also for a pid-less target
+    pinned by ``pin_owned``)."""
+    target = proof.pane_id
+    if proof.kind == "owner_changed":
+        return f"scale_up_split_target_owner_changed:{target}"
+    if proof.kind in ("pid_changed", "pid_unpinned"):
+        return f"scale_up_split_target_pid_changed:{target}:{proof.pinned_pid}:{proof.found_pid}"
+    return f"scale_up_split_target_proof_unavailable:{target}:{proof.code}"
+
+
 def migrate_legacy_pid(paths: TeamPaths, state: TeamState, owner: str) -> Gen[TeamState]:
     """The legacy pid migration: pin a pid-less split target through ``L, S, L`` and persist it before
     splitting."""
     target, _pid, leader = split_target(state.config)
-    first = yield from t.prove(target)
-    if not first.live:
-        raise refused(f"scale_up_split_target_proof_unavailable:{target}:{first.code()}")
-    tag = yield from t.read_owner(target)
-    if tag.kind != "value" or tag.value != owner:
-        raise refused(f"scale_up_split_target_owner_changed:{target}")
-    second = yield from t.prove(target)
-    if not second.live:
-        raise refused(f"scale_up_split_target_proof_unavailable:{target}:{second.code()}")
-    if second.pid != first.pid:
-        raise refused(f"scale_up_split_target_pid_changed:{target}:{first.pid}:{second.pid}")
+    proof = yield from t.pin_owned(target, owner)
+    if proof.token is None:
+        raise refused(split_target_problem(proof))
+    pinned = proof.token.pid
     config: Json = json.loads(json.dumps(state.config))
     if leader:
-        config["leader_pane_pid"] = first.pid
-        updates: dict[str, Any] = {"leader_pane_pid": first.pid}
+        config["leader_pane_pid"] = pinned
+        updates: dict[str, Any] = {"leader_pane_pid": pinned}
     else:
-        config["workers"][-1]["pid"] = first.pid
+        config["workers"][-1]["pid"] = pinned
         updates = {"workers": config["workers"]}
     try:
         yield from save_config(paths, int(config.get("config_generation", 0)), updates, None)

@@ -26,6 +26,7 @@ from pure.omx.scale_up.plan import (
     role_instructions,
     role_prompt,
     split_target,
+    split_target_problem,
 )
 from pure.omx.scale_up.run import (
     PLACEHOLDER,
@@ -132,15 +133,14 @@ def launch_worker(run: Run, name: str, index: int, launches: Launches, position:
                     RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)) from None
     # 16. L S L
     context = run.context = RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)
-    yield from prove_split_target(target, pid, owner, context)
+    into = yield from prove_split_target(target, pid, owner, context)
     # 17. split
-    direction = "-h" if leader else "-v"
     command = startup.gated_startup_command(script) if run.supervised else startup.startup_command(script)
     run.context = evolve(context, pane_id=None)
-    where = (("split-window", direction, "-t", target) if placement is None
-             else layout.placement_args(placement, target if isinstance(placement, layout.Split) else None))
-    split = yield from expect(t.tmux(*where, "-d", "-P", "-F", "#{pane_id}", "-c", working_dir, command,
-                                     mutates=True), m.Proc)
+    rest = ("-d", "-P", "-F", "#{pane_id}", "-c", working_dir, command)
+    step = (t.split_step(into, "-h" if leader else "-v", *rest) if placement is None
+            else layout.placement_step(placement, into, *rest))
+    split = yield from expect(step, m.Proc)
     if split.exit_code != 0:
         raise Abort(f"Failed to create tmux pane for {name}: {split.stderr.strip()}", context)
     lines = split.stdout.split("\n")
@@ -299,33 +299,25 @@ def _worker_record(run: Run, *, name: str, index: int, role: str | None, cli: st
     return record
 
 
-def prove_split_target(target: str, pid: int, owner: str, context: RollbackContext) -> Gen[None]:
-    first = yield from t.prove(target)
-    if not first.live:
-        raise Abort(f"scale_up_split_target_proof_unavailable:{target}:{first.code()}", context)
-    if first.pid != pid:
-        raise Abort(f"scale_up_split_target_pid_changed:{target}:{pid}:{first.pid}", context)
-    tag = yield from t.read_owner(target)
-    if tag.kind != "value" or tag.value != owner:
-        raise Abort(f"scale_up_split_target_owner_changed:{target}", context)
-    final = yield from t.prove(target)
-    if not final.live:
-        raise Abort(f"scale_up_split_target_proof_unavailable:{target}:{final.code()}", context)
-    if final.pid != pid:
-        raise Abort(f"scale_up_split_target_pid_changed:{target}:{pid}:{final.pid}", context)
+def prove_split_target(target: str, pid: int, owner: str, context: RollbackContext) -> Gen[t.OwnedPane]:
+    """Step 16: ``L, S, L`` of the pane about to be split."""
+    proof = yield from t.prove_owned(target, pid, owner)
+    if proof.token is None:
+        raise Abort(split_target_problem(proof), context)
+    return proof.token
 
 
 def tag_pane(pane: str, pid: int, owner: str) -> Gen[str | None]:
     """The owner-tag write (docs/tmux-proofs.md, "The owner tag"): a live proof with the pinned pid,
     then ``set-option`` (no read-back)."""
-    proof = yield from t.prove(pane)
-    if proof.unavailable:
-        return f"exact_pane_proof_unavailable:{pane}:{proof.code()}"
-    if not proof.live:
-        return f"tmux pane is not proven live: {pane}"
-    if proof.pid != pid:
+    claim = yield from t.prove_created(pane, pid)
+    if claim.token is None:
+        if claim.proof.kind == "unavailable":
+            return f"exact_pane_proof_unavailable:{pane}:{claim.proof.code}"
+        if claim.proof.kind == "gone":
+            return f"tmux pane is not proven live: {pane}"
         return f"tmux pane identity changed: {pane}"
-    done = yield from expect(t.set_owner_step(pane, owner), m.Proc)
+    done = yield from expect(t.tag_step(claim.token, owner), m.Proc)
     if done.exit_code != 0:
         return f"failed to tag tmux pane {pane}: {done.stderr.strip()}"
     return None

@@ -1,0 +1,233 @@
+"""The first safety rule, in one place: nothing touches a pane that was not proven ours just before.
+
+A *proof* is ``L, S, L`` (docs/tmux-proofs.md, "The proof"): the pane listed with the pid pinned
+when it was created, carrying the team's owner tag, listed so again. ``prove_owned`` (or
+``pin_owned``, which pins the pid from its first ``L``) is the only way to get an ``OwnedPane``;
+``prove_created`` and ``prove_claimable`` give a ``ClaimedPane``, a pane that may only be tagged.
+Every step that changes a pane or reads its screen is built here and takes one of these tokens, so
+a mutation without a fresh proof does not type-check; ``tests/core/test_owned_panes.py`` checks
+that no module outside ``pure/tmux/`` builds such a step or makes a token.
+
+A failed proof is a ``Proof`` saying which check failed and on what answer; each caller turns it
+into its own oh-my-codex message.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from attrs import frozen
+
+from pure import model as m
+from pure.program import Gen
+from pure.tmux.parse import OWNER_OPTION, Verdict, is_positive_pid
+from pure.tmux.proof import OwnerAnswer, prove, read_owner, tmux
+
+# ------------------------------------------------------------------------------------------ tokens
+
+
+@frozen(kw_only=True)
+class OwnedPane:
+    """A pane proven ours by the ``L, S, L`` just run: listed with its pinned ``pid`` and the owner
+    tag (``dead``: listed dead, kept by ``remain-on-exit``)."""
+
+    pane_id: str
+    pid: int
+    dead: bool = False
+
+
+@frozen(kw_only=True)
+class ClaimedPane:
+    """A pane proven live with a known ``pid`` that no other team's tag claims — one this run has
+    just created and pinned, or the leader pane ``team init`` adopts. It may only be tagged."""
+
+    pane_id: str
+    pid: int
+
+
+# ------------------------------------------------------------------------------------------ proofs
+
+ProofKind = Literal["owned", "gone", "unavailable", "pid_unpinned", "pid_changed", "owner_changed"]
+ProofStage = Literal["first_proof", "owner", "final_proof"]
+
+
+@frozen(kw_only=True)
+class Proof:
+    """What a proof found. ``owned`` carries the token; otherwise ``stage`` is the check that
+    failed: ``gone`` (absent, or dead where a dead pane is not kept) and ``unavailable`` with the
+    ``verdict`` of that ``L``; ``pid_unpinned``/``pid_changed`` with the ``verdict`` that listed it
+    (its pid is the one found); ``owner_changed`` with the ``owner`` answer of ``S``."""
+
+    kind: ProofKind
+    pane_id: str
+    pinned_pid: int | None
+    stage: ProofStage | None = None
+    verdict: Verdict | None = None
+    owner: OwnerAnswer | None = None
+    token: OwnedPane | None = None
+
+    @property
+    def found_pid(self) -> int | None:
+        return self.verdict.pid if self.verdict is not None else None
+
+    @property
+    def code(self) -> str:
+        """The verdict's reason as oh-my-codex spells it in error strings (``absent``, ``dead``,
+        ``query_failed`` …)."""
+        return self.verdict.code() if self.verdict is not None else ""
+
+
+def _judge(pane_id: str, pinned_pid: int | None, verdict: Verdict, stage: ProofStage, keep_dead: bool) -> Proof | None:
+    """Why one ``L`` ends the proof, or None when the pane is still the pinned one."""
+    if verdict.unavailable:
+        return Proof(kind="unavailable", pane_id=pane_id, pinned_pid=pinned_pid, stage=stage, verdict=verdict)
+    if verdict.gone and not (keep_dead and verdict.reason == "dead"):
+        return Proof(kind="gone", pane_id=pane_id, pinned_pid=pinned_pid, stage=stage, verdict=verdict)
+    if not is_positive_pid(pinned_pid):
+        return Proof(kind="pid_unpinned", pane_id=pane_id, pinned_pid=pinned_pid, stage=stage, verdict=verdict)
+    if verdict.pid != pinned_pid:
+        return Proof(kind="pid_changed", pane_id=pane_id, pinned_pid=pinned_pid, stage=stage, verdict=verdict)
+    return None
+
+
+def prove_owned(pane_id: str, pinned_pid: int | None, owner: str | None, *, keep_dead: bool = False) -> Gen[Proof]:
+    """``L, S, L``: listed (live, or dead when ``keep_dead``) with ``pinned_pid``, tagged exactly
+    ``owner``, listed so again. ``owner`` None leaves out ``S`` (``tmux.teardown`` with
+    ``authorize`` false); an empty owner never matches."""
+    first = yield from prove(pane_id)
+    ended = _judge(pane_id, pinned_pid, first, "first_proof", keep_dead)
+    if ended is not None:
+        return ended
+    return (yield from _owner_then_final(pane_id, pinned_pid, first, owner, keep_dead))
+
+
+def pin_owned(pane_id: str, owner: str) -> Gen[Proof]:
+    """``L, S, L`` for a pane whose pid was never recorded: the first ``L`` pins it (the pane must be
+    live), the rest is ``prove_owned``'s."""
+    first = yield from prove(pane_id)
+    if not first.live:
+        return Proof(kind="gone" if first.gone else "unavailable", pane_id=pane_id, pinned_pid=None,
+                     stage="first_proof", verdict=first)
+    return (yield from _owner_then_final(pane_id, first.pid, first, owner, False))
+
+
+def _owner_then_final(pane_id: str, pinned_pid: int | None, first: Verdict, owner: str | None,
+                      keep_dead: bool) -> Gen[Proof]:
+    if owner is not None:
+        tag = yield from read_owner(pane_id)
+        if not owner or tag.kind != "value" or tag.value != owner:
+            return Proof(kind="owner_changed", pane_id=pane_id, pinned_pid=pinned_pid, stage="owner", verdict=first,
+                         owner=tag)
+    final = yield from prove(pane_id)
+    ended = _judge(pane_id, pinned_pid, final, "final_proof", keep_dead)
+    if ended is not None:
+        return ended
+    assert final.pid is not None
+    return Proof(kind="owned", pane_id=pane_id, pinned_pid=pinned_pid, verdict=final,
+                 token=OwnedPane(pane_id=pane_id, pid=final.pid, dead=final.gone))
+
+
+@frozen(kw_only=True)
+class Claim:
+    """A claim's outcome: ``token`` when the pane may be tagged, else the ``proof`` that failed."""
+
+    token: ClaimedPane | None
+    proof: Proof
+
+
+def prove_created(pane_id: str, pinned_pid: int) -> Gen[Claim]:
+    """One ``L`` before tagging a pane this run has just created and pinned: live with that pid."""
+    verdict = yield from prove(pane_id)
+    ended = _judge(pane_id, pinned_pid, verdict, "final_proof", False)
+    if ended is not None:
+        return Claim(token=None, proof=ended)
+    return Claim(token=ClaimedPane(pane_id=pane_id, pid=pinned_pid),
+                 proof=Proof(kind="owned", pane_id=pane_id, pinned_pid=pinned_pid, verdict=verdict))
+
+
+def prove_claimable(pane_id: str, owner: str) -> Gen[Claim]:
+    """``L, S, L`` before adopting a pane (the leader at ``team init``): live, untagged or tagged
+    ``owner`` already, live with the same pid again."""
+    first = yield from prove(pane_id)
+    if not first.live:
+        return Claim(token=None, proof=Proof(kind="gone" if first.gone else "unavailable", pane_id=pane_id,
+                                             pinned_pid=None, stage="first_proof", verdict=first))
+    tag = yield from read_owner(pane_id)
+    if tag.kind == "error" or (tag.kind == "value" and tag.value != owner):
+        return Claim(token=None, proof=Proof(kind="owner_changed", pane_id=pane_id, pinned_pid=first.pid,
+                                             stage="owner", verdict=first, owner=tag))
+    final = yield from prove(pane_id)
+    ended = _judge(pane_id, first.pid, final, "final_proof", False)
+    if ended is not None:
+        return Claim(token=None, proof=ended)
+    assert first.pid is not None
+    return Claim(token=ClaimedPane(pane_id=pane_id, pid=first.pid),
+                 proof=Proof(kind="owned", pane_id=pane_id, pinned_pid=first.pid, verdict=final))
+
+
+@frozen(kw_only=True)
+class SeenPane:
+    """A pane a read-only report found ours in its one snapshot and owner read: its screen may be
+    read, nothing else (``team status``, which proves every pane from one ``L``)."""
+
+    pane_id: str
+    pid: int
+
+
+def seen_owned(pane_id: str, pinned_pid: object, snapshot: Verdict, owner_answer: OwnerAnswer | None,
+               owner: object) -> SeenPane | None:
+    """A ``SeenPane`` when ``snapshot`` lists the pane live with ``pinned_pid`` and ``owner_answer``
+    is exactly ``owner``; else None."""
+    if not snapshot.live or not is_positive_pid(pinned_pid) or snapshot.pid != pinned_pid:
+        return None
+    if owner_answer is None or owner_answer.kind != "value" or not owner or owner_answer.value != owner:
+        return None
+    assert snapshot.pid is not None
+    return SeenPane(pane_id=pane_id, pid=snapshot.pid)
+
+
+# ------------------------------------------------------------------------- steps that need a proof
+
+HISTORY_LINES = 200  # how far back a dead pane is read: a CLI's error may have scrolled off screen
+
+
+def kill_pane_step(pane: OwnedPane) -> m.Run:
+    return tmux("kill-pane", "-t", pane.pane_id, mutates=True)
+
+
+def send_keys_step(pane: OwnedPane, *keys: str, literal: bool = False) -> m.Run:
+    """Keystrokes; ``literal`` types the text as it is (``-l --``), else the keys are key names."""
+    if literal:
+        return tmux("send-keys", "-t", pane.pane_id, "-l", "--", *keys, mutates=True)
+    return tmux("send-keys", "-t", pane.pane_id, *keys, mutates=True)
+
+
+def capture_step(pane: OwnedPane | SeenPane, *, history: bool = False) -> m.Run:
+    """The visible screen (wrapped lines joined); with ``history`` the last lines above it too."""
+    if history:
+        return tmux("capture-pane", "-p", "-J", "-S", f"-{HISTORY_LINES}", "-t", pane.pane_id)
+    return tmux("capture-pane", "-p", "-J", "-t", pane.pane_id)
+
+
+def remain_on_exit_step(pane: OwnedPane, on: bool) -> m.Run:
+    """Keep a pane (dead) after its process exits, so its last lines can be read; or stop keeping it."""
+    if on:
+        return tmux("set-option", "-p", "-t", pane.pane_id, "remain-on-exit", "on", mutates=True)
+    return tmux("set-option", "-p", "-u", "-t", pane.pane_id, "remain-on-exit", mutates=True)
+
+
+def tag_step(pane: OwnedPane | ClaimedPane, owner: str) -> m.Run:
+    """Write the owner tag (docs/tmux-proofs.md, "The owner tag")."""
+    return tmux("set-option", "-p", "-t", pane.pane_id, OWNER_OPTION, owner, mutates=True)
+
+
+def split_step(into: OwnedPane, direction: str, *rest: str) -> m.Run:
+    """``split-window`` of a proven pane (``rest``: ``-d -P -F … -c DIR COMMAND``)."""
+    return tmux("split-window", direction, "-t", into.pane_id, *rest, mutates=True)
+
+
+def new_window_step(beside: OwnedPane, session_id: str, *rest: str) -> m.Run:
+    """A new window in the session of ``beside``, a proven pane of the team (``rest`` as for
+    ``split_step``)."""
+    del beside  # the proof is the point: a team window opens only next to a pane proven ours
+    return tmux("new-window", "-t", f"{session_id}:", *rest, mutates=True)
