@@ -100,7 +100,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
         raise _refuse(f"scale_up_split_target_pid_missing:{into}")
     context = RollbackContext(worker_name=req.worker)
     try:
-        yield from prove_split_target(into, into_pid, owner, context)
+        proven_into = yield from prove_split_target(into, into_pid, owner, context)
     except Abort as abort:
         raise _refuse(abort.message) from None
     working_dir = record.get("working_dir") if isinstance(record.get("working_dir"), str) else req.cwd
@@ -110,10 +110,9 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
                               m.Ack)
     if not wrote.ok:
         raise fail(f"respawn_intent_not_written:{intent}:{wrote.error}")
-    split = yield from expect(t.tmux(*layout.placement_args(placement, into if isinstance(placement, layout.Split)
-                                                            else None),
-                                     "-d", "-P", "-F", "#{pane_id}", "-c", str(working_dir),
-                                     st_script.gated_startup_command(script), mutates=True), m.Proc)
+    split = yield from expect(layout.placement_step(placement, proven_into, "-d", "-P", "-F", "#{pane_id}", "-c",
+                                                    str(working_dir), st_script.gated_startup_command(script)),
+                              m.Proc)
     pane = (split.stdout.split("\n") or [""])[0].strip()
     if split.exit_code != 0 or not t.is_pane_id(pane):
         yield from expect(m.RemovePath(path=intent), m.Ack)
