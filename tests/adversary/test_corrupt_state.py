@@ -16,9 +16,6 @@ status, task claim, debt reconcile and debt show against a simulated tmux server
   ignores a manifest that is not a v2 manifest, reads an invalid status as ``unknown``; nobody reads
   the events log), end as it does on the intact team, the file untouched;
 * write only valid JSON (no NaN, no Infinity, UTF-8 text), and touch no pane that is not the team's.
-
-What is still open is in ``GAPS``, each with its reason, and checked by ``test_known_gaps`` (xfail):
-scale-up reads ``dispatch/requests.json`` only after the split.
 """
 
 from __future__ import annotations
@@ -105,6 +102,7 @@ MUST_REFUSE: dict[str, set[str]] = {  # file → the operations that must end wi
     "tasks/task-2.json": {"scale-down", "scale-down-count", "task-claim"},
     "tasks/task-3.json": {"scale-down", "scale-down-count", "task-claim"},
     ".scale-down-cleanup-debt.json": {"scale-down", "scale-down-count", "debt-reconcile"},
+    "dispatch/requests.json": {"scale-up"},  # it appends a request: refused before anything changes
     tm.JOURNAL: set(tm.OPERATIONS) - {"debt-show"},  # debt show is read-only: no lock, no recovery
 }
 NOT_UTF8_REFUSE: dict[str, set[str]] = {  # bytes that are not text: every operation that reads the file
@@ -113,24 +111,6 @@ NOT_UTF8_REFUSE: dict[str, set[str]] = {  # bytes that are not text: every opera
     "workers/worker-2/status.json": {"scale-down", "scale-down-count", "status"},
     ".scale-down-cleanup-debt.json": {"scale-down", "scale-down-count", "debt-reconcile", "status", "debt-show"},
 }
-ALL = None
-# (operation, file) → (the corruption kinds concerned, None for all; why the expectation is not met yet)
-GAPS: dict[tuple[str, str], tuple[frozenset[str] | None, str]] = {
-    ("scale-up", "dispatch/requests.json"): (ALL, "pure/omx/scale_up/worker.py reads dispatch/requests.json only "
-                                             "after the split (_enqueue): the typed error comes from the rollback, "
-                                             "after writes. Reading it before the first write adds a step to "
-                                             "every scale-up, and so to the journal of every scale-up golden"),
-}
-
-
-def gap(op: str, file: str, kind: str) -> str | None:
-    entry = GAPS.get((op, file))
-    if entry is None:
-        return None
-    kinds, reason = entry
-    return reason if kinds is None or kind in kinds else None
-
-
 def names_file(message: str, root: Path, file: str) -> bool:
     path = str(tm.team_dir(root / "work") / file)
     if message.startswith(("team_state_malformed:", "cannot read ")) and path in message:
@@ -255,9 +235,6 @@ def check(op_name: str, file: str, case: dict[str, Any]) -> None:
         assert case["after"] == case["before"], f"{op_name}: {message}: files changed"
         assert case["mutations"] == 0, f"{op_name}: {message}: tmux was changed"
         return
-    if gap(op_name, file, case["kind"]) is not None:
-        STATS["known gaps (generic checks only)"] += 1
-        return
     not_utf8 = case["kind"] == "binary"
     must = (op_name in NOT_UTF8_REFUSE.get(file, set()) or op_name in MUST_REFUSE.get(file, set())) if not_utf8 \
         else op_name in MUST_REFUSE.get(file, set()) and unusable(file, case)
@@ -290,17 +267,3 @@ def test_every_file_corrupted_under_every_operation(file: str, op_name: str, cor
 def test_every_file_corrupted_under_every_operation_long(file: str, op_name: str,
                                                          corruption: tuple[Any, ...]) -> None:
     one_case(file, op_name, corruption)
-
-
-GAP_CASES = sorted({(op, file, kind) for (op, file), (kinds, _) in GAPS.items()
-                    for kind in (sorted(kinds & {"nan", "digits5000", "deep"}) if kinds else ["garbage", "binary"])})
-
-
-@pytest.mark.parametrize(("op_name", "file", "kind"), GAP_CASES)
-def test_known_gaps(op_name: str, file: str, kind: str) -> None:
-    """What ``GAPS`` leaves open: each should end with the file's typed error, nothing changed."""
-    case = run_case(op_name, file, ("whole", kind, 0))
-    status, message = tm.outcome_of(case["done"])
-    ok = status == "error" and names_file(message, case["root"], file) and case["after"] == case["before"]
-    if not ok:
-        pytest.xfail(f"{GAPS[(op_name, file)][1]}: got {status}: {message[:200]}")
