@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO, cast
 
 from shell.cli_args import command_words
+from shell.environment import recorded_env
 
 # Modules that add commands: (module, group). Each exposes register(subparsers).
 TEAM_COMMAND_MODULES = ("shell.cli_scale_up", "shell.cli_scale_down")
@@ -68,12 +69,6 @@ def _common(parser: argparse.ArgumentParser, *, tmux: bool = True, dry_run: bool
         add_tmux(parser)
     if dry_run:
         add_dry_run(parser)
-
-
-def _env_subset(env: dict[str, str]) -> dict[str, str]:
-    """The part of the environment oh-my-codex semantics depend on (recorded in the request)."""
-    prefixes = ("OMX_", "CODEX_HOME")
-    return {k: v for k, v in sorted(env.items()) if k.startswith(prefixes) or k == "HOME"}
 
 
 # --------------------------------------------------------------------------------------- handlers
@@ -181,7 +176,7 @@ def cmd_team_init(args: argparse.Namespace) -> int:
 
     cwd = os.path.abspath(args.cwd)
     request = TeamInitRequest(
-        team=args.team, cwd=cwd, env=_env_subset(dict(os.environ)), task=args.task, agent_type=args.agent_type,
+        team=args.team, cwd=cwd, env=recorded_env(os.environ), task=args.task, agent_type=args.agent_type,
         leader_pane=_leader_pane(args), new_session=args.new_session, session_name=args.session,
         leader_command=args.leader_command, worker_cli=args.worker_cli,
     )
@@ -193,7 +188,7 @@ def cmd_team_status(args: argparse.Namespace) -> int:
     from shell.cli_common import run_cli_operation
     from shell.status_view import render_status_explained
 
-    request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=_env_subset(dict(os.environ)))
+    request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=recorded_env(os.environ))
     if getattr(args, "watch", False) and sys.stdout.isatty() and getattr(args, "output", "text") == "text":
         from shell.status_view import watch
 
@@ -214,7 +209,7 @@ def _team_locks(team: str, cwd: str) -> list[dict[str, Any]]:
     from pure.omx.state import TeamPaths, resolve_state_root
     from shell import fs
 
-    paths = TeamPaths(resolve_state_root(cwd, _env_subset(dict(os.environ))), team)
+    paths = TeamPaths(resolve_state_root(cwd, recorded_env(os.environ)), team)
     held = []
     for kind, path in (("scaling", paths.scaling_lock), ("membership", paths.membership_lock)):
         holder = fs.inspect_lock(Path(path))

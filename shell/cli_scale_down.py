@@ -14,15 +14,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from shell.cli_args import add_dry_run, add_output, add_tmux, complete_path, non_negative_int, positive_int
+from shell.environment import recorded_env
 
 if TYPE_CHECKING:
     from pure import model as m
 
-ENV_PREFIXES = ("OMX_", "CODEX_HOME")
-
-
 def _env() -> dict[str, str]:
-    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
+    return recorded_env(os.environ)
 
 
 def _common(p: argparse.ArgumentParser, *, dry_run: bool, tmux: bool = True) -> None:

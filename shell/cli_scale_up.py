@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from shell.cli_args import add_dry_run, add_output, add_tmux, complete_path, positive_int
+from shell.environment import recorded_env
 
 PLACEHOLDER_AGENT = Path(__file__).resolve().parent / "placeholder_agent.sh"
-ENV_PREFIXES = ("OMX_", "CODEX_HOME", "CODEX_SQLITE_HOME")
-ENV_KEYS = ("HOME", "SHELL", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy")
 
 DEBT_TEXT = {
     "pane_pid_unpinned": "pane {0} was created but its pid could not be pinned, so panefleet cannot prove "
@@ -92,11 +91,6 @@ def parse_task(text: str) -> Any:
                     role=value.get("role"), blocked_by=tuple(blocked) if blocked is not None else None)
 
 
-def gather_env(environ: dict[str, str]) -> dict[str, str]:
-    """The environment oh-my-codex semantics depend on (recorded in the request and audit log)."""
-    return {k: v for k, v in sorted(environ.items()) if k.startswith(ENV_PREFIXES) or k in ENV_KEYS}
-
-
 def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
     from pure.omx.scale_up import ScaleUpRequest
 
@@ -107,7 +101,7 @@ def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
     tasks = tuple(parse_task(text) for text in args.task)
     return ScaleUpRequest(
         team=args.team, count=args.count, cwd=os.path.abspath(args.cwd), agent_type=args.agent_type, tasks=tasks,
-        env=gather_env(environ), process_argv=tuple(sys.argv), cli_paths=cli_paths,
+        env=recorded_env(environ), process_argv=tuple(sys.argv), cli_paths=cli_paths,
         node_path=shutil.which("node", path=path) or "node", existing_shells=existing_shells(environ),
     )
 
@@ -254,6 +248,6 @@ def cmd_respawn(args: argparse.Namespace) -> int:
     from shell.cli_common import run_cli_operation
 
     environ = dict(os.environ)
-    request = RespawnRequest(team=args.team, worker=args.worker, cwd=os.path.abspath(args.cwd), env=gather_env(environ))
+    request = RespawnRequest(team=args.team, worker=args.worker, cwd=os.path.abspath(args.cwd), env=recorded_env(environ))
     return run_cli_operation("team.respawn", request, args, env=environ, render=render_respawn,
                              predicted_capture=PREDICTED_READY_OUTPUT)

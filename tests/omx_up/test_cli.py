@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from shell.cli_scale_up import explain, gather_env, parse_task
+from shell.cli_scale_up import explain, parse_task
+from shell.environment import recorded_env
 
 CLI = [sys.executable, str(Path(__file__).resolve().parents[2] / "cli.py")]
 
@@ -67,7 +68,7 @@ def test_explain_distinguishes_refusal_from_rollback() -> None:
 
 
 def test_only_relevant_environment_is_recorded() -> None:
-    env = gather_env({"OMX_TEAM_SCALING_ENABLED": "1", "CODEX_HOME": "/c", "AWS_SECRET_ACCESS_KEY": "x",
+    env = recorded_env({"OMX_TEAM_SCALING_ENABLED": "1", "CODEX_HOME": "/c", "AWS_SECRET_ACCESS_KEY": "x",
                       "HOME": "/h", "https_proxy": "p", "PATH": "/bin"})
     assert env == {"CODEX_HOME": "/c", "HOME": "/h", "OMX_TEAM_SCALING_ENABLED": "1", "https_proxy": "p"}
 
