@@ -15,6 +15,9 @@ from shell.environment import recorded_env
 
 # Modules that add commands: (module, group). Each exposes register(subparsers).
 TEAM_COMMAND_MODULES = ("shell.cli_scale_up", "shell.cli_scale_down")
+# The team commands defined here: with one of them asked for (and no help), the modules above are
+# not needed to parse the command line.
+INLINE_TEAM_COMMANDS = frozenset({"init", "status"})
 TOP_COMMAND_MODULES = (("herdr", "shell.herdr_cli", "Herdr worker fleet: owned workspaces, worker panes, reconcile"),)
 
 EXIT_CODES = """exit codes:
@@ -280,11 +283,14 @@ and for zsh (a directory on $fpath):
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The whole command tree; with ``argv``, only the command group it selects is built in full
-    (the others get a one-line placeholder), which keeps start-up fast."""
+    (the others get a one-line placeholder), and of the team commands only those defined here when
+    it selects one of them, which keeps start-up fast."""
     from shell.cli_args import complete_path, finish_tree
 
     words = command_words(list(argv)) if argv is not None else []
     first = words[0] if words else None
+    asks_help = argv is not None and any(word in ("-h", "--help") for word in argv)
+    inline_team_command = first == "team" and len(words) > 1 and words[1] in INLINE_TEAM_COMMANDS and not asks_help
     parser = Parser(
         prog="panefleet",
         description="Plan and apply changes to fleets of AI coding-agent worker panes in tmux and Herdr, "
@@ -362,7 +368,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(handler=cmd_team_status)
 
-    if argv is None or first == "team":
+    if argv is None or (first == "team" and not inline_team_command):
         for module_name in TEAM_COMMAND_MODULES:
             _register(module_name, team_sub)
     for group, module_name, summary in TOP_COMMAND_MODULES:
