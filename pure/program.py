@@ -2,11 +2,13 @@
 
 An operation is a pure generator that yields one :class:`~pure.model.Step` at a time, receives the
 :class:`~pure.model.Observation` the shell made of it, and finally returns a
-:class:`~pure.model.Done`. ``decide(program, journal)`` replays the journal into a fresh generator
-and answers ``Next(step)`` for the first step the journal does not cover, or the ``Done`` the
-program returned. Because the generator is pure, replaying a journal always reaches the same point,
-so a run can be resumed, re-planned after a surprise, replayed from its audit log, or frozen as a
-golden. ``Driver`` does the same incrementally (O(1) per step) for the live loop.
+:class:`~pure.model.Done`. It may also yield an :class:`Ahead`, which names reads it will ask for
+later (so that the shell can answer them together): that is no step, and no decision shows it.
+``decide(program, journal)`` replays the journal into a fresh generator and answers ``Next(step)``
+for the first step the journal does not cover, or the ``Done`` the program returned. Because the
+generator is pure, replaying a journal always reaches the same point, so a run can be resumed,
+re-planned after a surprise, replayed from its audit log, or frozen as a golden. ``Driver`` does the
+same incrementally (O(1) per step) for the live loop.
 
 ``decide`` is total: a program that raises, a journal that diverges from what the program asks for,
 or an observation of the wrong kind all end in a typed ``Done`` with status ``error``, whose result
@@ -17,7 +19,7 @@ decides; entries after a program that had finished make ``journal_after_done``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Literal, TypeVar, Union
 
 import attrs
@@ -48,9 +50,26 @@ from pure.model import (
 T = TypeVar("T")
 Obs = TypeVar("Obs", Proc, FileData, Ack, Listing, Value, JsonResult)
 
-Gen = Generator[Step, Observation, T]
-Program = Generator[Step, Observation, Done]
+
+@frozen(kw_only=True)
+class Ahead:
+    """Not a step: read-only steps a program will ask for later, in this order, one at a time as
+    always, whatever their answers are — unless it ends, or gives the rest up after a failure, first;
+    other steps may come between them.
+
+    The shell may answer them ahead of time, several at once (``shell/executor.py`` ``read_ahead``),
+    and hands each answer over when the program asks for that step. An ``Ahead`` is never journaled
+    and never part of a decision: ``decide``, replay, dry runs and goldens see exactly the steps
+    they would see without it. Yield one with :func:`announce`."""
+
+    steps: tuple[Step, ...]
+
+
+Gen = Generator[Union[Step, Ahead], Observation, T]
+Program = Generator[Union[Step, Ahead], Observation, Done]
 ProgramFactory = Callable[[], Program]
+# What the program gets back for an Ahead (it is no question, so there is no answer to give).
+_NO_ANSWER = Ack(ok=True)
 
 
 class PlanError(Exception):
@@ -141,6 +160,14 @@ def expect(step: Step, kind: type[Obs]) -> Gen[Obs]:
     return observation
 
 
+def announce(steps: Iterable[Step]) -> Gen[None]:
+    """Say which reads come next (:class:`Ahead`); nothing is yielded for none. Only reads may be
+    announced: a mutation in ``steps`` ends the program as an internal error."""
+    ahead = tuple(steps)
+    if ahead:
+        yield Ahead(steps=ahead)
+
+
 def is_mutation(step: Step) -> bool:
     """Whether a step changes the world (what a dry run predicts instead of doing)."""
     if isinstance(step, Run):
@@ -179,6 +206,7 @@ class Driver:
         self._gen: Program | None = None
         self._factory = factory
         self._pending: Step | None = None
+        self._ahead: list[Step] = []  # announced reads not yet handed to the shell (take_ahead)
         self._done: Done | None = None
         self._changes: list[Step] = []
         self._at = 0  # index of the journal entry being fed
@@ -193,12 +221,19 @@ class Driver:
             self._gen.close()
             self._gen = None
 
-    def _guard(self, advance: Callable[[Program], Step]) -> None:
+    def _guard(self, advance: Callable[[Program], Step | Ahead]) -> None:
         gen = self._gen
         if gen is None:
             return
         try:
-            self._pending = advance(gen)
+            item = advance(gen)
+            while isinstance(item, Ahead):
+                changes = [step.op for step in item.steps if is_mutation(step)]
+                if changes:
+                    raise ValueError(f"announced a change ({changes[0]}): only reads can be announced")
+                self._ahead.extend(item.steps)
+                item = gen.send(_NO_ANSWER)
+            self._pending = item
         except StopIteration as stop:
             value = stop.value
             self._finish(value if isinstance(value, Done) else _error_done(NoDecision()))
@@ -220,6 +255,11 @@ class Driver:
             self._finish(_error_done(InternalError(), message=f"internal_error:{type(err).__name__}:{err}"))
             return
         self._guard(next)
+
+    def take_ahead(self) -> tuple[Step, ...]:
+        """The reads announced since the last call (:class:`Ahead`), for the shell to answer ahead."""
+        ahead, self._ahead = tuple(self._ahead), []
+        return ahead
 
     def decision(self) -> Next | Done:
         if self._done is not None:

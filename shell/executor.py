@@ -9,9 +9,10 @@ import shlex
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeGuard, TypeVar
 
 from pure import model as m
 from shell import deadlines, fs, tmux_control, tmux_protocol
@@ -45,6 +46,7 @@ def run_process(
     env: Mapping[str, str],
     cwd: str | None = None,
     timeout: float | None = None,
+    guards: set[_Watchdog] | None = None,
 ) -> m.Proc:
     """Run ``tool`` (resolved on ``env``'s PATH) to completion, or until its deadline.
 
@@ -52,6 +54,8 @@ def run_process(
     (default: the tool's deadline from ``PANEFLEET_CALL_TIMEOUT``, ``shell/deadlines.py``) pass,
     or this process is interrupted, the whole group gets SIGTERM and, 0.5 s later, SIGKILL; a call
     that ran out of time is observed as not finished (``exit_code=None``), never as an answer.
+    ``guards`` holds the call's watchdog while it runs, so that another thread can end it
+    (``_Watchdog.stop_now``: a call read ahead on a thread of its own is not interrupted by Ctrl-C).
     """
     path = which(tool, env)
     if path is None:
@@ -77,6 +81,8 @@ def run_process(
             _preexec_fn=_child_signals(mask),
         )
         watchdog = _Watchdog(running.process.pid, seconds)
+        if guards is not None:
+            guards.add(watchdog)
     except OSError as exc:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return m.Proc(exit_code=None, stderr=f"{tool}: {exc.strerror or exc}")
@@ -103,6 +109,8 @@ def run_process(
         raise
     finally:
         watchdog.finished()
+        if guards is not None:
+            guards.discard(watchdog)
     if watchdog.fired:  # it exited on SIGTERM with a status of its own: still not an answer
         return _timed_out(tool, args, seconds, running.stderr)
     return m.Proc(
@@ -338,6 +346,119 @@ class ClientProcess:
         return self.exit_code
 
 
+# At most this many announced reads are answered at once (``read_ahead``).
+READ_AHEAD_MOST = 8
+# How a read is made (``Executor.run_tool``): the step, and a set to hold its watchdog while it runs.
+Reader = Callable[[m.Run, set["_Watchdog"]], m.Proc]
+
+
+class _AnsweredAhead:
+    """One announced read being answered on a thread of its own."""
+
+    def __init__(self, step: m.Run, run: Reader) -> None:
+        self.step = step
+        self.guards: set[_Watchdog] = set()
+        self._proc: m.Proc | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._answer, args=(run,), name="panefleet-read-ahead", daemon=True)
+        self._thread.start()
+
+    def _answer(self, run: Reader) -> None:
+        try:
+            self._proc = run(self.step, self.guards)
+        except BaseException as exc:  # noqa: BLE001 - raised again where the step is asked for
+            self._error = exc
+
+    def result(self) -> m.Proc:
+        """The answer (waiting for it); what the call raised is raised here, as if it ran now."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._proc is not None
+        return self._proc
+
+    def stop(self) -> None:
+        """End the call now (SIGTERM to its group, SIGKILL after the grace) and wait for its thread."""
+        if self._thread.is_alive():
+            for watchdog in list(self.guards):
+                watchdog.stop_now()
+        self._thread.join()
+
+
+class _ReadAhead:
+    """The reads a program announced (``pure/program.py`` ``Ahead``), answered ahead of time.
+
+    Nothing is read before the program asks for the first announced step; then that step and the
+    next ones, up to a window of :data:`READ_AHEAD_MOST`, run at once, each on a thread of its own,
+    and each answer is handed over when the program asks for its step, in the announced order. The
+    journal holds the same steps with the same kind of answers as when they run one by one; only
+    their timing differs, and the audit log says which were read ahead.
+
+    An answer read ahead is never used across a change: before a step that changes the world (a
+    mutating call, or a wait) the reads still running are let finish, their answers dropped and their
+    steps put back to be read again when asked — so every answer the program gets was read after
+    every change the journal shows before it. The window then starts again at one and doubles with
+    every answer handed over without a change in between: a pass that changes something after every
+    read (each follower dead and replaced) wastes a few reads at most, then reads one by one."""
+
+    def __init__(self, run: Reader, most: int) -> None:
+        self._run = run
+        self._most = most
+        self._window = most
+        self._clean = True  # no change since the last answer handed over
+        self._queue: deque[m.Run] = deque()  # announced, not started, in order
+        self._running: deque[_AnsweredAhead] = deque()  # started, in announced order
+        self.dropped = 0  # reads made but not used (a change came first, or they were never asked for)
+
+    def announce(self, steps: tuple[m.Step, ...]) -> None:
+        self._queue.extend(step for step in steps if _may_read_ahead(step))
+
+    def take(self, step: m.Run) -> tuple[m.Proc, bool] | None:
+        """The answer to ``step`` when it is the next announced read, and whether it was started
+        before it was asked for; else None (run it as usual)."""
+        started = bool(self._running)
+        head = self._running[0].step if started else (self._queue[0] if self._queue else None)
+        if head != step:
+            return None
+        if self._clean:
+            self._window = min(self._most, self._window * 2)
+        self._clean = True
+        while self._queue and len(self._running) < self._window:
+            self._running.append(_AnsweredAhead(self._queue.popleft(), self._run))
+        return self._running.popleft().result(), started
+
+    def settle(self) -> None:
+        """A change is about to be made: no read may run across it, and none read before it is used."""
+        self._window, self._clean = 1, False
+        if not self._running:
+            return
+        for answer in self._running:
+            with contextlib.suppress(BaseException):
+                answer.result()
+        self._queue.extendleft(reversed([answer.step for answer in self._running]))
+        self.dropped += len(self._running)
+        self._running.clear()
+
+    def stop(self) -> None:
+        """The run is over: end the reads still running; forget what was announced."""
+        for answer in self._running:
+            answer.stop()
+        self.dropped += len(self._running)
+        self._running.clear()
+        self._queue.clear()
+
+
+def _may_read_ahead(step: m.Step) -> TypeGuard[m.Run]:
+    """A read that runs as a process of its own (tmux steps share the run's one control client)."""
+    return isinstance(step, m.Run) and not step.mutates and step.tool != "tmux"
+
+
+def _changes_world(step: m.Step) -> bool:
+    """What an answer read ahead must not be used across: a mutating call, or a wait (panefleet's own
+    files and store are not what a read of another program answers)."""
+    return (isinstance(step, m.Run) and step.mutates) or isinstance(step, m.Sleep)
+
+
 class Executor:
     """Runs steps against the real world.
 
@@ -369,21 +490,52 @@ class Executor:
         self.tmux_via: str | None = None  # how the last tmux step was answered: "control" or "spawn"
         self._via_counts: dict[str, int] = {"control": 0, "spawn": 0}
         self._run_over = False  # end_run was called: the next tmux step starts the counts afresh
+        # Announced reads answered ahead (read_ahead); at most this many at once, below 2 never.
+        self.read_ahead_most = READ_AHEAD_MOST
+        self._ahead: _ReadAhead | None = None
+        self.answered_ahead = False  # the last step was read before the program asked for it
 
     def tool_args(self, tool: str, args: tuple[str, ...]) -> tuple[str, ...]:
         if tool == "tmux" and self.tmux_socket:
             return ("-L", self.tmux_socket, *args)
         return args
 
+    def read_ahead(self, steps: tuple[m.Step, ...]) -> None:
+        """Reads the program will ask for later (``pure/program.py`` ``Ahead``; ``shell/loop.py``
+        hands them over): answered ahead, several at once, by :class:`_ReadAhead`."""
+        if self.read_ahead_most < 2:
+            return
+        if self._ahead is None:
+            self._ahead = _ReadAhead(self.run_tool, self.read_ahead_most)
+        self._ahead.announce(steps)
+
+    @property
+    def read_ahead_dropped(self) -> int:
+        """Reads made ahead whose answers were not used (a change came first, or never asked for)."""
+        return self._ahead.dropped if self._ahead is not None else 0
+
+    def run_tool(self, step: m.Run, guards: set[_Watchdog] | None = None) -> m.Proc:
+        """A step of a tool other than tmux, run now (also on a thread of its own, when read ahead:
+        ``guards`` then holds its watchdog). What a subclass overrides to answer such steps otherwise."""
+        return run_process(step.tool, self.tool_args(step.tool, step.args), env=self.env, cwd=step.cwd,
+                           timeout=self.deadlines.seconds(step.tool), guards=guards)
+
     def execute(self, step: m.Step) -> m.Observation:  # noqa: PLR0911,PLR0912
         if self._locks and time.monotonic() >= self._lease_due:
             self._refresh_leases()
+        self.answered_ahead = False
+        if self._ahead is not None and _changes_world(step):
+            self._ahead.settle()
         if isinstance(step, m.Run):
             self.calls[step.tool] = self.calls.get(step.tool, 0) + 1
             if step.tool == "tmux":
                 return self._tmux(step)
-            return run_process(step.tool, self.tool_args(step.tool, step.args), env=self.env, cwd=step.cwd,
-                               timeout=self.deadlines.seconds(step.tool))
+            if self._ahead is not None:
+                taken = self._ahead.take(step)
+                if taken is not None:
+                    answer, self.answered_ahead = taken
+                    return answer
+            return self.run_tool(step)
         if isinstance(step, m.ReadFile):
             try:
                 data = Path(step.path).read_bytes()
@@ -540,10 +692,14 @@ class Executor:
                 "fallback": self._control_off}
 
     def end_run(self) -> None:
-        """The run is over: close its tmux control client; the next run starts afresh (a new client,
-        new counts; :meth:`tmux_summary` still tells about this one until then)."""
+        """The run is over: close its tmux control client and end the reads still running ahead; the
+        next run starts afresh (a new client, new counts; :meth:`tmux_summary` still tells about this
+        one until then)."""
         self._run_over = True
         self.tmux_via = None
+        self.answered_ahead = False
+        if self._ahead is not None:
+            self._ahead.stop()
         self._close_client()
 
     def release_all(self) -> None:

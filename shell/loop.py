@@ -109,6 +109,11 @@ def _drive(
                     record["tmux_executor"] = tmux
                 audit.write(record)
             return decision, journal
+        ahead = driver.take_ahead()
+        if ahead:  # reads the program will ask for later (pure/program.py Ahead): never journaled
+            read_ahead = getattr(executor, "read_ahead", None)
+            if callable(read_ahead):
+                read_ahead(ahead)
         for step in decision.steps:
             observation = executor.execute(step)
             journal.append(m.Entry(step=step, observation=observation))
@@ -117,6 +122,8 @@ def _drive(
                 via = getattr(executor, "tmux_via", None) if isinstance(step, m.Run) and step.tool == "tmux" else None
                 if isinstance(via, str):  # "control" or "spawn" (replay reads only step and observation)
                     entry["tmux_via"] = via
+                if getattr(executor, "answered_ahead", False) is True:  # read before it was asked for
+                    entry["read_ahead"] = True
                 audit.write(entry)
             if listener is not None:
                 listener(step, observation)
