@@ -40,18 +40,17 @@ class SubprocessExecutor(Executor):
     Used only where call volume dominates (the soak and the benchmark); every other test runs herdr
     through the real ``sh``-based executor."""
 
-    def execute(self, step: m.Step) -> m.Observation:
-        if isinstance(step, m.Run) and step.tool == "herdr":
-            import shutil
-            import subprocess
+    def run_tool(self, step: m.Run, guards: set[Any] | None = None) -> m.Proc:
+        if step.tool != "herdr":
+            return super().run_tool(step, guards)
+        import shutil
+        import subprocess
 
-            self.calls["herdr"] = self.calls.get("herdr", 0) + 1
-            path = shutil.which("herdr", path=self.env.get("PATH"))
-            if path is None:
-                return m.Proc(exit_code=None, stderr="herdr: command not found on PATH")
-            done = subprocess.run([path, *step.args], capture_output=True, text=True, env=self.env, check=False)
-            return m.Proc(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr)
-        return super().execute(step)
+        path = shutil.which("herdr", path=self.env.get("PATH"))
+        if path is None:
+            return m.Proc(exit_code=None, stderr="herdr: command not found on PATH")
+        done = subprocess.run([path, *step.args], capture_output=True, text=True, env=self.env, check=False)
+        return m.Proc(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr)
 
 
 class InProcessExecutor(Executor):
@@ -63,13 +62,13 @@ class InProcessExecutor(Executor):
     def __init__(self, fake: FakeHerdr, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.fake = fake
+        self.read_ahead_most = 1  # the in-process fake's state is not shared safely between threads
 
-    def execute(self, step: m.Step) -> m.Observation:
-        if isinstance(step, m.Run) and step.tool == "herdr":
-            self.calls["herdr"] = self.calls.get("herdr", 0) + 1
+    def run_tool(self, step: m.Run, guards: set[Any] | None = None) -> m.Proc:
+        if step.tool == "herdr":
             code, stdout, stderr = self.fake.call(list(step.args))
             return m.Proc(exit_code=code, stdout=stdout, stderr=stderr)
-        return super().execute(step)
+        return super().run_tool(step, guards)
 
 
 class World:

@@ -25,15 +25,27 @@ from pure.herdr.parse import (
 )
 from pure.herdr.records import parse_recorded, store_step
 from pure.model import JsonResult, Proc, Run
-from pure.program import Gen, expect
+from pure.program import Gen, announce, expect
 
 # ---------------------------------------------------------------------------------------- primitives
 
 
-def herdr(session: str, *args: str, mutates: bool = False) -> Gen[Proc]:
+def herdr_step(session: str, *args: str, mutates: bool = False) -> Run:
     """One herdr call. ``--session`` goes first, where herdr strips it before parsing the verb."""
-    proc = yield from expect(Run(tool="herdr", args=("--session", session, *args), mutates=mutates), Proc)
+    return Run(tool="herdr", args=("--session", session, *args), mutates=mutates)
+
+
+def herdr(session: str, *args: str, mutates: bool = False) -> Gen[Proc]:
+    proc = yield from expect(herdr_step(session, *args, mutates=mutates), Proc)
     return proc
+
+
+def pane_list_step(session: str, workspace_id: str) -> Run:
+    return herdr_step(session, "pane", "list", "--workspace", workspace_id)
+
+
+def probe_step(session: str, pane_id: str) -> Run:
+    return herdr_step(session, "pane", "process-info", "--pane", pane_id)
 
 
 def store(action: str, payload: Mapping[str, Any]) -> Gen[JsonResult]:
@@ -113,8 +125,22 @@ def apply_ownership(disc: Discovery) -> Gen[Result[None, str]]:
     return Success(None)
 
 
+def list_all_panes(session: str, owned: Sequence[Owned]) -> Gen[Result[list[tuple[Owned, tuple[PaneFact, ...]]], str]]:
+    """``pane list`` of every owned workspace, in order; the first that fails ends the listing. The
+    listings are announced (``pure/program.py`` ``Ahead``): they are independent reads, so the shell
+    may make them together."""
+    yield from announce(pane_list_step(session, o.workspace_id) for o in owned)
+    entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
+    for one in owned:
+        listed = yield from list_panes(session, one.workspace_id)
+        if isinstance(listed, Failure):
+            return Failure(listed.failure())
+        entries.append((one, listed.unwrap()))
+    return Success(entries)
+
+
 def list_panes(session: str, workspace_id: str) -> Gen[Result[tuple[PaneFact, ...], str]]:
-    proc = yield from herdr(session, "pane", "list", "--workspace", workspace_id)
+    proc = yield from expect(pane_list_step(session, workspace_id), Proc)
     if not succeeded(proc):
         return Failure(f"herdr pane list failed: {failure_text(proc)}")
     return parse_pane_list(proc.stdout, WORKER_PANE_SOURCE)
@@ -122,7 +148,7 @@ def list_panes(session: str, workspace_id: str) -> Gen[Result[tuple[PaneFact, ..
 
 def probe(session: str, pane_id: str) -> Gen[Pulse]:
     """``paneFollowerAlive``: a failed or unreadable probe is ``unknown``, never dead."""
-    proc = yield from herdr(session, "pane", "process-info", "--pane", pane_id)
+    proc = yield from expect(probe_step(session, pane_id), Proc)
     if not succeeded(proc):
         return Pulse("unknown", f"herdr pane process-info failed: {failure_text(proc)}")
     info = parse_process_info(proc.stdout, pane_id)

@@ -8,7 +8,7 @@ from typing import Any
 from attrs import evolve, frozen
 from returns.result import Failure, Result, Success
 
-from pure.herdr.fleet.calls import apply_ownership, discover, list_panes, probe, store
+from pure.herdr.fleet.calls import apply_ownership, discover, list_all_panes, probe, probe_step, store
 from pure.herdr.fleet.common import (
     DEFAULT_SESSION,
     Discovery,
@@ -33,7 +33,7 @@ from pure.herdr.parse import (
 )
 from pure.herdr.records import RunRecord, parse_run, parse_runs
 from pure.model import Ack, AcquireLock, Done, ReleaseLock, Status
-from pure.program import Gen, Program, expect
+from pure.program import Gen, Program, announce, expect
 
 # ------------------------------------------------------------------------------ operation programs
 
@@ -127,12 +127,10 @@ def _open_body(request: OpenRequest) -> Program:
         if isinstance(found, Failure):
             return done_with("error", {"kind": "unavailable", "reason": found.failure()}, found.failure())
         disc = found.unwrap()
-        entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
-        for owned in disc.owned:
-            listed = yield from list_panes(request.session, owned.workspace_id)
-            if isinstance(listed, Failure):
-                return done_with("error", {"kind": "unavailable", "reason": listed.failure()}, listed.failure())
-            entries.append((owned, listed.unwrap()))
+        listings = yield from list_all_panes(request.session, disc.owned)
+        if isinstance(listings, Failure):
+            return done_with("error", {"kind": "unavailable", "reason": listings.failure()}, listings.failure())
+        entries = listings.unwrap()
         wrote = yield from apply_ownership(disc)
         if isinstance(wrote, Failure):
             return done_with("error", {"kind": "unavailable", "reason": wrote.failure()}, wrote.failure())
@@ -209,14 +207,14 @@ def status_program(request: StatusRequest) -> Program:
         if isinstance(found, Failure):
             return done_with("error", {"ok": False, "reason": found.failure()}, found.failure())
         disc = found.unwrap()
-        for owned in disc.owned:
-            listed = yield from list_panes(request.session, owned.workspace_id)
-            if isinstance(listed, Failure):
-                return done_with("error", {"ok": False, "reason": listed.failure()}, listed.failure())
-            entries.append((owned, listed.unwrap()))
+        listings = yield from list_all_panes(request.session, disc.owned)
+        if isinstance(listings, Failure):
+            return done_with("error", {"ok": False, "reason": listings.failure()}, listings.failure())
+        entries = listings.unwrap()
     held, junk = attribute(entries, runs)
     holder = {pane.pane_id: run_id for run_id, (pane, _w) in held.items()}
     pulses: dict[str, Pulse] = {}
+    yield from announce(probe_step(request.session, pane.pane_id) for pane, _w in held.values())
     for run_id, (pane, _w) in held.items():
         pulses[run_id] = yield from probe(request.session, pane.pane_id)
     out_runs: list[dict[str, Any]] = []

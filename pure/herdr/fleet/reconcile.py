@@ -13,8 +13,9 @@ from pure.herdr.fleet.calls import (
     close_pane,
     discover,
     herdr,
-    list_panes,
+    list_all_panes,
     probe,
+    probe_step,
     release_agent,
     store,
 )
@@ -34,7 +35,7 @@ from pure.herdr.parse import (
     succeeded,
 )
 from pure.herdr.records import RunRecord, parse_runs
-from pure.program import Gen
+from pure.program import Gen, announce
 
 # ------------------------------------------------------------------------------------- reconcile
 
@@ -110,12 +111,10 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
     if isinstance(found, Failure):
         return Failure(found.failure())
     disc = found.unwrap()
-    entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
-    for owned in disc.owned:
-        listed = yield from list_panes(session, owned.workspace_id)
-        if isinstance(listed, Failure):
-            return Failure(listed.failure())
-        entries.append((owned, listed.unwrap()))
+    listings = yield from list_all_panes(session, disc.owned)
+    if isinstance(listings, Failure):
+        return Failure(listings.failure())
+    entries = listings.unwrap()
     wrote = yield from apply_ownership(disc)
     if isinstance(wrote, Failure):
         return Failure(wrote.failure())
@@ -127,6 +126,8 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
     outcomes: list[dict[str, Any]] = []
     standing: dict[str, str] = {p.pane_id: o.workspace_id for o, panes in entries for p in panes}
     opened_ws: set[str] = set()
+    # Every held run's follower is probed below, whatever the other probes answer: independent reads.
+    yield from announce(probe_step(session, held[run.run_id][0].pane_id) for run in live if run.run_id in held)
 
     for run in live:
         hold = held.get(run.run_id)
