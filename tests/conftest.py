@@ -14,9 +14,35 @@ from tests.harness import Goldens
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# How panefleet runs tmux steps (``PANEFLEET_TMUX_EXECUTOR``, shell/tmux_control.py): every test with
+# a real tmux server (the ``tmux_server`` fixture) runs once per executor, as ``test_x[control]`` and
+# ``test_x[spawn]``, unless it (or its module) is marked ``@pytest.mark.tmux_executors("control")``.
+TMUX_EXECUTORS = ("control", "spawn")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", default=False,
                      help="rewrite golden files from the current behaviour (review the diff!)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "tmux_executors(*modes): run a real-tmux test with only these tmux "
+                                       "executors (default: control and spawn)")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "tmux_executor" in metafunc.fixturenames:
+        marker = metafunc.definition.get_closest_marker("tmux_executors")
+        metafunc.parametrize("tmux_executor", marker.args if marker else TMUX_EXECUTORS, indirect=True)
+
+
+@pytest.fixture
+def tmux_executor(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The tmux executor of this run of the test, set in the process environment (which the test's
+    executors and CLI processes inherit, ``clean_env`` included)."""
+    mode = str(request.param)
+    monkeypatch.setenv("PANEFLEET_TMUX_EXECUTOR", mode)
+    return mode
 
 
 @pytest.fixture
@@ -57,7 +83,7 @@ class TmuxServer:
 
 
 @pytest.fixture
-def tmux_server(tmp_path: Path) -> Iterator[TmuxServer]:
+def tmux_server(tmp_path: Path, tmux_executor: str) -> Iterator[TmuxServer]:
     if shutil.which("tmux") is None:
         pytest.fail("tmux is not installed (.ci/run installs it)")
     name = f"pf-test-{uuid.uuid4().hex[:10]}"
@@ -72,8 +98,11 @@ def tmux_server(tmp_path: Path) -> Iterator[TmuxServer]:
 
 
 @pytest.fixture
-def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """A process environment isolated from the developer's: private state dir, no TMUX."""
+def clean_env(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A process environment isolated from the developer's: private state dir, no TMUX; with a real
+    tmux server, the test's tmux executor (set up first, so that this copy has it)."""
+    if "tmux_executor" in request.fixturenames:
+        request.getfixturevalue("tmux_executor")
     state = tmp_path / "pf-state"
     monkeypatch.setenv("PANEFLEET_STATE_DIR", str(state))
     monkeypatch.delenv("TMUX", raising=False)

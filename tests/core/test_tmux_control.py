@@ -29,6 +29,9 @@ from shell.loop import replay, run_operation, run_program
 from tests.conftest import TmuxServer
 from tests.core.test_call_deadlines import HANGING, assert_all_gone, stub
 
+# These tests compare the two executors themselves (each Executor gets its own PANEFLEET_TMUX_EXECUTOR).
+pytestmark = pytest.mark.tmux_executors("control")
+
 LIST = ("list-panes", "-a", "-F", "#{pane_id}\t#{pane_dead}\t#{pane_pid}")
 
 

@@ -47,6 +47,7 @@ def _session_panes(server: TmuxServer, session: str) -> set[str]:
     return set(out.split())
 
 
+@pytest.mark.tmux_executors("control")  # the default executor only: one run of the matrix is over a minute
 def test_sigkill_at_every_file_write_leaves_no_pane_behind(tmux_server: TmuxServer, tmp_path: Path,
                                                           clean_env: dict[str, str]) -> None:
     env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
