@@ -15,7 +15,6 @@ as recorded debt; ``refused`` for argument/selection errors (nothing changed); `
 
 from __future__ import annotations
 
-import json
 import posixpath
 from typing import Any
 
@@ -26,9 +25,10 @@ from pure import model as m
 from pure import ops
 from pure import tmux as t
 from pure.omx import debt as d
-from pure.omx import ids, locks, strays, txn
+from pure.omx import locks, strays, txn
 from pure.omx.debt_report import explain as explain_debt
 from pure.omx.names import sanitize_team_name
+from pure.omx.scaling import DISABLED, leader_nudge, scaling_enabled
 from pure.omx.state import (
     Json,
     TeamPaths,
@@ -43,14 +43,8 @@ from pure.omx.state import (
 from pure.omx.tasks import TERMINAL, list_tasks, parse_iso_ms, read_task
 from pure.program import Gen, PlanError, Program, expect, fail
 
-DISABLED = "Dynamic scaling is disabled. Set OMX_TEAM_SCALING_ENABLED=1 to enable."
 ALL_WORKERS = "Cannot remove all workers \u2014 at least 1 must remain"
 DRAIN_POLL_MS = 2000
-
-
-def scaling_enabled(env: dict[str, str]) -> bool:
-    raw = env.get("OMX_TEAM_SCALING_ENABLED")
-    return bool(raw) and raw.strip().lower() in ("1", "true", "yes", "on", "enabled")  # type: ignore[union-attr]
 
 
 @frozen(kw_only=True)
@@ -423,11 +417,7 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[tuple[Json, list[m.Debt
     if not cleanup.get("ok"):
         return cleanup, [m.Debt(kind="cleanup", subject=ctx.paths.team, reason=str(cleanup.get("error")))]
     reason = f"scale_down: removed {len(removed)} worker(s) [{', '.join(removed)}], new count={outcome.new_count}"
-    event = {"type": "team_leader_nudge", "worker": "leader-fixed", "reason": reason,
-             "event_id": (yield from ids.fresh_uuid()), "team": ctx.paths.team,
-             "created_at": (yield from _now())}
-    yield from expect(m.AppendFile(path=ctx.paths.events, content=json.dumps(event, ensure_ascii=False,
-                                                                              separators=(",", ":")) + "\n"), m.Ack)
+    yield from leader_nudge(ctx.paths, reason)  # oh-my-codex does not check this append
     return {"ok": True, "removedWorkers": removed, "newWorkerCount": outcome.new_count}, []
 
 

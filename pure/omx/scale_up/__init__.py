@@ -19,7 +19,8 @@ from __future__ import annotations
 from pure.omx.scale_up.config import save_config, saved_config_text
 from pure.omx.scale_up.plan import CLI_UNAVAILABLE, cli_unavailable, role_instructions, split_target
 from pure.omx.scale_up.program import scale_up
-from pure.omx.scale_up.run import DISABLED, PLACEHOLDER, ScaleUpRequest, TaskSpec, scaling_enabled
+from pure.omx.scale_up.run import PLACEHOLDER, ScaleUpRequest, TaskSpec
 from pure.omx.scale_up.worker import worktree_instructions
+from pure.omx.scaling import DISABLED, scaling_enabled
 
 __all__ = ["CLI_UNAVAILABLE", "DISABLED", "PLACEHOLDER", "ScaleUpRequest", "TaskSpec", "cli_unavailable", "role_instructions", "save_config", "saved_config_text", "scale_up", "scaling_enabled", "split_target", "worktree_instructions"]

@@ -24,16 +24,15 @@ from pure.omx.scale_up.plan import (
 )
 from pure.omx.scale_up.rollback import rollback
 from pure.omx.scale_up.run import (
-    DISABLED,
     Abort,
     Run,
     ScaleUpRequest,
     ok_done,
     positive_or,
     refused,
-    scaling_enabled,
 )
 from pure.omx.scale_up.worker import Launched, await_started, finish_event, hand_over, launch_worker, settle
+from pure.omx.scaling import DISABLED, scaling_enabled
 from pure.omx.state import Json, TeamPaths, resolve_state_root
 from pure.program import Gen, PlanError, Program, expect, fail
 

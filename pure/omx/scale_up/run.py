@@ -17,8 +17,6 @@ from pure.program import Gen, PlanError, expect, fail
 
 T = TypeVar("T")
 
-DISABLED = "Dynamic scaling is disabled. Set OMX_TEAM_SCALING_ENABLED=1 to enable."
-ENABLED_VALUES = ("1", "true", "yes", "on", "enabled")
 INJECT_ENV = "OMX_TEAM_SCALE_UP_INJECT_FAILURE"
 PLACEHOLDER = "placeholder"
 
@@ -55,10 +53,6 @@ class ScaleUpRequest:
     cli_paths: dict[str, str] = field(factory=dict)
     node_path: str = "node"
     existing_shells: tuple[str, ...] = ()
-
-
-def scaling_enabled(env: dict[str, str]) -> bool:
-    return env.get("OMX_TEAM_SCALING_ENABLED", "").strip().lower() in ENABLED_VALUES
 
 
 def injections(env: dict[str, str]) -> frozenset[str]:

@@ -39,6 +39,7 @@ from pure.omx.scale_up.run import (
     read_optional,
     team_state_file,
 )
+from pure.omx.scaling import leader_nudge
 from pure.omx.state import Json, TeamPaths, render_json
 from pure.program import Gen, PlanError, expect
 
@@ -384,12 +385,10 @@ def _log_delivery(run: Run, request: Json, now: str) -> Gen[None]:
 
 
 def leader_event(paths: TeamPaths, reason: str) -> Gen[None]:
-    event_id = yield from ids.fresh_uuid()
-    now = yield from expect(m.Clock(), m.Value)
-    event = {"type": "team_leader_nudge", "worker": "leader-fixed", "reason": reason,
-             "event_id": event_id, "team": paths.team, "created_at": now.value}
-    yield from acked(m.AppendFile(path=paths.events, content=json.dumps(event, ensure_ascii=False,
-                                                                       separators=(",", ":")) + "\n"))
+    """The leader-nudge event; a failed append is a ``StepFailure``."""
+    ack = yield from leader_nudge(paths, reason)
+    if not ack.ok:
+        raise StepFailure(ack.error)
 
 
 def finish_event(run: Run) -> Gen[None]:
