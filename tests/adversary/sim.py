@@ -83,6 +83,7 @@ class TmuxServer:
         self.epoch = 0
         self.panes: dict[str, Pane] = {}
         self._numbers = [0, 0, 0]  # pane, window, session
+        self.new_pane_screen = ""  # what a pane created by split-window/new-window shows
 
     # -- world changes (not through tmux commands) ------------------------------------------
     def _pid(self) -> int:
@@ -180,7 +181,8 @@ class TmuxServer:
         return m.Proc(exit_code=1, stderr=f"unknown command: {verb}\n")
 
     def _create(self, args: tuple[str, ...], session: int, window: int) -> Pane:
-        pane = Pane(number=self._next(0), pid=self._pid(), session=session, window=window, start_command=args[-1])
+        pane = Pane(number=self._next(0), pid=self._pid(), session=session, window=window, start_command=args[-1],
+                    screen=self.new_pane_screen)
         self.panes[pane.id] = pane
         return pane
 

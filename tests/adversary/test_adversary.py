@@ -3,7 +3,7 @@ else is using too, with faults, hangs and crashes, checked after every step.
 
 A hypothesis ``RuleBasedStateMachine`` interleaves panefleet's operations — ``team init`` (adopting a
 leader pane), ``team scale-up`` (``OMX_TEAM_SKIP_READY_WAIT=1``), ``team scale-down``, ``team debt
-reconcile``, ``team status`` — for up to three teams sharing one state root, run as pure programs
+reconcile``, ``team status``, ``team respawn`` — for up to three teams sharing one state root, run as pure programs
 through ``tests/adversary/sim.py`` over the simulated server and real files, with an adversary:
 foreign panes appear, panes are re-tagged (to another team, to nothing, or a foreign pane to this
 team), respawned with the same id and a new pid, die (closed, or kept dead by ``remain-on-exit``), the
@@ -115,6 +115,11 @@ class Snapshot:
     task_bytes: dict[str, bytes]
 
 
+# A real Codex 0.169.0 ready screen (tests/goldens/screens/codex/ready.json): what every pane the
+# model creates shows, so that ``team respawn`` (always watched) finds its agent ready.
+READY_SCREEN = json.loads((Path(__file__).resolve().parents[1] / "goldens" / "screens" / "codex" / "ready.json")
+                          .read_text(encoding="utf-8"))["capture"]
+
 class AdversaryMachine(RuleBasedStateMachine):
     check_leaks = False
 
@@ -126,6 +131,7 @@ class AdversaryMachine(RuleBasedStateMachine):
         self.cwd.mkdir()
         self.state_root = self.cwd / ".omx" / "state"
         self.world = World(server=TmuxServer())
+        self.world.server.new_pane_screen = READY_SCREEN  # so that a watched respawn can start its agent
         self.teams: dict[str, Snapshot | None] = {}
         self.clock = 0
         TOTALS["machines"] += 1
@@ -289,6 +295,19 @@ class AdversaryMachine(RuleBasedStateMachine):
         team = self._team(choice)
         assert team is not None
         self._op(team, "reconcile", debt_reconcile_program(DebtRequest(team=team, cwd=str(self.cwd), env=ENV)), plan)
+
+    @precondition(lambda self: bool(self.teams))
+    @rule(choice=st.integers(0, 5), pick=st.integers(0, 10**6), plan=PLANS)
+    def respawn(self, choice: int, pick: int, plan: Plan) -> None:
+        from pure.omx.respawn import RespawnRequest, respawn
+
+        team = self._team(choice)
+        assert team is not None
+        snapshot = self.teams.get(team)
+        names = sorted(snapshot.members) if snapshot is not None else []
+        worker = names[pick % len(names)] if names else "worker-1"
+        self._op(team, "respawn", respawn(RespawnRequest(team=team, worker=worker, cwd=str(self.cwd), env=ENV)),
+                 plan)
 
     @precondition(lambda self: bool(self.teams))
     @rule(choice=st.integers(0, 5), plan=PLANS)
