@@ -444,6 +444,17 @@ def _usage(parser_prog: str, message: str, as_json: bool, usage: str = "") -> in
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from shell import startup
+
+    if argv is None:  # a whole process: start up without the cyclic collector (shell/startup.py)
+        startup.hold()
+    try:
+        return _main(argv)
+    finally:
+        startup.release()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from shell.cli_args import apply_global_defaults, wants_json
 
     args_list = list(sys.argv[1:] if argv is None else argv)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard, TypeVar
 
 from pure import model as m
-from shell import deadlines, fs, tmux_control, tmux_protocol
+from shell import deadlines, fs, startup, tmux_control, tmux_protocol
 
 if TYPE_CHECKING:  # returns.io is imported when a file is first written: a read-only run never needs it
     from returns.io import IOResult
@@ -521,6 +521,7 @@ class Executor:
                            timeout=self.deadlines.seconds(step.tool), guards=guards)
 
     def execute(self, step: m.Step) -> m.Observation:  # noqa: PLR0911,PLR0912
+        startup.release()  # the first step of a run ends start-up (shell/startup.py)
         if self._locks and time.monotonic() >= self._lease_due:
             self._refresh_leases()
         self.answered_ahead = False

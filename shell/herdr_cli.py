@@ -363,6 +363,9 @@ def cmd_follow(args: argparse.Namespace) -> int:
     if not math.isfinite(interval) or not FOLLOW_INTERVAL_MIN <= interval <= FOLLOW_INTERVAL_MAX:
         return _fail(args, f"--interval must be a number of seconds from {FOLLOW_INTERVAL_MIN} to "
                            f"{FOLLOW_INTERVAL_MAX:g}, not {args.interval}", 2)
+    from shell import startup
+
+    startup.release()  # a loop that may run for hours, with no step to end start-up (shell/startup.py)
     env = dict(os.environ)
     last = ""
     seen = False
