@@ -91,7 +91,9 @@ def main() -> None:
             cwd = Path(tmp)
             _, leader, _ = real_team(server, cwd, TEAM, args.workers)
             server.cmd("set-option", "-p", "-t", leader, "@omx_team_pane_owner_id", f"team:{TEAM}")
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("OMX_", "TMUX"))}
+            # PYTHONDONTWRITEBYTECODE dropped: the warm-up run caches the bytecode, as an installed CLI has it
+            env = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("OMX_", "TMUX")) and k != "PYTHONDONTWRITEBYTECODE"}
             env.update({"PANEFLEET_TMUX_SOCKET": server.name, "PANEFLEET_STATE_DIR": str(cwd / "pf")})
             modes = ("control", "spawn") if args.executor == "both" else (args.executor,)
             for mode in modes:
