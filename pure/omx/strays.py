@@ -160,7 +160,19 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
             removed.append(stray)
         else:
             kept.append((stray, (result.detail or result.reason) if result is not None else "excluded"))
+    yield from _forget_intents(paths, strays, kept)
     return Sweep(removed=tuple(removed), kept=tuple(kept))
+
+
+def _forget_intents(paths: TeamPaths, strays: Sequence[Stray], kept: Sequence[tuple[Stray, str]]) -> Gen[None]:
+    """A respawn intent has done its work once no pane of its worker is left as a stray: remove it,
+    so that later runs do not list panes for nothing. One whose pane is kept stays, to pin it."""
+    listing = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
+    keep = {s.worker for s, _ in kept}
+    for name in listing.names or ():
+        intent = _INTENT_FILE.fullmatch(name)
+        if intent is not None and f"worker-{int(intent.group(1))}" not in keep:
+            yield from expect(m.RemovePath(path=intent_path(paths, f"worker-{int(intent.group(1))}")), m.Ack)
 
 
 def _str(value: object) -> str | None:

@@ -561,7 +561,8 @@ def _crash_in_a_respawn(state: AdversaryMachine) -> str:
 def test_a_respawn_s_stray_goes_only_while_it_runs_the_pinned_process(machine: AdversaryMachine,
                                                                       respawned: bool) -> None:
     stray = _crash_in_a_respawn(machine)
-    intent = json.loads((machine.state_root / "team" / "alpha" / "runtime" / "worker-1.respawn-intent").read_text())
+    intent_file = machine.state_root / "team" / "alpha" / "runtime" / "worker-1.respawn-intent"
+    intent = json.loads(intent_file.read_text())
     pinned = machine.world.server.panes[stray].pid
     assert (intent["pane_id"], intent["pid"]) == (stray, pinned)
     if respawned:
@@ -572,9 +573,11 @@ def test_a_respawn_s_stray_goes_only_while_it_runs_the_pinned_process(machine: A
         assert swept["kept"] == [{"paneId": stray, "pid": now, "worker": "worker-1",
                                   "reason": f"stray_pid_changed:{stray}:{pinned}:{now}"}]
         assert stray in machine.world.server.panes
+        assert intent_file.exists()  # it still pins the kept pane
     else:
         assert swept == {"removed": [{"paneId": stray, "pid": pinned, "worker": "worker-1"}], "kept": []}
         assert stray not in machine.world.server.panes
+        assert not intent_file.exists()  # its work is done: later runs need not look for strays
     assert machine.world.violations == []
 
 
