@@ -10,9 +10,11 @@ every worker's screen is read. Then, after one warm-up run, each run times a who
 tmux calls from the run's audit log. Every run must print exactly what the first printed. The same
 is done for ``panefleet --help``.
 
-``--executor`` sets ``PANEFLEET_TMUX_EXECUTOR`` (``both``: control, then spawn). ``--cli`` times
-another checkout's ``cli.py`` against the same team (e.g. an older commit unpacked with
-``git archive``), for before/after figures on one machine.
+Each process starts as the installed ``panefleet`` command does (``from cli import main``, so its
+bytecode is cached; ``python cli.py`` would compile ``cli.py`` every time). ``--executor`` sets
+``PANEFLEET_TMUX_EXECUTOR`` (``both``: control, then spawn). ``--cli`` times another checkout's
+``cli.py`` against the same team (e.g. an older commit unpacked with ``git archive``), for
+before/after figures on one machine.
 
 Prints one JSON object: median / min / max wall seconds of status per executor, its tmux calls (and
 how many went through the control client), and the same wall figures for ``--help``.
@@ -39,6 +41,8 @@ from tests.conftest import TmuxServer  # noqa: E402
 from tests.omx_down.realteam import real_team  # noqa: E402
 
 TEAM = "bench"
+# What the installed console script runs, with the checkout first on sys.path.
+ENTRY = "import sys; sys.path.insert(0, {root!r}); from cli import main; sys.exit(main())"
 
 
 def figures(values: list[float]) -> dict[str, float]:
@@ -83,7 +87,7 @@ def main() -> None:
     parser.add_argument("--executor", choices=("control", "spawn", "both"), default="both")
     parser.add_argument("--cli", default=str(ROOT / "cli.py"), help="the cli.py to time (default: this checkout's)")
     args = parser.parse_args()
-    cli = [sys.executable, args.cli]
+    cli = [sys.executable, "-c", ENTRY.format(root=str(Path(args.cli).resolve().parent))]
     server = TmuxServer(f"pf-bench-{uuid.uuid4().hex[:8]}")
     report: dict[str, Any] = {"workers": args.workers, "runs": args.runs, "cli": args.cli}
     try:
