@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 from pure import model as m
@@ -96,14 +95,11 @@ def test_announced_reads_are_answered_together_in_order(tmp_path: Path) -> None:
     executor, log = world(tmp_path)
     names = [f"r{i}" for i in range(12)]
     audit = AuditLog(tmp_path / "audit.jsonl")
-    started = time.monotonic()
     done, journal = run_program(lambda: reads_then(names), executor, audit=audit)
-    elapsed = time.monotonic() - started
     audit.close()
     assert [e.step for e in journal] == [read(n) for n in names]  # the journal of the reads one by one
     assert decide(lambda: reads_then(names), journal) == done
-    assert 2 <= most_at_once(log) <= READ_AHEAD_MOST
-    assert elapsed < 0.2 * len(names)  # together: faster than one after the other
+    assert 2 <= most_at_once(log) <= READ_AHEAD_MOST  # several at once, never more than the most
     assert executor.calls == {"herdr": len(names)} and executor.read_ahead_dropped == 0
     entries = [json.loads(line) for line in audit.path.read_text().splitlines()]
     marked = [e["step"]["args"][0] for e in entries if e.get("read_ahead")]
@@ -133,8 +129,6 @@ def test_reads_never_asked_for_end_with_the_run(tmp_path: Path) -> None:
         yield from expect(read("first"), m.Proc)
         return m.Done(outcome=m.Outcome(status="ok"))
 
-    started = time.monotonic()
-    run_program(program, executor)
-    assert time.monotonic() - started < 5
+    run_program(program, executor)  # returns: the hanging reads were ended, not waited for
     assert_all_gone(tmp_path / "pids")
     assert executor.read_ahead_dropped == 2
