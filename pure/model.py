@@ -228,11 +228,23 @@ class Entry:
 Status = Literal["ok", "debt", "refused", "error"]
 
 
+RollbackDebtKind = Literal[
+    "pane_pid_unpinned", "pane_owner_unverified", "pane_teardown_failed", "pane_proof_unavailable",
+    "pane_teardown_unresolved", "pane_cleanup_exception", "authoritative_dispatch_cleanup_failed",
+    "canonical_cleanup_failed", "resource_cleanup_failed"]
+# What a debt is about. ``pane``: a pane ``tmux.teardown`` did not prove gone; ``tmux_pane``: a
+# removed worker's pane kept in scale-down's debt record; ``stray_pane``: a pane a crashed run left
+# that cannot be proven ours; ``task_delivery``: a trigger the agent's screen did not confirm;
+# ``cleanup``: scale-down's cleanup after the commit; the rest are scale-up rollback's cleanup-debt
+# codes, as oh-my-codex names them in ``scale_up_rollback_cleanup_debt:…`` (docs/scale-up.md, "Rollback").
+DebtKind = Literal["pane", "tmux_pane", "stray_pane", "task_delivery", "cleanup", RollbackDebtKind]
+
+
 @frozen(kw_only=True)
 class Debt:
     """Something panefleet could not prove safe to undo, kept instead of leaked or blindly killed."""
 
-    kind: str
+    kind: DebtKind
     subject: str
     reason: str
     detail: str = ""

@@ -8,6 +8,7 @@ import posixpath
 import re
 from collections.abc import Callable
 
+from attrs import frozen
 from returns.result import Failure
 
 from pure import model as m
@@ -88,8 +89,20 @@ def _tracking_commit(run: Run, rollback_workers: list[Json]) -> Gen[None]:
     yield from with_barrier(paths, body)
 
 
+@frozen
+class CleanupDebt:
+    """One entry of ``scale_up_rollback_cleanup_debt:…``: its code and what it is about."""
+
+    code: m.RollbackDebtKind
+    subject: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.code}:{self.subject}"
+
+
 def _authorize(run: Run, rollback_workers: list[Json], context: RollbackContext,
-               debts: list[str]) -> tuple[list[str], list[t.TeardownTarget]]:
+               debts: list[CleanupDebt]) -> tuple[list[str], list[t.TeardownTarget]]:
     """Which panes may be killed: the candidates, and those this run may kill (pinned and tagged by it)."""
     candidates: list[str] = []
     for pane in [*(w.get("pane_id") for w in rollback_workers), context.pane_id]:
@@ -99,9 +112,9 @@ def _authorize(run: Run, rollback_workers: list[Json], context: RollbackContext,
     for pane in candidates:
         owners = [w for w in rollback_workers if w.get("pane_id") == pane]
         if len(owners) != 1 or not t.is_positive_pid(owners[0].get("pid")):
-            debts.append(f"pane_pid_unpinned:{pane}")
+            debts.append(CleanupDebt("pane_pid_unpinned", pane))
         elif pane not in run.tagged:
-            debts.append(f"pane_owner_unverified:{pane}")
+            debts.append(CleanupDebt("pane_owner_unverified", pane))
         else:
             targets.append(t.TeardownTarget(pane_id=pane, pid=owners[0]["pid"]))
     return candidates, targets
@@ -188,10 +201,10 @@ def rollback(run: Run, abort: Abort) -> Gen[m.Done]:
     if problem is not None:
         return error_done(f"scale_up_rollback_membership_persistence_failed:Error: {problem}")
     names = [w["name"] for w in rollback_workers]
-    debts: list[str] = []
+    debts: list[CleanupDebt] = []
     _, problem = yield from _guard(lambda: dsp.remove_requests_for(paths, names))
     if problem is not None:
-        debts.append(f"authoritative_dispatch_cleanup_failed:{problem}")
+        debts.append(CleanupDebt("authoritative_dispatch_cleanup_failed", str(problem)))
     candidates, targets = _authorize(run, rollback_workers, context, debts)
     if run.supervised:
         # A CLI that exited during start-up left its pane dead (remain-on-exit): remove it first, so
@@ -200,27 +213,27 @@ def rollback(run: Run, abort: Abort) -> Gen[m.Done]:
             if target.pid is not None:
                 problem = yield from supervise.remove_dead(target.pane_id, target.pid, run.owner)
                 if problem is not None:
-                    debts.append(f"pane_teardown_failed:{target.pane_id}")
+                    debts.append(CleanupDebt("pane_teardown_failed", target.pane_id))
     resolved: set[str] = set()
     if targets:
         report, problem = yield from _guard(lambda: t.teardown(
             targets, owner_id=run.owner, authorize=True,
             leader_pane_id=str_or_none(run.config.get("leader_pane_id")), hud_pane_id=str_or_none(run.config.get("hud_pane_id"))))
         if report is None:
-            debts.append(f"pane_cleanup_exception:{problem}")
+            debts.append(CleanupDebt("pane_cleanup_exception", str(problem)))
         else:
             resolved = set(report.resolved_ids())
             failed = report.failed_kills()
             proof = report.proof_failures()
             if failed or proof:  # proof failures include pid/owner refusals (reason pane_pid_changed)
                 if failed:
-                    debts.append(f"pane_teardown_failed:{','.join(failed)}")
+                    debts.append(CleanupDebt("pane_teardown_failed", ",".join(failed)))
                 if proof:
-                    debts.append("pane_proof_unavailable:" + ",".join(f"{r.pane_id}:{r.reason}" for r in proof))
+                    debts.append(CleanupDebt("pane_proof_unavailable", ",".join(f"{r.pane_id}:{r.reason}" for r in proof)))
                 direct = set(failed) | {r.pane_id for r in proof}
                 rest = [p for p in candidates if p not in resolved and p not in direct]
                 if rest:
-                    debts.append(f"pane_teardown_unresolved:{','.join(rest)}")
+                    debts.append(CleanupDebt("pane_teardown_unresolved", ",".join(rest)))
     unresolved_panes = {p for p in candidates if p not in resolved}
     unresolved = [w for w in rollback_workers if w.get("pane_id") in unresolved_panes]
     unresolved_names = {w["name"] for w in unresolved}
@@ -234,20 +247,19 @@ def rollback(run: Run, abort: Abort) -> Gen[m.Done]:
         return error_done(f"scale_up_rollback_membership_persistence_failed:{prefix}{_persistence_failure(error)}")
     _, problem = yield from _guard(lambda: _canonical_cleanup(run, rollback_workers, context, unresolved_names))
     if problem is not None:
-        debts.append(f"canonical_cleanup_failed:{problem}")
+        debts.append(CleanupDebt("canonical_cleanup_failed", str(problem)))
     _, problem = yield from _guard(lambda: _resource_cleanup(run, context, unresolved_names))
     if problem is not None:
-        debts.append(f"resource_cleanup_failed:{problem}")
+        debts.append(CleanupDebt("resource_cleanup_failed", str(problem)))
     if not debts:
         return error_done(abort.message)
-    joined = ";".join(debts)
+    joined = ";".join(d.text for d in debts)
     reason = f"scale_up_rollback_cleanup_debt:{joined}; retry cleanup for [{','.join(names)}]"
     _, problem = yield from _guard(lambda: leader_event(paths, reason))
     if problem is not None:
         joined += f";cleanup_debt_event_failed:{problem}"
     message = f"scale_up_rollback_cleanup_debt:{joined}"
-    debt = tuple(m.Debt(kind=d.split(":", 1)[0], subject=d.split(":", 1)[1] if ":" in d else "",
-                        reason=abort.message) for d in debts)
+    debt = tuple(m.Debt(kind=d.code, subject=d.subject, reason=abort.message) for d in debts)
     return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue({"ok": False, "error": message}),
                                     message=message), debt=debt)
 
