@@ -262,88 +262,30 @@ def _group_exists(pgid: int) -> bool:
 
 
 def _spawn_control_client(path: str, args: tuple[str, ...], env: Mapping[str, str], stdin: int, stdout: int,
-                          stderr: int) -> ClientProcess:
+                          stderr: int) -> object:
     """Start a long-lived tmux control-mode client (``shell/tmux_control.py``) on the given pipe ends,
-    in a session of its own, with the signal dispositions every spawned call gets.
-
-    Started with ``os.posix_spawn`` rather than ``sh``: the client is one process held for the run,
-    with no output to collect and no deadline of its own, and ``import sh`` (asyncio) plus the threads
-    ``sh`` starts per process cost ≈40 ms — most of a read-only command such as ``team status``, whose
-    every tmux step goes through this client. What the child gets is what ``sh`` gives it: standard
-    input, output and error on the pipes, no other inherited descriptor, a new session, the signal
-    mask from before the spawn, SIGPIPE at its default (Python ignores it), and SIGINT, SIGTERM and
-    SIGHUP at their defaults unless panefleet was started with them ignored (``nohup``)."""
-    import fcntl
+    through ``sh`` as every process panefleet starts, in a session of its own, with panefleet's
+    interruption handlers undone as for every call."""
+    import sh
 
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
-    raised: list[int] = []
     try:
-        ends = []
-        for fd in (stdin, stdout, stderr):
-            if fd < 3:  # dup2 onto itself would keep close-on-exec: move it out of the way first
-                fd = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-                raised.append(fd)
-            ends.append(fd)
-        actions: list[tuple[int, ...]] = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(ends)]
-        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds() if fd > 2]
-        defaults = {signal.SIGPIPE} | {sig for sig in _INTERRUPTS if signal.getsignal(sig) != signal.SIG_IGN}
-        pid = os.posix_spawn(path, [path, *args], dict(env), file_actions=actions, setsid=True, setsigmask=mask,
-                             setsigdef=defaults)
+        return sh.Command(path)(
+            *args,
+            _ok_code=list(range(256)),
+            _env=dict(env),
+            _in=open(stdin, "rb", buffering=0, closefd=False),  # sh dups each descriptor for the child
+            _out=stdout,
+            _err=stderr,
+            _bg=True,
+            _bg_exc=False,
+            _new_session=True,
+            _preexec_fn=_child_signals(mask),
+        )
+    except sh.ForkException as exc:
+        raise OSError(str(exc).strip().splitlines()[-1] if str(exc).strip() else "could not start") from None
     finally:
-        for fd in raised:
-            os.close(fd)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    return ClientProcess(pid)
-
-
-def _inheritable_fds() -> list[int]:
-    """The descriptors of this process that a spawned program would inherit (not close-on-exec)."""
-    found: list[int] = []
-    try:
-        names = os.listdir("/proc/self/fd")
-    except OSError:
-        return found
-    for name in names:
-        fd = int(name)
-        with contextlib.suppress(OSError):  # the listing's own descriptor is closed by now
-            if os.get_inheritable(fd):
-                found.append(fd)
-    return found
-
-
-class ClientProcess:
-    """The control client's process, as ``tmux_control.ControlClient`` uses it: ``process.pid``,
-    ``process.is_alive()`` (which reaps it once it has exited) and ``wait()``."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.exit_code: int | None = None
-
-    @property
-    def process(self) -> ClientProcess:
-        return self
-
-    def is_alive(self) -> tuple[bool, int | None]:
-        if self.exit_code is None:
-            try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:  # reaped elsewhere: it has exited all the same
-                self.exit_code = -1
-            else:
-                if pid == 0:
-                    return True, None
-                self.exit_code = os.waitstatus_to_exitcode(status)
-        return False, self.exit_code
-
-    def wait(self) -> int:
-        if self.exit_code is None:
-            try:
-                _, status = os.waitpid(self.pid, 0)
-            except ChildProcessError:
-                self.exit_code = -1
-            else:
-                self.exit_code = os.waitstatus_to_exitcode(status)
-        return self.exit_code
 
 
 # At most this many announced reads are answered at once (``read_ahead``).
