@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
-from typing import Any
 
 from attrs import frozen
 from returns.result import Failure
@@ -83,15 +81,6 @@ def record_paths(ctx: Ctx, state: TeamState) -> TeamPaths:
 
 
 # ------------------------------------------------------------------------------------------ record
-
-
-def pane_of(worker: Mapping[str, Any]) -> DebtPane | None:
-    pane = worker.get("pane_id")
-    if not t.is_pane_id(pane):
-        return None
-    pid = worker.get("pid")
-    return DebtPane(name=str(worker.get("name")), index=int(worker.get("index") or 0), pane_id=str(pane),
-                    pid=pid if t.is_positive_pid(pid) else (pid if pid is not None else None))
 
 
 def base_record(workers: list[Json], created_at: str) -> Json:

@@ -89,10 +89,6 @@ class TeardownReport:
     results: tuple[PaneResult, ...]
     exclusions: tuple[Excluded, ...] = ()
 
-    @property
-    def excluded(self) -> tuple[str, ...]:
-        return tuple(e.pane_id for e in self.exclusions)
-
     def resolved_ids(self) -> tuple[str, ...]:
         return tuple(r.pane_id for r in self.results if r.resolved)
 

@@ -107,7 +107,6 @@ class Run:
         self.prepared: list[str] = []
         self.scripts: list[str] = []
         self.launched: list[Json] = []  # records of panes created, pinned and tagged, not yet committed
-        self.dead_kept: set[str] = set()  # panes kept dead by remain-on-exit (removed before teardown)
         self.created_instructions: str | None = None  # worker-agents.md written by this run
         self.deliveries: list[Json] = []
         self.supervised = req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1"
