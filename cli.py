@@ -10,15 +10,15 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO, cast
 
-from shell.cli_args import command_words
-from shell.environment import recorded_env
+from shell.cli.args import command_words
+from shell.cli.environment import recorded_env
 
 # Modules that add commands: (module, group). Each exposes register(subparsers).
-TEAM_COMMAND_MODULES = ("shell.cli_scale_up", "shell.cli_scale_down")
+TEAM_COMMAND_MODULES = ("shell.cli.scale_up", "shell.cli.scale_down")
 # The team commands defined here: with one of them asked for (and no help), the modules above are
 # not needed to parse the command line.
 INLINE_TEAM_COMMANDS = frozenset({"init", "status"})
-TOP_COMMAND_MODULES = (("herdr", "shell.herdr_cli", "Herdr worker fleet: owned workspaces, worker panes, reconcile"),)
+TOP_COMMAND_MODULES = (("herdr", "shell.cli.herdr", "Herdr worker fleet: owned workspaces, worker panes, reconcile"),)
 
 EXIT_CODES = """exit codes:
   0  ok
@@ -64,8 +64,8 @@ def _rewritten_team_name(args: argparse.Namespace) -> str | None:
 
 def _common(parser: argparse.ArgumentParser, *, tmux: bool = True, dry_run: bool = False) -> None:
     """The options a command shows in its own help (the global ones are added to every parser by
-    ``shell.cli_args.finish_tree`` anyway)."""
-    from shell.cli_args import add_dry_run, add_output, add_tmux
+    ``shell.cli.args.finish_tree`` anyway)."""
+    from shell.cli.args import add_dry_run, add_output, add_tmux
 
     add_output(parser)
     if tmux:
@@ -91,8 +91,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from shell.cli_common import emit_json, load_operations
-    from shell.loop import AuditError, panefleet_version, replay
+    from shell.cli.common import emit_json, load_operations
+    from shell.run.loop import AuditError, panefleet_version, replay
 
     load_operations()
     try:
@@ -174,8 +174,8 @@ def _leader_pane(args: argparse.Namespace) -> str | None:
 
 def cmd_team_init(args: argparse.Namespace) -> int:
     from pure.team_ops import TeamInitRequest
-    from shell.cli_common import run_cli_operation
-    from shell.render import render_init
+    from shell.cli.common import run_cli_operation
+    from shell.cli.render import render_init
 
     cwd = os.path.abspath(args.cwd)
     request = TeamInitRequest(
@@ -188,12 +188,12 @@ def cmd_team_init(args: argparse.Namespace) -> int:
 
 def cmd_team_status(args: argparse.Namespace) -> int:
     from pure.team_ops import TeamStatusRequest
-    from shell.cli_common import run_cli_operation
-    from shell.status_view import render_status_explained
+    from shell.cli.common import run_cli_operation
+    from shell.cli.status_view import render_status_explained
 
     request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=recorded_env(os.environ))
     if getattr(args, "watch", False) and sys.stdout.isatty() and getattr(args, "output", "text") == "text":
-        from shell.status_view import watch
+        from shell.cli.status_view import watch
 
         if not 0.2 <= args.interval <= 3600:
             raise SystemExit(_usage("panefleet team status", "--interval must be between 0.2 and 3600 s", False))
@@ -204,13 +204,13 @@ def cmd_team_status(args: argparse.Namespace) -> int:
 
 
 def _team_locks(team: str, cwd: str) -> list[dict[str, Any]]:
-    """The team's scaling and membership locks as held now (``shell/fs.py``): who holds them, whether
+    """The team's scaling and membership locks as held now (``shell/run/fs.py``): who holds them, whether
     that holder is alive, when the lease lapses, and whether the next run may take it over at once."""
     import time
     from pathlib import Path
 
     from pure.omx.state import TeamPaths, resolve_state_root
-    from shell import fs
+    from shell.run import fs
 
     paths = TeamPaths(resolve_state_root(cwd, recorded_env(os.environ)), team)
     held = []
@@ -223,7 +223,7 @@ def _team_locks(team: str, cwd: str) -> list[dict[str, Any]]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from shell.demo import run_demo
+    from shell.demo.team import run_demo
 
     return run_demo(keep=args.keep, socket=args.tmux_socket, as_json=args.output == "json")
 
@@ -242,13 +242,13 @@ def cmd_completion(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    from shell.saved_plan import apply_plan
+    from shell.cli.saved_plan import apply_plan
 
     return apply_plan(args)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from shell.saved_plan import show_plan
+    from shell.cli.saved_plan import show_plan
 
     return show_plan(args)
 
@@ -285,7 +285,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The whole command tree; with ``argv``, only the command group it selects is built in full
     (the others get a one-line placeholder), and of the team commands only those defined here when
     it selects one of them, which keeps start-up fast."""
-    from shell.cli_args import complete_path, finish_tree
+    from shell.cli.args import complete_path, finish_tree
 
     words = command_words(list(argv)) if argv is not None else []
     first = words[0] if words else None
@@ -392,8 +392,8 @@ def _register(module_name: str, subparsers: Any) -> None:
 
 def _unwind_on_termination() -> Callable[[], None]:
     """SIGTERM and SIGHUP end panefleet like Ctrl-C does: as an exception, so that every ``finally``
-    runs (locks released by ``shell/loop.py``, a running call's process group killed by
-    ``shell/executor.py``). A signal panefleet was started with ignored (``nohup``) stays ignored.
+    runs (locks released by ``shell/run/loop.py``, a running call's process group killed by
+    ``shell/run/executor.py``). A signal panefleet was started with ignored (``nohup``) stays ignored.
     Returns what puts the previous handlers back."""
     import signal
     import threading
@@ -444,9 +444,9 @@ def _usage(parser_prog: str, message: str, as_json: bool, usage: str = "") -> in
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from shell import startup
+    from shell.run import startup
 
-    if argv is None:  # a whole process: start up without the cyclic collector (shell/startup.py)
+    if argv is None:  # a whole process: start up without the cyclic collector (shell/run/startup.py)
         startup.hold()
     try:
         return _main(argv)
@@ -455,7 +455,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from shell.cli_args import apply_global_defaults, wants_json
+    from shell.cli.args import apply_global_defaults, wants_json
 
     args_list = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(args_list)
@@ -466,8 +466,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _usage(exc.parser.prog, str(exc), as_json, exc.parser.format_usage())
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
-    from shell import audit_prune, deadlines
-    from shell.tmux_control import mode_from_env as tmux_mode_from_env
+    from shell.run import audit_prune, deadlines
+    from shell.run.tmux_control import mode_from_env as tmux_mode_from_env
 
     try:
         problem = apply_global_defaults(args)

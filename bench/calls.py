@@ -2,9 +2,9 @@
 
 Times ``--calls`` ``tmux list-panes -a`` calls (the proof snapshot) through ``Executor.execute`` on a
 private tmux server (``tmux -L pf-bench-…``, killed afterwards), ``--rounds`` times, and prints the
-per-call time. Every call runs under a deadline (``shell/deadlines.py``): ``--executor spawn`` spawns
+per-call time. Every call runs under a deadline (``shell/run/deadlines.py``): ``--executor spawn`` spawns
 ``tmux`` in a session of its own per call; ``--executor control`` (the default, as for a run)
-sends each through one control-mode client (``shell/tmux_control.py``). Run from the repository root:
+sends each through one control-mode client (``shell/run/tmux_control.py``). Run from the repository root:
 
     .venv/bin/python bench/calls.py [--calls 200] [--rounds 5] [--executor control|spawn] [--json]
 """
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pure import model as m  # noqa: E402
 from pure import tmux as t  # noqa: E402
-from shell.executor import Executor, run_process  # noqa: E402
+from shell.run.executor import Executor, run_process  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

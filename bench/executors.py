@@ -1,4 +1,4 @@
-"""Benchmark: spawned tmux per call vs one control-mode client per run (``shell/tmux_control.py``).
+"""Benchmark: spawned tmux per call vs one control-mode client per run (``shell/run/tmux_control.py``).
 
     .venv/bin/python bench/executors.py [--runs 5] [--workers 10] [--status-runs 5] [--json]
 

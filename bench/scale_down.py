@@ -8,7 +8,7 @@ the number of tmux invocations. The protocol minimum per removed live pane is 6 
 teardown ``L S L kill L`` plus the reconciliation's fresh ``L`` of the committed debt.
 
 ``--executor`` picks how tmux steps run (``PANEFLEET_TMUX_EXECUTOR``: one control-mode client per
-run, or a spawned ``tmux`` per call; ``shell/tmux_control.py``). ``back_off_pause_s_per_run`` is
+run, or a spawned ``tmux`` per call; ``shell/run/tmux_control.py``). ``back_off_pause_s_per_run`` is
 the time spent in the teardown's after-kill back-off (``pure/tmux/teardown.py`` ``kill_backoff_ms``):
 0 when every killed pane is proven gone by the proof right after its kill.
 """
@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pure import model as m  # noqa: E402
 from pure.omx.scale_down import ScaleDownRequest  # noqa: E402
-from shell.executor import Executor  # noqa: E402
-from shell.loop import run_operation  # noqa: E402
+from shell.run.executor import Executor  # noqa: E402
+from shell.run.loop import run_operation  # noqa: E402
 from tests.omx_down.realteam import real_team  # noqa: E402
 
 PROTOCOL_MINIMUM_PER_PANE = 6

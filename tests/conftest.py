@@ -14,7 +14,7 @@ from tests.harness import Goldens
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# How panefleet runs tmux steps (``PANEFLEET_TMUX_EXECUTOR``, shell/tmux_control.py): every test with
+# How panefleet runs tmux steps (``PANEFLEET_TMUX_EXECUTOR``, shell/run/tmux_control.py): every test with
 # a real tmux server (the ``tmux_server`` fixture) runs once per executor, as ``test_x[control]`` and
 # ``test_x[spawn]``, unless it (or its module) is marked ``@pytest.mark.tmux_executors("control")``.
 TMUX_EXECUTORS = ("control", "spawn")

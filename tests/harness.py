@@ -17,8 +17,8 @@ from typing import Any
 from pure import model as m
 from pure import wire
 from pure.program import ProgramFactory
-from shell.executor import Executor, run_process
-from shell.loop import run_program
+from shell.run.executor import Executor, run_process
+from shell.run.loop import run_program
 
 GOLDEN_ROOT = Path(__file__).parent / "goldens"
 Responder = Callable[[tuple[str, ...]], m.Proc]

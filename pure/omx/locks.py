@@ -22,7 +22,7 @@ API (every helper is a generator to be used with ``yield from``):
 
 Global lock order: scaling → barrier → claim locks (ascending id). Locks are released on every
 exit path, including a ``PlanError`` raised by the body. A lock whose lease is older than 5 min, or
-whose holder is provably dead, is taken over by the shell (``shell/fs.py``).
+whose holder is provably dead, is taken over by the shell (``shell/run/fs.py``).
 
 A timeout message is oh-my-codex's, followed — when the shell's ``Ack`` says who holds the lock
 (``timeout: <dir> held by pid 123 since … (alive), lease lapses at …``) — by ``: <that detail>``.

@@ -64,7 +64,7 @@ INTERRUPTION = "injected_scale_down_interruption:after-first-task-write"
 ROLLBACK_PERSISTENCE = "injected_scale_down_failure:rollback-persistence-failure"
 STATE_MALFORMED = "team_state_malformed"
 JOURNAL_FILE = ".membership-task-transaction.json"
-NOT_UTF8 = "not_utf8"  # the shell's FileData error for a file whose bytes are not UTF-8 (shell/executor.py)
+NOT_UTF8 = "not_utf8"  # the shell's FileData error for a file whose bytes are not UTF-8 (shell/run/executor.py)
 
 
 @frozen

@@ -12,7 +12,7 @@ respawned with a new pid, dies, the server restarts and numbering starts again â
 tests call directly.
 
 ``SimExecutor`` is ``tests/harness.py``'s ``ScenarioExecutor`` over that model: real files and lock
-directories through ``shell/executor.py``, tmux answered by the model, git answered as outside a
+directories through ``shell/run/executor.py``, tmux answered by the model, git answered as outside a
 repository, a deterministic clock and id source, no sleeping. Before every tmux mutation it checks the
 target against the server's truth at that instant (``MutationAudit``); it can fail or time out chosen
 queries, refuse chosen mutations, run adversary events right before a chosen query, and stop driving a
@@ -35,7 +35,7 @@ from attrs import define, field
 from pure import model as m
 from pure import tmux as t
 from pure.program import Driver, ProgramFactory
-from shell.executor import Executor
+from shell.run.executor import Executor
 
 OWNER = t.OWNER_OPTION
 NO_SERVER = "no server running on /tmp/tmux-0/panefleet-sim\n"
@@ -396,7 +396,7 @@ class SimExecutor:
     # -- a process killed mid-run ------------------------------------------------------------------
     def abandon(self) -> None:
         """The process is gone: its lock directories stay behind, held by a pid that no longer
-        exists (the next holder takes them over at once, ``shell/fs.py``)."""
+        exists (the next holder takes them over at once, ``shell/run/fs.py``)."""
         locks = getattr(self.real, "_locks")  # noqa: B009 - the executor's own record of what it holds
         for path, token in list(locks.items()):
             lock = Path(path)

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 import cli
-from shell import audit_prune
-from shell.cli_args import leaves, takes_session
+from shell.cli.args import leaves, takes_session
+from shell.run import audit_prune
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, str(ROOT / "cli.py")]
@@ -59,7 +59,7 @@ GLOBALS = ["-o", "json", "--tmux-socket", "pf-conv", "-v"]
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    from shell.cli_args import apply_global_defaults
+    from shell.cli.args import apply_global_defaults
 
     args = cli.build_parser(argv).parse_args(argv)
     assert apply_global_defaults(args) is None
@@ -106,7 +106,7 @@ def test_json_before_the_command(tmp_path: Path, clean_env: dict[str, str]) -> N
 
 
 def test_version() -> None:
-    from shell.loop import panefleet_version
+    from shell.run.loop import panefleet_version
 
     done = subprocess.run([*CLI, "--version"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout == f"panefleet {panefleet_version()}\n"
@@ -261,7 +261,7 @@ def test_a_run_prunes_the_audit_logs_by_the_env_policy(tmp_path: Path, clean_env
 
 
 def test_status_explains_every_state_it_prints() -> None:
-    from shell.status_view import render_status_explained
+    from shell.cli.status_view import render_status_explained
 
     result = {
         "ok": True, "team": "alpha", "stateRoot": "/s", "ownerId": "team:alpha", "workerCount": 2,

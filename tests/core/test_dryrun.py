@@ -9,8 +9,8 @@ import pytest
 
 from pure import model as m
 from pure import tmux as t
-from shell.dryrun import DryRunExecutor
-from shell.executor import Executor
+from shell.run.dryrun import DryRunExecutor
+from shell.run.executor import Executor
 from tests.conftest import TmuxServer
 
 

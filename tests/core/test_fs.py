@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from pure import model as m
-from shell import fs
-from shell.executor import Executor
+from shell.run import fs
+from shell.run.executor import Executor
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,7 +70,7 @@ HOLDER = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from shell import fs
+from shell.run import fs
 lock, log = Path(sys.argv[1]), Path(sys.argv[2])
 fs.acquire_lock(lock, timeout_ms=10_000, retry_ms=5, stale_ms=300_000, token=sys.argv[3])
 with log.open("a") as f:

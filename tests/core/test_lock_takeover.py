@@ -1,5 +1,5 @@
 """Locks whose holder is provably dead are taken over at once; live holders block, and every timeout
-says who holds the lock and until when. Real processes, real lock directories (``shell/fs.py``)."""
+says who holds the lock and until when. Real processes, real lock directories (``shell/run/fs.py``)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from pure import model as m
 from pure.omx import locks
 from pure.omx.state import TeamPaths
 from pure.program import Gen
-from shell import fs
-from shell.executor import Executor
-from shell.loop import run_program
+from shell.run import fs
+from shell.run.executor import Executor
+from shell.run.loop import run_program
 
 ROOT = Path(__file__).resolve().parents[2]
 STALE = 300_000
@@ -28,7 +28,7 @@ HOLD = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from shell import fs
+from shell.run import fs
 fs.acquire_lock(Path(sys.argv[1]), timeout_ms=10_000, retry_ms=5, stale_ms=300_000, token=fs.owner_token())
 print("held", flush=True)
 time.sleep(600)
@@ -37,7 +37,7 @@ time.sleep(600)
 
 @pytest.fixture
 def holder(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """A child python that holds ``tmp_path/locks/alpha.scaling`` through shell/fs.py until killed."""
+    """A child python that holds ``tmp_path/locks/alpha.scaling`` through shell/run/fs.py until killed."""
     lock = tmp_path / "locks" / "alpha.scaling"
     script = tmp_path / "hold.py"
     script.write_text(HOLD.format(root=str(ROOT)))
@@ -212,7 +212,7 @@ CONTENDER = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from shell import fs
+from shell.run import fs
 lock, log, me = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 token = fs.owner_token()
 fs.acquire_lock(lock, timeout_ms=20_000, retry_ms=2, stale_ms=300_000, token=token)

@@ -1,5 +1,5 @@
 """A CLI process starts without the cyclic collector and has it back from the first step on
-(``shell/startup.py``); a command run in a caller's process leaves the caller's collector alone."""
+(``shell/run/startup.py``); a command run in a caller's process leaves the caller's collector alone."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ CHECK = """
 import gc, sys
 sys.path.insert(0, {root!r})
 from pure import model as m
-from shell import startup
-from shell.executor import Executor
+from shell.run import startup
+from shell.run.executor import Executor
 
 startup.hold()
 assert not gc.isenabled()

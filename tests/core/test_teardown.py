@@ -3,7 +3,7 @@
 Each golden holds (operation, request, journal, decision) and a one-line description. A runner in
 any language checks that ``decide(request, journal[:i])`` is ``Next([journal[i].step])`` for every
 i before the first entry that does not fit and that ``decide(request, journal)`` is ``decision``
-(``docs/goldens.md``). ``informative`` holds prose derived from the decision (``shell/render.py``);
+(``docs/goldens.md``). ``informative`` holds prose derived from the decision (``shell/cli/render.py``);
 it is never compared by a runner.
 """
 
@@ -18,7 +18,7 @@ from pure import model as m
 from pure import ops, wire
 from pure import tmux as t
 from pure.program import Program, decide
-from shell.render import teardown_lines
+from shell.cli.render import teardown_lines
 from tests.harness import Goldens, err, ok, pane_rows
 
 OWNER = "team:alpha"

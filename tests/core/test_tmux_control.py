@@ -1,8 +1,8 @@
-"""The tmux control-mode client per run (``shell/tmux_control.py``): the same observations as a spawned
+"""The tmux control-mode client per run (``shell/run/tmux_control.py``): the same observations as a spawned
 ``tmux`` per call — for generated arguments, error answers, hooks and screens that look like protocol
 markers — its fallbacks (a stub ``tmux``, a client that cannot start, a reply past its deadline, a
 destroyed session), that it is closed on every exit path and before ``kill-server``, and the audit
-log's record of it (``shell/loop.py``), which replay ignores."""
+log's record of it (``shell/run/loop.py``), which replay ignores."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from pure import model as m
 from pure.program import Gen, expect
 from pure.team_ops import TeamInitRequest
-from shell import tmux_control as tc
-from shell import tmux_protocol as tp
-from shell.executor import Executor
-from shell.loop import replay, run_operation, run_program
+from shell.run import tmux_control as tc
+from shell.run import tmux_protocol as tp
+from shell.run.executor import Executor
+from shell.run.loop import replay, run_operation, run_program
 from tests.conftest import TmuxServer
 from tests.core.test_call_deadlines import HANGING, assert_all_gone, stub
 

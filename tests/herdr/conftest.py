@@ -14,9 +14,9 @@ from pure import model as m
 from pure import wire
 from pure.herdr import fleet
 from pure.program import ProgramFactory, decide
-from shell.executor import Executor
-from shell.herdr_store import HerdrStore
-from shell.loop import run_program
+from shell.run.executor import Executor
+from shell.run.loop import run_program
+from shell.store.herdr import HerdrStore
 from tests.herdr.fake_herdr.fake import FakeHerdr
 
 FAKE_DIR = Path(__file__).parent / "fake_herdr"

@@ -181,7 +181,7 @@ def test_concurrent_reconciles_serialise_on_the_fleet_lock(pf: Panefleet, world:
 
 def test_a_held_lock_refuses_without_touching_herdr(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     from pure.herdr import fleet
-    from shell import fs
+    from shell.run import fs
 
     monkeypatch.setattr(fleet.programs, "LOCK_TIMEOUT_MS", 300)
     lock = world.root / "herdr.lock"

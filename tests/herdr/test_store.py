@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pure import model as m
-from shell.herdr_store import SCHEMA_VERSION, HerdrStore, StoreError, state_dir, store_path
+from shell.store.herdr import SCHEMA_VERSION, HerdrStore, StoreError, state_dir, store_path
 
 
 def test_location_precedence(tmp_path: Path) -> None:
@@ -150,7 +150,7 @@ def test_records_are_scoped_per_herdr_session(tmp_path: Path) -> None:
 
 
 def test_version_1_store_migrates_existing_rows_to_the_fleet_session(tmp_path: Path) -> None:
-    from shell.herdr_store import MIGRATIONS
+    from shell.store.herdr import MIGRATIONS
 
     path = tmp_path / "herdr.sqlite3"
     conn = sqlite3.connect(str(path))

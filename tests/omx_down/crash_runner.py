@@ -12,8 +12,8 @@ import sys
 
 from pure import model as m
 from pure.omx.scale_down import ScaleDownRequest
-from shell.executor import Executor
-from shell.loop import run_operation
+from shell.run.executor import Executor
+from shell.run.loop import run_operation
 
 WRITES = (m.WriteFile, m.RemovePath, m.AppendFile, m.MakeDir)
 

@@ -10,7 +10,7 @@ from typing import Any
 from pure import model as m
 from pure.omx.state import TeamPaths, render_json
 from pure.program import Program
-from shell.loop import run_program
+from shell.run.loop import run_program
 from tests.fixtures.omx_team import init_team_config
 from tests.harness import ScenarioExecutor
 

@@ -9,7 +9,7 @@ from typing import Any
 from pure import model as m
 from pure import ops
 from pure.program import Program
-from shell.loop import run_program
+from shell.run.loop import run_program
 from tests.harness import Goldens, ScenarioExecutor, err, journal_json, normalize, ok, snapshot_files
 
 

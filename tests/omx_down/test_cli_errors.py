@@ -135,7 +135,7 @@ def test_scale_down_with_a_bad_debt_record_says_nothing_was_done(
 
 
 def test_committed_debt_still_says_membership_is_committed() -> None:
-    from shell.cli_scale_down import render_scale_down
+    from shell.cli.scale_down import render_scale_down
 
     text = render_scale_down({"ok": False, "error": "scale_down_cleanup_debt:pane_teardown_failed:%13;"
                                                     "pane_teardown_unresolved:%13"}, "t")
@@ -212,7 +212,7 @@ def _debt_team(cwd: Path, status: str = "unresolved") -> Team:
 
 def _reconcile_text(tmp_path: Path, stub: Stub, cwd: Path) -> tuple[m.Done, str]:
     from pure.omx.scale_down import DebtRequest
-    from shell.cli_scale_down import render_reconcile
+    from shell.cli.scale_down import render_reconcile
 
     done, journal = run_op("team.debt_reconcile", DebtRequest(team="t", cwd=str(cwd)),
                            ScenarioExecutor(tmp_path, stub))

@@ -13,8 +13,8 @@ from typing import Any
 
 from pure.omx import locks, txn
 from pure.omx.scale_down import DebtRequest, ScaleDownRequest
-from shell.executor import Executor
-from shell.loop import run_operation, run_program
+from shell.run.executor import Executor
+from shell.run.loop import run_operation, run_program
 from tests.omx_down.fixtures import Team, program_of
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from pure.omx.scale_down import DebtRequest, ScaleDownRequest
-from shell.executor import Executor
-from shell.loop import run_operation
+from shell.run.executor import Executor
+from shell.run.loop import run_operation
 from tests.omx_down.realteam import real_team
 
 ENV = {"OMX_TEAM_SCALING_ENABLED": "1"}
@@ -75,7 +75,7 @@ def test_leader_pane_listed_as_worker_is_never_killed(tmux_server, tmp_path: Pat
 
 
 def test_demo_steps_scale_down_then_debt_report(tmux_server, tmp_path: Path, clean_env) -> None:  # type: ignore[no-untyped-def]
-    from shell.demo_scale_down import scale_down_demo
+    from shell.demo.scale_down import scale_down_demo
 
     team, leader, panes = real_team(tmux_server, tmp_path, "demo", 3)
     executor = Executor(env=dict(os.environ), tmux_socket=tmux_server.name)

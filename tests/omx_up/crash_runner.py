@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
-from shell.cli_scale_up import PLACEHOLDER_AGENT
-from shell.loop import run_operation
+from shell.cli.scale_up import PLACEHOLDER_AGENT
+from shell.run.loop import run_operation
 from tests.omx_down.crash_runner import CrashingExecutor
 
 

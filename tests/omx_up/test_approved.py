@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pure.omx import approved
-from shell.executor import Executor
+from shell.run.executor import Executor
 
 GOLDEN = Path(__file__).resolve().parents[1] / "goldens" / "omx_up" / "approved.json"
 TEAM = "t"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from shell.cli_scale_up import explain, parse_task
-from shell.environment import recorded_env
+from shell.cli.environment import recorded_env
+from shell.cli.scale_up import explain, parse_task
 
 CLI = [sys.executable, str(Path(__file__).resolve().parents[2] / "cli.py")]
 
@@ -92,7 +92,7 @@ def test_explain_lists_the_changes_of_a_run_that_stopped_before_its_rollback() -
 
 def test_changed_anything_ignores_reads_and_locks() -> None:
     from pure import model as m
-    from shell.cli_scale_up import changed_anything
+    from shell.cli.scale_up import changed_anything
 
     lock = m.Entry(step=m.AcquireLock(path="/s/.team-locks/t.scaling", timeout_ms=1, retry_ms=1, stale_ms=1),
                    observation=m.Ack(ok=True))

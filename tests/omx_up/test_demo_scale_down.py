@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from shell.demo_scale_down import scale_down_demo
+from shell.demo.scale_down import scale_down_demo
 from tests.omx_up.fixtures import UpTeam
 
 
@@ -20,7 +20,7 @@ def test_scale_down_demo_hints_name_the_team(tmp_path: Path, monkeypatch: Any) -
             rendered.append(render({"ok": False, "error": "scale_down_cleanup_debt:%21:pane_pid_changed"}))
         return {}
 
-    monkeypatch.setattr("shell.demo_scale_down._falsify_pid", lambda *_a: None)
+    monkeypatch.setattr("shell.demo.scale_down._falsify_pid", lambda *_a: None)
     scale_down_demo(step, "demo-team", str(tmp_path))
     assert rendered
     for text in rendered:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from pure import model as m
 from pure.omx.scale_up import scale_up
-from shell.cli_scale_up import PREDICTED_READY_OUTPUT
-from shell.dryrun import DryRunExecutor
-from shell.loop import run_program
+from shell.cli.scale_up import PREDICTED_READY_OUTPUT
+from shell.run.dryrun import DryRunExecutor
+from shell.run.loop import run_program
 from tests.harness import ScenarioExecutor
 from tests.omx_up.fixtures import StubTmux, UpTeam, request, rows
 

@@ -6,7 +6,7 @@ import io
 import time
 
 from pure import model as m
-from shell import progress
+from shell.cli import progress
 
 
 class Slow:

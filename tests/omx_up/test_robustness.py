@@ -152,7 +152,7 @@ def test_resolved_or_placeholder_cli_passes_the_pre_flight(tmp_path: Path) -> No
 
 def test_cli_refusal_text_names_the_cli_and_path() -> None:
     from pure.omx.scale_up import cli_unavailable
-    from shell.cli_scale_up import build_request, explain
+    from shell.cli.scale_up import build_request, explain
 
     text = explain({"ok": False, "error": cli_unavailable("codex", "worker-1")}, "refused", False, "/usr/bin:/bin")
     assert "'codex'" in text and "PATH searched: /usr/bin:/bin" in text and "Nothing was changed." in text

@@ -18,7 +18,7 @@ Step = Callable[[str, str, object, Any], dict[str, Any]]
 
 def scale_up_demo(step: Step, team: str, workdir: str) -> None:
     from pure.omx.scale_up import ScaleUpRequest, TaskSpec
-    from shell.cli_scale_up import PLACEHOLDER_AGENT, explain
+    from shell.cli.scale_up import PLACEHOLDER_AGENT, explain
 
     env = {"OMX_TEAM_SCALING_ENABLED": "1", "HOME": os.environ.get("HOME", "/root")}
     paths = {"placeholder": str(PLACEHOLDER_AGENT), "node": shutil.which("node") or "node"}

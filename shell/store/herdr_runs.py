@@ -3,11 +3,11 @@ apply like every other mutating command.
 
 Each reads the run's record (``get.herdr.run``, the store protocol of ``pure/herdr/records.py``) and
 then asks for one store change: ``herdr.run.start`` or ``herdr.run.settle``. Those two actions are
-answered by ``shell/herdr_cli.py`` (``store_handler``) through ``HerdrStore.start_run`` / ``settle``,
+answered by ``shell/cli/herdr.py`` (``store_handler``) through ``HerdrStore.start_run`` / ``settle``,
 which check again inside their transaction, so a concurrent change is still refused.
 
 The programs are pure (steps in, observations out) and could live in ``pure/herdr/``; they are
-registered with ``pure.ops`` when this module is imported (``shell/cli_common.py``
+registered with ``pure.ops`` when this module is imported (``shell/cli/common.py``
 ``load_operations``).
 """
 

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shell.cli_args import add_dry_run, add_output, add_tmux, complete_path, positive_int
-from shell.environment import recorded_env
+from shell.cli.args import add_dry_run, add_output, add_tmux, complete_path, positive_int
+from shell.cli.environment import recorded_env
 
-PLACEHOLDER_AGENT = Path(__file__).resolve().parent / "placeholder_agent.sh"
+PLACEHOLDER_AGENT = Path(__file__).resolve().parents[1] / "placeholder_agent.sh"
 
 DEBT_TEXT = {
     "pane_pid_unpinned": "pane {0} was created but its pid could not be pinned, so panefleet cannot prove "
@@ -130,7 +130,7 @@ class GitPrediction:
 
     def __call__(self, step: Any) -> Any:
         from pure import model as m
-        from shell.dryrun import READ_ONLY
+        from shell.run.dryrun import READ_ONLY
 
         args = tuple(step.args)
         if args[:2] == ("worktree", "add"):
@@ -181,7 +181,7 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
     if isinstance(changes, list) and changes:
         from pure import model as m
         from pure import wire
-        from shell.step_text import describe_step
+        from shell.run.step_text import describe_step
 
         lines.append("panefleet stopped before it could roll back, after making these changes (check them; run "
                      "`panefleet team status`):")
@@ -219,7 +219,7 @@ def render_scale_up(result: dict[str, Any], done: Any, journal: list[Any], searc
 
 
 def cmd_scale_up(args: argparse.Namespace) -> int:
-    from shell.cli_common import run_cli_operation, usage_error
+    from shell.cli.common import run_cli_operation, usage_error
 
     environ = dict(os.environ)
     try:
@@ -245,7 +245,7 @@ def render_respawn(result: dict[str, Any]) -> str:
 
 def cmd_respawn(args: argparse.Namespace) -> int:
     from pure.omx.respawn import RespawnRequest
-    from shell.cli_common import run_cli_operation
+    from shell.cli.common import run_cli_operation
 
     environ = dict(os.environ)
     request = RespawnRequest(team=args.team, worker=args.worker, cwd=os.path.abspath(args.cwd), env=recorded_env(environ))

@@ -13,7 +13,7 @@ from attrs import frozen
 from pure import model as m
 from pure import ops, wire
 from pure.program import Driver, ProgramFactory
-from shell.step_text import describe_step
+from shell.run.step_text import describe_step
 
 
 class StepExecutor(Protocol):
@@ -40,7 +40,7 @@ class AuditLog:
 
     @classmethod
     def create(cls, env: Mapping[str, str], operation: str, run_id: str) -> AuditLog:
-        from shell.executor import utc_now
+        from shell.run.executor import utc_now
 
         stamp = utc_now().replace(":", "").replace("-", "")
         name = f"{stamp}-{operation.replace('.', '-')}-{run_id[:8]}.jsonl"
@@ -80,8 +80,8 @@ def run_program(
 
 
 def _end_run(executor: StepExecutor) -> None:
-    """Close the run's tmux control client (``shell/tmux_control.py``), also when ``executor`` wraps
-    the real one as ``real`` (``shell/dryrun.py``)."""
+    """Close the run's tmux control client (``shell/run/tmux_control.py``), also when ``executor`` wraps
+    the real one as ``real`` (``shell/run/dryrun.py``)."""
     for candidate in (executor, getattr(executor, "real", None)):
         end = getattr(candidate, "end_run", None)
         if callable(end):

@@ -1,4 +1,4 @@
-"""The tmux control-mode protocol as ``shell/tmux_control.py``'s client speaks it: which steps may
+"""The tmux control-mode protocol as ``shell/run/tmux_control.py``'s client speaks it: which steps may
 go through a client, how their arguments are written on a control line, and how an answer block
 becomes the ``m.Proc`` a spawned ``tmux`` gives.
 

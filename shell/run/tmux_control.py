@@ -3,7 +3,7 @@
 Spawning ``tmux`` costs ≈5 ms a call on a loaded 2-core machine (``bench/calls.py``); a scale-down of
 ten workers makes about sixty calls. A control-mode client (``tmux -C``) takes commands on its
 standard input, one per line, and answers each with an output block; a call through it costs a
-fraction of a millisecond. ``shell/executor.py`` starts one at the first tmux step that can use it,
+fraction of a millisecond. ``shell/run/executor.py`` starts one at the first tmux step that can use it,
 sends every such step of the run through it, and turns each answer into the same ``m.Proc`` a spawned
 ``tmux`` gives, so plans, goldens and the audit log's journal do not change.
 
@@ -27,7 +27,7 @@ How the client is started (tmux 3.3a)::
   client (a ``display-message`` without ``-p`` from such a command goes to it). That lasts for the
   run only (about a second).
 * It is closed (its standard input closed, so tmux detaches it; the group killed if it does not
-  exit) at the end of every run, however it ends (``shell/loop.py``), before a ``kill-server`` (a
+  exit) at the end of every run, however it ends (``shell/run/loop.py``), before a ``kill-server`` (a
   control client still attached to a server being killed, whose owner exits right after, can be
   left hanging), at interpreter exit, and after a reply that misses its deadline. A forked child
   never touches its parent's client. If panefleet is killed outright, the client reads end of input
@@ -49,9 +49,9 @@ environment but from the session's when the client is attached, tmux 3.3a spawn.
 with its own ``cwd``; arguments that a control line cannot carry with the same meaning
 (:func:`control_line`).
 
-How a step becomes a control line and how its answer is read back: ``shell/tmux_protocol.py``.
+How a step becomes a control line and how its answer is read back: ``shell/run/tmux_protocol.py``.
 
-Deadlines (``shell/deadlines.py``) cover starting the client and each reply. A reply that does not
+Deadlines (``shell/run/deadlines.py``) cover starting the client and each reply. A reply that does not
 come in time: the client is killed with its process group (SIGTERM, SIGKILL after the grace), the
 call is observed as ``tmux timed out after …`` like a spawned call, and the rest of the run spawns.
 The client cannot start (no server, no session, a stub ``tmux`` on ``PATH`` that does not speak the
@@ -71,7 +71,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from shell.tmux_protocol import ATTACH, MODES, SENTINEL, Mode, _Lost, _Stream, _TimedOut, collect
+from shell.run.tmux_protocol import ATTACH, MODES, SENTINEL, Mode, _Lost, _Stream, _TimedOut, collect
 
 if TYPE_CHECKING:  # only the standard library at import: cli.py may check the variable for any command
     from pure import model as m
@@ -356,6 +356,6 @@ class CallLost(Exception):
 
 
 def _kill_grace() -> float:
-    from shell.deadlines import KILL_GRACE_SECONDS
+    from shell.run.deadlines import KILL_GRACE_SECONDS
 
     return KILL_GRACE_SECONDS

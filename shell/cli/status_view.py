@@ -1,4 +1,4 @@
-"""``team status`` for people: the table of ``shell/render.py`` ``render_status``, followed by what
+"""``team status`` for people: the table of ``shell/cli/render.py`` ``render_status``, followed by what
 each state it shows means — only the states that appear, one line each.
 
 The states are those of ``pure/team_ops.py`` ``team_status``: a pane's verdict (``pure/tmux/parse.py``),
@@ -73,7 +73,7 @@ def legend(result: dict[str, Any]) -> list[str]:
 
 
 def render_status_explained(result: dict[str, Any]) -> str:
-    from shell.render import render_status
+    from shell.cli.render import render_status
 
     text = render_status(result)
     for lock in result.get("locks") or []:
@@ -96,8 +96,8 @@ def watch(request: Any, args: Any, interval: float, *, operation: str = "team.st
     import time
 
     from pure import ops
-    from shell.cli_common import make_executor
-    from shell.loop import run_program
+    from shell.cli.common import make_executor
+    from shell.run.loop import run_program
 
     op = ops.get(operation)
     assert op is not None, operation

@@ -4,7 +4,7 @@ Start-up — parsing the command line and importing the modules a command needs 
 hundred thousand objects and makes hardly any garbage, yet it set off dozens of collections, each
 scanning what had just been imported: about a seventh of a ``team status`` run (bench/status.py).
 So ``cli.py`` calls :func:`hold` when a process starts, and :func:`release` switches the collector
-back on before the first step of a run (``shell/executor.py``), before a loop that runs no steps
+back on before the first step of a run (``shell/run/executor.py``), before a loop that runs no steps
 (``herdr follow``), and when the command ends, whichever comes first. What was allocated until then
 is moved to the permanent generation first (``gc.freeze``), so no later collection scans it again.
 

@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pure import model as m
-from shell.cli_args import add_dry_run, add_output, add_tmux
-from shell.executor import Executor, StoreHandler
-from shell.step_text import describe_observation, describe_step
+from shell.cli.args import add_dry_run, add_output, add_tmux
+from shell.run.executor import Executor, StoreHandler
+from shell.run.step_text import describe_observation, describe_step
 
 __all__ = ["add_dry_run", "add_output", "add_tmux", "run_cli_operation", "usage_error"]
 
@@ -48,8 +48,8 @@ def is_change(step: m.Step) -> bool:
 
 
 def load_operations() -> dict[str, Any]:
-    """Every registered operation: ``pure/``'s and the shell's (``shell/herdr_runs.py``)."""
-    import shell.herdr_runs  # noqa: F401 - registers herdr.run_start and herdr.run_settle
+    """Every registered operation: ``pure/``'s and the shell's (``shell/store/herdr_runs.py``)."""
+    import shell.store.herdr_runs  # noqa: F401 - registers herdr.run_start and herdr.run_settle
     from pure import ops
 
     return ops.load_all()
@@ -136,7 +136,7 @@ def run_cli_operation(
     ``render`` turns the result into text. ``render_run`` is for operations whose text needs the
     whole run (what the journal shows was changed, killed, cleaned): it owns the text entirely.
     ``predictors`` (or a function of the real executor giving them) and ``predicted_capture`` shape
-    the dry run (see ``shell/dryrun.py``). ``annotate`` adds facts only the shell can observe to a real
+    the dry run (see ``shell/run/dryrun.py``). ``annotate`` adds facts only the shell can observe to a real
     run's answer (e.g. who holds a lock, for ``team status``)."""
     environ = dict(os.environ if env is None else env)
     executor = make_executor(args, environ, store)
@@ -145,7 +145,7 @@ def run_cli_operation(
     if getattr(args, "dry_run", False) or plan_out:
         done, journal = dry_run(name, request, executor, predictors, predicted_capture)
         if plan_out:
-            from shell.saved_plan import PlanError, write_plan
+            from shell.cli.saved_plan import PlanError, write_plan
 
             try:
                 write_plan(plan_out, name, request, journal, done, env=environ, tmux_socket=executor.tmux_socket)
@@ -159,8 +159,8 @@ def run_cli_operation(
 def dry_run(name: str, request: object, executor: Executor, predictors: Predictors | None,
             predicted_capture: str | None) -> tuple[m.Done, list[m.Entry]]:
     from pure import ops
-    from shell.dryrun import DryRunExecutor
-    from shell.loop import run_program
+    from shell.run.dryrun import DryRunExecutor
+    from shell.run.loop import run_program
 
     op = ops.get(name)
     assert op is not None, name
@@ -173,11 +173,11 @@ def run_and_print(name: str, request: object, args: argparse.Namespace, executor
                   environ: Mapping[str, str], renderer: RunRenderer,
                   annotate: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> int:
     """Run for real through ``executor`` and print the outcome (the audit log is pruned after)."""
-    from shell.audit_prune import prune_after_run
-    from shell.loop import run_operation
+    from shell.run.audit_prune import prune_after_run
+    from shell.run.loop import run_operation
 
     if getattr(args, "output", "text") == "text" and sys.stderr.isatty():
-        from shell.progress import Progress
+        from shell.cli.progress import Progress
 
         executor = Progress(executor)  # progress lines for a run longer than about a second
     done, journal, audit = run_operation(name, request, executor, env=environ)
@@ -211,7 +211,7 @@ def plan_json(name: str, request: object, done: m.Done, journal: list[m.Entry]) 
     """``{"ok", "dryRun", "predicted", "changes", "steps"}``: ``predicted`` is exactly what the real run
     would print with ``-o json``; ``ok`` is its ``ok``."""
     from pure import wire
-    from shell.plan_view import changes
+    from shell.cli.plan_view import changes
 
     predicted = answer_of(done)
     return {
@@ -229,7 +229,7 @@ def plan_text(name: str, request: object, done: m.Done, journal: list[m.Entry], 
               ) -> str:
     """What will change (one line per thing), the predicted result in words, the step trace with
     ``steps``, and the count line."""
-    from shell.plan_view import changes, count_line, render_changes
+    from shell.cli.plan_view import changes, count_line, render_changes
 
     predicted = answer_of(done)
     found = changes(name, request, journal, predicted, done)
@@ -250,10 +250,10 @@ def plan_text(name: str, request: object, done: m.Done, journal: list[m.Entry], 
 
 
 def _placeholder_pids(text: str, journal: list[m.Entry]) -> str:
-    """A planned pane's pid is a placeholder (``shell/dryrun.py``): say "new" instead of a number."""
+    """A planned pane's pid is a placeholder (``shell/run/dryrun.py``): say "new" instead of a number."""
     import re
 
-    from shell.dryrun import PLACEHOLDER_PID_BASE
+    from shell.run.dryrun import PLACEHOLDER_PID_BASE
 
     created = sum(1 for e in journal if isinstance(e.step, m.Run) and e.step.mutates and e.step.tool == "tmux"
                   and e.step.args[:1] in (("split-window",), ("new-window",), ("new-session",)))

@@ -3,7 +3,7 @@ or refuses; ``panefleet show FILE`` renders it.
 
 A plan file (JSON, ``format`` ``PLAN_FORMAT``) holds the operation and its request, the journal the
 dry run computed (real reads, predicted changes), its predicted decision and changes
-(``shell/plan_view.py``), the team state root (or, for herdr commands, panefleet's state directory)
+(``shell/cli/plan_view.py``), the team state root (or, for herdr commands, panefleet's state directory)
 and tmux server it was made against, the panefleet version, and a fingerprint (SHA-256 of all of
 that), so a changed or damaged file is refused rather than half-trusted.
 
@@ -72,7 +72,7 @@ class SavedPlan:
 
 
 def version() -> str:
-    from shell.loop import panefleet_version
+    from shell.run.loop import panefleet_version
 
     return panefleet_version()
 
@@ -83,7 +83,7 @@ def state_root_of(operation: str, request: object, env: Mapping[str, str]) -> st
         from pure.omx import state as st
 
         return st.resolve_state_root(str(getattr(request, "cwd", "")), env)
-    from shell.herdr_store import state_dir
+    from shell.store.herdr import state_dir
 
     return str(state_dir(env))
 
@@ -118,9 +118,9 @@ def _command_line() -> str:
 def write_plan(path: str, operation: str, request: object, journal: Sequence[m.Entry], done: m.Done, *,
                env: Mapping[str, str], tmux_socket: str | None) -> None:
     from pure import wire
-    from shell.cli_common import answer_of
-    from shell.executor import utc_now
-    from shell.plan_view import changes
+    from shell.cli.common import answer_of
+    from shell.cli.plan_view import changes
+    from shell.run.executor import utc_now
 
     request_env = getattr(request, "env", None)
     data: dict[str, Any] = {
@@ -141,7 +141,7 @@ def write_plan(path: str, operation: str, request: object, journal: Sequence[m.E
     data["fingerprint"] = fingerprint(data)
     target = Path(path)
     try:
-        from shell import fs
+        from shell.run import fs
 
         fs.atomic_write(target, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"), None)
     except OSError as exc:
@@ -153,7 +153,7 @@ def write_plan(path: str, operation: str, request: object, journal: Sequence[m.E
 
 def load_plan(path: str) -> SavedPlan:
     from pure import wire
-    from shell.cli_common import load_operations
+    from shell.cli.common import load_operations
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -229,7 +229,7 @@ class CheckedExecutor:
 
     def execute(self, step: m.Step) -> m.Observation:
         from pure.program import is_mutation
-        from shell.step_text import describe_step
+        from shell.run.step_text import describe_step
 
         if not self.checking:
             return self.real.execute(step)  # type: ignore[no-any-return]
@@ -249,7 +249,7 @@ class CheckedExecutor:
                 if isinstance(observed, m.Value) and isinstance(expected.observation, m.Value):
                     self.substitutions[expected.observation.value] = observed.value
                 else:
-                    from shell.step_text import describe_observation
+                    from shell.run.step_text import describe_observation
 
                     self.exempt_note = (f" (after `{describe_step(step)}` answered "
                                         f"{describe_observation(observed)}; the plan saw "
@@ -295,7 +295,7 @@ def _pane_state(row: tuple[str, ...] | None) -> str:
 
 def difference(step: m.Step, planned: m.Observation, observed: m.Observation, team_dir: str = "") -> str:
     """The first fact that differs, in words."""
-    from shell.step_text import describe_observation, describe_step
+    from shell.run.step_text import describe_observation, describe_step
 
     def shown(path: str) -> str:
         return os.path.relpath(path, team_dir) if team_dir and path.startswith(team_dir + "/") else path
@@ -336,35 +336,35 @@ def difference(step: m.Step, planned: m.Observation, observed: m.Observation, te
 
 def renderer_for(operation: str, request: Any) -> Any:
     """The text renderer the command of ``operation`` uses (see its ``cmd_*``)."""
-    from shell.cli_common import as_run_renderer
+    from shell.cli.common import as_run_renderer
 
     team = str(getattr(request, "team", "TEAM"))
     if operation == "team.init":
-        from shell.render import render_init
+        from shell.cli.render import render_init
 
         return as_run_renderer(render_init, None)
     if operation == "team.scale_up":
-        from shell.cli_scale_up import render_scale_up
+        from shell.cli.scale_up import render_scale_up
 
         return as_run_renderer(None, render_scale_up)
     if operation == "team.respawn":
-        from shell.cli_scale_up import render_respawn
+        from shell.cli.scale_up import render_respawn
 
         return as_run_renderer(render_respawn, None)
     if operation == "team.scale_down":
-        from shell.cli_scale_down import render_scale_down
+        from shell.cli.scale_down import render_scale_down
 
         return as_run_renderer(lambda result: render_scale_down(result, team), None)
     if operation == "team.debt_reconcile":
-        from shell.cli_scale_down import render_reconcile_run
+        from shell.cli.scale_down import render_reconcile_run
 
         return as_run_renderer(None, lambda result, done, journal: render_reconcile_run(result, done, journal, team))
     if operation in ("team.task_create", "team.task_claim"):
-        from shell.cli_scale_down import render_task
+        from shell.cli.scale_down import render_task
 
         return as_run_renderer(render_task, None)
     if operation.startswith("herdr."):
-        from shell import herdr_cli
+        from shell.cli import herdr as herdr_cli
 
         chosen = {"herdr.open": herdr_cli.render_open, "herdr.retire": herdr_cli.render_retire,
                   "herdr.reconcile": herdr_cli.render_reconcile, "herdr.run_settle": herdr_cli.render_run_settle,
@@ -379,7 +379,7 @@ def renderer_for(operation: str, request: Any) -> Any:
 def _refuse(args: argparse.Namespace, message: str, code: int = 4, **extra: Any) -> int:
     sys.stderr.write(f"panefleet apply: refused, nothing was changed: {message}\n")
     if getattr(args, "output", "text") == "json":
-        from shell.cli_common import emit_json
+        from shell.cli.common import emit_json
 
         emit_json({"ok": False, "error": message, "refused": True, **extra})
     return code
@@ -390,7 +390,7 @@ def _load(args: argparse.Namespace, command: str) -> SavedPlan | int:
         return load_plan(str(args.plan_file))
     except PlanError as exc:
         if exc.code == 2:
-            from shell.cli_common import usage_error
+            from shell.cli.common import usage_error
 
             return usage_error(args, command, str(exc))
         return _refuse(args, str(exc)) if command == "apply" else _show_refusal(args, str(exc))
@@ -399,14 +399,14 @@ def _load(args: argparse.Namespace, command: str) -> SavedPlan | int:
 def _show_refusal(args: argparse.Namespace, message: str) -> int:
     sys.stderr.write(f"panefleet show: {message}\n")
     if getattr(args, "output", "text") == "json":
-        from shell.cli_common import emit_json
+        from shell.cli.common import emit_json
 
         emit_json({"ok": False, "error": message})
     return 4
 
 
 def apply_plan(args: argparse.Namespace) -> int:
-    from shell.cli_common import EXIT_REFUSED, run_and_print
+    from shell.cli.common import EXIT_REFUSED, run_and_print
 
     plan = _load(args, "apply")
     if isinstance(plan, int):
@@ -428,11 +428,11 @@ def apply_plan(args: argparse.Namespace) -> int:
     renderer = renderer_for(plan.operation, plan.request)
     store = None
     try:
-        from shell.executor import Executor
+        from shell.run.executor import Executor
 
         if plan.operation.startswith("herdr."):
-            from shell.herdr_cli import store_handler
-            from shell.herdr_store import HerdrStore, StoreError
+            from shell.cli.herdr import store_handler
+            from shell.store.herdr import HerdrStore, StoreError
 
             try:
                 store = HerdrStore.open(env)
@@ -457,7 +457,7 @@ def apply_plan(args: argparse.Namespace) -> int:
 
 
 def show_plan(args: argparse.Namespace) -> int:
-    from shell.cli_common import emit_json, plan_json, plan_text
+    from shell.cli.common import emit_json, plan_json, plan_text
 
     plan = _load(args, "show")
     if isinstance(plan, int):

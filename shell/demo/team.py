@@ -11,8 +11,8 @@ import uuid
 from typing import Any
 
 from pure import ops
-from shell.executor import Executor, run_process
-from shell.loop import run_operation
+from shell.run.executor import Executor, run_process
+from shell.run.loop import run_operation
 
 
 def _say(text: str, as_json: bool) -> None:
@@ -23,7 +23,7 @@ def _say(text: str, as_json: bool) -> None:
 
 def run_demo(*, keep: bool, socket: str | None, as_json: bool) -> int:
     from pure.team_ops import TeamInitRequest, TeamStatusRequest
-    from shell.render import render_init, render_status
+    from shell.cli.render import render_init, render_status
 
     if shutil.which("tmux") is None:
         sys.stderr.write("panefleet demo: tmux is not installed (apt-get install tmux)\n")
@@ -87,7 +87,7 @@ def run_demo(*, keep: bool, socket: str | None, as_json: bool) -> int:
 def _demo_extensions() -> list[Any]:
     """Later operations (scale-up, scale-down, debt) add their demo steps here when present."""
     extensions: list[Any] = []
-    for module_name in ("shell.demo_scaling", "shell.demo_scale_down"):
+    for module_name in ("shell.demo.scaling", "shell.demo.scale_down"):
         try:
             module = __import__(module_name, fromlist=["DEMO_STEPS"])
         except ModuleNotFoundError as exc:

@@ -13,8 +13,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from shell.cli_args import add_dry_run, add_output, add_tmux, complete_path, non_negative_int, positive_int
-from shell.environment import recorded_env
+from shell.cli.args import add_dry_run, add_output, add_tmux, complete_path, non_negative_int, positive_int
+from shell.cli.environment import recorded_env
 
 if TYPE_CHECKING:
     from pure import model as m
@@ -93,7 +93,7 @@ def _cwd(args: argparse.Namespace) -> str:
 
 def cmd_scale_down(args: argparse.Namespace) -> int:
     from pure.omx.scale_down import ScaleDownRequest
-    from shell.cli_common import run_cli_operation
+    from shell.cli.common import run_cli_operation
 
     request = ScaleDownRequest(team=args.team, cwd=_cwd(args), env=_env(), worker_names=tuple(args.worker),
                                count=args.count, force=args.force, drain_timeout_ms=args.drain_timeout_ms)
@@ -103,7 +103,7 @@ def cmd_scale_down(args: argparse.Namespace) -> int:
 
 def cmd_debt_show(args: argparse.Namespace) -> int:
     from pure.omx.scale_down import DebtRequest
-    from shell.cli_common import run_cli_operation
+    from shell.cli.common import run_cli_operation
 
     request = DebtRequest(team=args.team, cwd=_cwd(args), env=_env())
     return run_cli_operation("team.debt_show", request, args, render=render_debt)
@@ -111,7 +111,7 @@ def cmd_debt_show(args: argparse.Namespace) -> int:
 
 def cmd_debt_reconcile(args: argparse.Namespace) -> int:
     from pure.omx.scale_down import DebtRequest
-    from shell.cli_common import run_cli_operation
+    from shell.cli.common import run_cli_operation
 
     request = DebtRequest(team=args.team, cwd=_cwd(args), env=_env())
     team = str(args.team)
@@ -121,13 +121,13 @@ def cmd_debt_reconcile(args: argparse.Namespace) -> int:
 
 
 def render_reconcile_run(result: dict[str, Any], done: m.Done, journal: Sequence[m.Entry], team: str) -> str:
-    """The reconcile report (debt the run keeps follows on stderr, ``shell/cli_common.py``)."""
+    """The reconcile report (debt the run keeps follows on stderr, ``shell/cli/common.py``)."""
     return render_reconcile(result, journal, team)
 
 
 def cmd_task_create(args: argparse.Namespace) -> int:
     from pure.omx.tasks import TaskCreateRequest
-    from shell.cli_common import run_cli_operation
+    from shell.cli.common import run_cli_operation
 
     request = TaskCreateRequest(team=args.team, cwd=_cwd(args), env=_env(), subject=args.subject,
                                 description=args.description, owner=args.owner, status=args.status,
@@ -137,7 +137,7 @@ def cmd_task_create(args: argparse.Namespace) -> int:
 
 def cmd_task_claim(args: argparse.Namespace) -> int:
     from pure.omx.tasks import TaskClaimRequest
-    from shell.cli_common import run_cli_operation
+    from shell.cli.common import run_cli_operation
 
     request = TaskClaimRequest(team=args.team, cwd=_cwd(args), env=_env(), task_id=args.task_id,
                                worker=args.worker, expected_version=args.expected_version)

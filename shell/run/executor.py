@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard, TypeVar
 
 from pure import model as m
-from shell import deadlines, fs, startup, tmux_control, tmux_protocol
+from shell.run import deadlines, fs, startup, tmux_control, tmux_protocol
 
 if TYPE_CHECKING:  # returns.io is imported when a file is first written: a read-only run never needs it
     from returns.io import IOResult
@@ -51,7 +51,7 @@ def run_process(
     """Run ``tool`` (resolved on ``env``'s PATH) to completion, or until its deadline.
 
     The process gets a session (and so a process group) of its own. When ``timeout`` seconds
-    (default: the tool's deadline from ``PANEFLEET_CALL_TIMEOUT``, ``shell/deadlines.py``) pass,
+    (default: the tool's deadline from ``PANEFLEET_CALL_TIMEOUT``, ``shell/run/deadlines.py``) pass,
     or this process is interrupted, the whole group gets SIGTERM and, 0.5 s later, SIGKILL; a call
     that ran out of time is observed as not finished (``exit_code=None``), never as an answer.
     ``guards`` holds the call's watchdog while it runs, so that another thread can end it
@@ -263,7 +263,7 @@ def _group_exists(pgid: int) -> bool:
 
 def _spawn_control_client(path: str, args: tuple[str, ...], env: Mapping[str, str], stdin: int, stdout: int,
                           stderr: int) -> object:
-    """Start a long-lived tmux control-mode client (``shell/tmux_control.py``) on the given pipe ends,
+    """Start a long-lived tmux control-mode client (``shell/run/tmux_control.py``) on the given pipe ends,
     through ``sh`` as every process panefleet starts, in a session of its own, with panefleet's
     interruption handlers undone as for every call."""
     import sh
@@ -405,9 +405,9 @@ class Executor:
     """Runs steps against the real world.
 
     ``tmux_socket`` selects a private tmux server (``tmux -L NAME``) for every tmux step. tmux steps
-    go through one control-mode client per run where they can (``shell/tmux_control.py``; off with
+    go through one control-mode client per run where they can (``shell/run/tmux_control.py``; off with
     ``PANEFLEET_TMUX_EXECUTOR=spawn``), else each spawns ``tmux``; the observations are the same.
-    :meth:`end_run` closes the client (``shell/loop.py`` calls it when a run ends, however it ends).
+    :meth:`end_run` closes the client (``shell/run/loop.py`` calls it when a run ends, however it ends).
     """
 
     def __init__(
@@ -443,7 +443,7 @@ class Executor:
         return args
 
     def read_ahead(self, steps: tuple[m.Step, ...]) -> None:
-        """Reads the program will ask for later (``pure/program.py`` ``Ahead``; ``shell/loop.py``
+        """Reads the program will ask for later (``pure/program.py`` ``Ahead``; ``shell/run/loop.py``
         hands them over): answered ahead, several at once, by :class:`_ReadAhead`."""
         if self.read_ahead_most < 2:
             return
@@ -463,7 +463,7 @@ class Executor:
                            timeout=self.deadlines.seconds(step.tool), guards=guards)
 
     def execute(self, step: m.Step) -> m.Observation:  # noqa: PLR0911,PLR0912
-        startup.release()  # the first step of a run ends start-up (shell/startup.py)
+        startup.release()  # the first step of a run ends start-up (shell/run/startup.py)
         if self._locks and time.monotonic() >= self._lease_due:
             self._refresh_leases()
         self.answered_ahead = False
@@ -646,7 +646,7 @@ class Executor:
         self._close_client()
 
     def release_all(self) -> None:
-        """Release every lock still held (``shell/loop.py`` calls it when a run ends, however it ends)."""
+        """Release every lock still held (``shell/run/loop.py`` calls it when a run ends, however it ends)."""
         for path, token in list(self._locks.items()):
             fs.release_lock(Path(path), token)
         self._locks.clear()

@@ -46,7 +46,7 @@ def _falsify_pid(workdir: str, team: str, worker: str) -> None:
 
 def scale_down_demo(step: Step, team: str, workdir: str) -> None:
     from pure.omx.scale_down import DebtRequest, ScaleDownRequest
-    from shell.cli_scale_down import render_debt, render_scale_down
+    from shell.cli.scale_down import render_debt, render_scale_down
 
     env = {"OMX_TEAM_SCALING_ENABLED": "1"}
 

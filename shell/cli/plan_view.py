@@ -493,7 +493,7 @@ class _Builder:
 
     # --------------------------------------------------------------------------------- the rest
     def _generic(self) -> None:
-        from shell.step_text import describe_step
+        from shell.run.step_text import describe_step
 
         for index, entry in self.mutations():
             if index not in self.claimed:

@@ -1,6 +1,6 @@
 """Progress lines on stderr for long runs on a terminal (one line per worker as it comes up or goes).
 
-``Progress`` wraps the executor of a real run (``shell/cli_common.py``). It watches the steps as they
+``Progress`` wraps the executor of a real run (``shell/cli/common.py``). It watches the steps as they
 are executed: a ``split-window`` or ``new-window`` that answered a pane id (the worker is named by the
 startup script in its command), the ``remain-on-exit`` release that ends a watched start
 (``pure/agents/startup.py``), a ``kill-pane``. Nothing is printed for a run that ends within

@@ -80,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _common(parser: argparse.ArgumentParser, *, herdr: bool = True, dry_run: bool = False) -> None:
-    from shell.cli_args import add_dry_run, add_output, add_session
+    from shell.cli.args import add_dry_run, add_output, add_session
 
     add_output(parser)
     if herdr:
@@ -97,7 +97,7 @@ def session_of(args: argparse.Namespace, env: Mapping[str, str]) -> str:
 
 
 def lock_path(env: Mapping[str, str]) -> str:
-    from shell.herdr_store import state_dir
+    from shell.store.herdr import state_dir
 
     return str(state_dir(env) / "herdr.lock")
 
@@ -136,13 +136,13 @@ def _fail(args: argparse.Namespace, reason: str, code: int = 1) -> int:
 
 
 def _open_store(env: Mapping[str, str]) -> Any:
-    from shell.herdr_store import HerdrStore
+    from shell.store.herdr import HerdrStore
 
     return HerdrStore.open(env)
 
 
 def _with_store(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
-    from shell.herdr_store import StoreError
+    from shell.store.herdr import StoreError
 
     try:
         return _open_store(env)
@@ -185,11 +185,11 @@ def herdr_predictor(real: Any) -> Any:
 
 
 def store_handler(store: Any) -> Any:
-    """The store's step handler, plus the two run-set changes of ``shell/herdr_runs.py``."""
+    """The store's step handler, plus the two run-set changes of ``shell/store/herdr_runs.py``."""
     import sqlite3
 
     from pure import model as m
-    from shell.herdr_store import RunConflict, StoreError
+    from shell.store.herdr import RunConflict, StoreError
 
     def handle(step: m.Store) -> m.JsonResult:
         payload = step.payload if isinstance(step.payload, dict) else {}
@@ -216,8 +216,8 @@ def store_handler(store: Any) -> Any:
 def _run_operation(
     name: str, request: object, args: argparse.Namespace, env: Mapping[str, str], render: Any
 ) -> int:
-    from shell.cli_common import run_cli_operation
-    from shell.executor import Executor
+    from shell.cli.common import run_cli_operation
+    from shell.run.executor import Executor
 
     store = _with_store(args, env)
     if store is None:
@@ -252,7 +252,7 @@ def render_run_settle(result: dict[str, Any]) -> str:
 
 
 def cmd_run_start(args: argparse.Namespace) -> int:
-    from shell.herdr_runs import RunStartRequest
+    from shell.store.herdr_runs import RunStartRequest
 
     env = dict(os.environ)
     if not _RUN_ID.match(args.run_id):
@@ -271,7 +271,7 @@ def cmd_run_start(args: argparse.Namespace) -> int:
 
 
 def cmd_run_settle(args: argparse.Namespace) -> int:
-    from shell.herdr_runs import RunSettleRequest
+    from shell.store.herdr_runs import RunSettleRequest
 
     return _run_operation("herdr.run_settle", RunSettleRequest(run_id=args.run_id), args, dict(os.environ),
                           render_run_settle)
@@ -335,7 +335,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     request = StatusRequest(session=session_of(args, env))
     if getattr(args, "watch", False) and sys.stdout.isatty() and getattr(args, "output", "text") == "text":
-        from shell.status_view import watch
+        from shell.cli.status_view import watch
 
         store = _with_store(args, env)
         if store is None:
@@ -357,15 +357,15 @@ def cmd_follow(args: argparse.Namespace) -> int:
     import math
     import time
 
-    from shell.herdr_store import StoreError
+    from shell.store.herdr import StoreError
 
     interval = args.interval
     if not math.isfinite(interval) or not FOLLOW_INTERVAL_MIN <= interval <= FOLLOW_INTERVAL_MAX:
         return _fail(args, f"--interval must be a number of seconds from {FOLLOW_INTERVAL_MIN} to "
                            f"{FOLLOW_INTERVAL_MAX:g}, not {args.interval}", 2)
-    from shell import startup
+    from shell.run import startup
 
-    startup.release()  # a loop that may run for hours, with no step to end start-up (shell/startup.py)
+    startup.release()  # a loop that may run for hours, with no step to end start-up (shell/run/startup.py)
     env = dict(os.environ)
     last = ""
     seen = False

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 
 from pure import model as m
 from pure import tmux as t
-from shell.executor import Executor
+from shell.run.executor import Executor
 
 # Verbs that only read. Anything else is predicted, never run, whatever the step claims.
 READ_ONLY: dict[str, frozenset[str]] = {
@@ -74,7 +74,7 @@ class DryRunExecutor:
         verb = step.args[0] if step.args else ""
         if verb == "list-panes" and tuple(step.args) == t.LIST_PANES and not self.changed_tmux:
             # Nothing predicted yet: the real answer, as it is (a saved plan compares it with the
-            # answer at apply time, ``shell/saved_plan.py``); the simulated table starts from it.
+            # answer at apply time, ``shell/cli/saved_plan.py``); the simulated table starts from it.
             answer = self.real.execute(step)
             assert isinstance(answer, m.Proc)
             self.panes, self.snapshot_failure = None, None
@@ -154,11 +154,11 @@ class DryRunExecutor:
     def _lock(self, step: m.AcquireLock) -> m.Ack:
         """A lock is read, not taken: held by a live holder, the real run would wait out its timeout
         behind it, so that is the prediction (with who holds it); free or abandoned, it is predicted
-        taken (``shell/fs.py`` takes an abandoned lock over at once)."""
+        taken (``shell/run/fs.py`` takes an abandoned lock over at once)."""
         import time
         from pathlib import Path
 
-        from shell import fs
+        from shell.run import fs
 
         holder = fs.inspect_lock(Path(step.path), step.stale_ms)
         if holder.exists and holder.abandoned(time.time() * 1000) is None:

@@ -1,0 +1,1 @@
+"""The command line: argument conventions, command handlers, plan views and renderers."""

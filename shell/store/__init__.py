@@ -1,0 +1,1 @@
+"""Stores panefleet keeps for the Herdr fleet (SQLite) and the herdr run records' operations."""
