@@ -264,7 +264,11 @@ def team_status(req: TeamStatusRequest) -> Program:
                 if isinstance(pane, str) and pane in verdicts else None
             yield from _screen_report(report, clis.get(report["name"], "codex"), seen)
     stray_text = yield from strays.listing(paths, config)
-    stray = list(strays.strays_of(stray_text, paths, config)) if stray_text is not None else []
+    listed = [debt.get(key) for key in ("unresolved_panes", "workers")] if isinstance(debt, dict) else []
+    in_debt = {p.get("pane_id") for panes in listed if isinstance(panes, list) for p in panes if isinstance(p, dict)}
+    # a pane the cleanup debt record names is reported there, not again as a stray
+    stray = [s for s in strays.strays_of(stray_text, paths, config) if s["paneId"] not in in_debt] \
+        if stray_text is not None else []
     proven = all(r.get("verdict") == "live" and r.get("pidMatch") and r.get("ownerMatch") for r in reports
                  if r["role"] != "hud")
     result = {

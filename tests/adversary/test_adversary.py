@@ -621,3 +621,26 @@ def test_the_adversary_is_noticed(machine: AdversaryMachine) -> None:
 @pytest.mark.timeout(120)
 def test_every_pane_panefleet_created_is_a_member_or_debt() -> None:
     exercise(LeakMachine, budget_s=15, target_steps=3_000, examples=10, steps=40)
+
+
+def test_status_reports_a_pane_kept_as_debt_once(machine: AdversaryMachine) -> None:
+    """A removed worker's pane kept as cleanup debt (its pid changed) still runs that worker's
+    startup script: ``team status`` names it in the debt, not a second time as a stray."""
+    from pure.omx.scale_down import scale_down_program
+    from pure.team_ops import team_status
+
+    machine.team_init(plan=QUIET)
+    machine.scale_up(choice=0, count=2, with_task=False, plan=QUIET)
+    config = json.loads((machine.state_root / "team" / "alpha" / "config.json").read_text())
+    kept = config["workers"][1]["pane_id"]
+    machine.world.server.respawn(kept)
+    request = ScaleDownRequest(team="alpha", cwd=str(machine.cwd), env=ENV, worker_names=("worker-2",), force=True,
+                               drain_timeout_ms=0)
+    done, _ = machine.run("alpha", scale_down_program(request), QUIET)
+    assert done is not None and done.outcome.status == "debt"
+    done, _ = machine.run("alpha", team_status(TeamStatusRequest(team="alpha", cwd=str(machine.cwd), env=ENV)), QUIET)
+    assert done is not None
+    result: dict[str, Any] = done.outcome.result  # type: ignore[assignment]
+    assert [p["pane_id"] for p in result["debt"]["unresolved_panes"]] == [kept]
+    assert result["strayPanes"] == []
+    assert kept in machine.world.server.panes and machine.world.violations == []
