@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import uuid
@@ -80,8 +82,18 @@ def run_demo(*, keep: bool, socket: str | None, as_json: bool) -> int:
             _say(f"\nThe demo is still running: tmux -L {name} attach   (stop it: tmux -L {name} kill-server)", as_json)
         else:
             run_process("tmux", ("-L", name, "kill-server"), env=env)
+            _remove_socket(name, env)
             shutil.rmtree(workdir, ignore_errors=True)
             _say("\ndemo server stopped and state removed (use --keep to look around)", as_json)
+
+
+def _remove_socket(name: str, env: dict[str, str]) -> None:
+    """tmux leaves a stopped server's socket file behind (``$TMUX_TMPDIR``/tmux-UID/NAME): remove it,
+    so that a demo leaves nothing on the machine."""
+    path = os.path.join(env.get("TMUX_TMPDIR") or "/tmp", f"tmux-{os.getuid()}", name)
+    with contextlib.suppress(OSError):
+        if stat.S_ISSOCK(os.lstat(path).st_mode):
+            os.unlink(path)
 
 
 def _demo_extensions() -> list[Any]:

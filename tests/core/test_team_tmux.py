@@ -190,6 +190,8 @@ def test_demo_runs_and_cleans_up(clean_env: dict[str, str]) -> None:
     alive = subprocess.run(["tmux", "-L", name, "list-sessions"], capture_output=True, text=True)
     assert alive.returncode != 0  # the demo server is gone
     assert not Path(report["workdir"]).exists()
+    socket = Path(clean_env.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name
+    assert not socket.exists()  # and so is its socket file
 
 
 def test_status_recovers_an_interrupted_commit_first(
