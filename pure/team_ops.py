@@ -20,8 +20,8 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure import tmux as t
+from pure.omx import codec, instructions, locks, strays, txn
 from pure.omx import dispatch as dsp
-from pure.omx import instructions, locks, strays, txn
 from pure.omx import state as st
 from pure.omx.txn import read_text
 from pure.program import Gen, Program, expect, fail
@@ -167,9 +167,9 @@ def _write_initial_state(paths: st.TeamPaths, config: dict[str, Any], manifest: 
     writes = (
         (paths.dispatch_requests, "[]"),
         (posixpath.join(paths.team_dir, instructions.FILE_NAME), agents),  # what Codex workers load
-        (paths.phase, st.render_json(phase)),
-        (paths.manifest, st.render_json(manifest)),
-        (paths.config, st.render_json(config)),
+        (paths.phase, codec.render_json(phase)),
+        (paths.manifest, codec.render_json(manifest)),
+        (paths.config, codec.render_json(config)),
     )
     for path, text in writes:
         done = yield from expect(m.WriteFile(path=path, content=text), m.Ack)
@@ -241,7 +241,7 @@ def team_status(req: TeamStatusRequest) -> Program:
     debt_text = yield from read_text(paths.debt)
     debt: Any = None
     if debt_text is not None:
-        debt = st.parse_object(debt_text, paths.debt).map(lambda d: d).value_or({"malformed": True})
+        debt = codec.parse_object(debt_text, paths.debt).map(lambda d: d).value_or({"malformed": True})
     statuses: dict[str, Any] = {}
     for worker in config.get("workers", []):
         text = yield from read_text(paths.worker_file(worker["name"], "status.json"))

@@ -32,16 +32,9 @@ from returns.result import Failure
 from pure import model as m
 from pure import tmux as t
 from pure.omx import locks, txn
+from pure.omx.codec import Json, is_positive_int, parse_json, render_json
 from pure.omx.paths import is_same_or_inside_path
-from pure.omx.state import (
-    Json,
-    TeamPaths,
-    TeamState,
-    check_identity,
-    is_positive_int,
-    parse_json,
-    render_json,
-)
+from pure.omx.state import TeamPaths, TeamState, check_identity
 from pure.program import Gen, PlanError, expect, fail
 
 REMOVED_NAME_RE = re.compile(r"worker-[0-9]+")

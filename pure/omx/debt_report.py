@@ -11,7 +11,7 @@ from typing import Any
 from returns.result import Failure
 
 from pure import model as m
-from pure.omx.state import Json, parse_json
+from pure.omx.codec import Json, parse_json
 
 REASON_TEXT = {
     "legacy_pid_missing_live": "the record has no pinned pid and a live pane holds that id; "

@@ -28,7 +28,8 @@ from returns.result import Failure, Result, Success
 
 from pure import model as m
 from pure import tmux as t
-from pure.omx.state import Json, StateError, TeamPaths, parse_json, render_json
+from pure.omx.codec import Json, StateError, parse_json, render_json
+from pure.omx.state import TeamPaths
 from pure.omx.txn import NOT_UTF8, STATE_MALFORMED
 from pure.program import Gen, expect
 

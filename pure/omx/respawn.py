@@ -28,13 +28,14 @@ from pure.agents import startup as supervise
 from pure.omx import dispatch as dsp
 from pure.omx import layout, strays
 from pure.omx import startup as st_script
+from pure.omx.codec import Json, render_json
 from pure.omx.locks import with_scaling_lock
 from pure.omx.names import sanitize_team_name
 from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.scale_up.plan import plan_placements, split_target, team_panes
 from pure.omx.scale_up.run import Abort, RollbackContext
 from pure.omx.scale_up.worker import prove_split_target, tag_pane
-from pure.omx.state import Json, TeamPaths, render_json, resolve_state_root
+from pure.omx.state import TeamPaths, resolve_state_root
 from pure.program import Gen, PlanError, Program, expect, fail
 
 

@@ -26,20 +26,11 @@ from pure import ops
 from pure import tmux as t
 from pure.omx import debt as d
 from pure.omx import locks, strays, txn
+from pure.omx.codec import Json, parse_json, parse_object, render_json
 from pure.omx.debt_report import explain as explain_debt
 from pure.omx.names import sanitize_team_name
 from pure.omx.scaling import DISABLED, leader_nudge, scaling_enabled
-from pure.omx.state import (
-    Json,
-    TeamPaths,
-    TeamState,
-    parse_json,
-    parse_object,
-    render_json,
-    resolve_state_root,
-    validate_config,
-    worker_status,
-)
+from pure.omx.state import TeamPaths, TeamState, resolve_state_root, validate_config, worker_status
 from pure.omx.tasks import TERMINAL, list_tasks, parse_iso_ms, read_task
 from pure.program import Gen, PlanError, Program, expect, fail
 

@@ -27,7 +27,8 @@ from attrs import frozen
 
 from pure import model as m
 from pure import tmux as t
-from pure.omx.state import Json, TeamPaths, parse_object
+from pure.omx.codec import Json, parse_object
+from pure.omx.state import TeamPaths
 from pure.program import Gen, expect
 
 STRAY_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{pane_start_command}"

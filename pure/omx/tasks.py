@@ -28,9 +28,10 @@ from returns.result import Failure
 from pure import model as m
 from pure import ops
 from pure.omx import ids, locks, txn
+from pure.omx.codec import Json, render_json
 from pure.omx.debt import Ctx
 from pure.omx.names import is_safe_task_id, validate_team_name
-from pure.omx.state import TASK_STATUSES, Json, TeamPaths, check_task, render_json, resolve_state_root
+from pure.omx.state import TASK_STATUSES, TeamPaths, check_task, resolve_state_root
 from pure.program import Gen, Program, expect, fail
 
 TERMINAL = ("completed", "failed")

@@ -41,18 +41,14 @@ from attrs import frozen
 from returns.result import Failure, Result, Success
 
 from pure import model as m
+from pure.omx.codec import Json, StateError, parse_json, parse_object, render_json
 from pure.omx.locks import Barrier
 from pure.omx.state import (
-    Json,
-    StateError,
     TeamPaths,
     TeamState,
     check_task,
     config_generation,
-    parse_json,
-    parse_object,
     read_team_state,
-    render_json,
     validate_config,
 )
 from pure.program import Gen, expect, fail

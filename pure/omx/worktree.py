@@ -18,7 +18,7 @@ from typing import Any
 from attrs import frozen
 
 from pure import model as m
-from pure.omx.state import Json
+from pure.omx.codec import Json
 from pure.program import Gen, expect
 
 

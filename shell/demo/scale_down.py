@@ -29,7 +29,8 @@ def _workers(workdir: str, team: str) -> list[dict[str, Any]]:
 
 def _falsify_pid(workdir: str, team: str, worker: str) -> None:
     """Make the recorded pid stale in config and manifest (as a recycled pane would)."""
-    from pure.omx.state import TeamPaths, render_json, resolve_state_root
+    from pure.omx.codec import render_json
+    from pure.omx.state import TeamPaths, resolve_state_root
 
     paths = TeamPaths(resolve_state_root(workdir, {}), team)
     for path in (paths.config, paths.manifest):

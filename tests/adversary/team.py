@@ -17,9 +17,9 @@ from typing import Any
 
 from pure import model as m
 from pure import ops
+from pure.omx.codec import render_json
 from pure.omx.scale_down import DebtRequest, ScaleDownRequest
 from pure.omx.scale_up import ScaleUpRequest, TaskSpec
-from pure.omx.state import render_json
 from pure.omx.tasks import TaskClaimRequest
 from pure.program import Program
 from pure.team_ops import TeamStatusRequest

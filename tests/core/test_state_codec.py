@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from returns.result import Failure, Success
 
+from pure.omx import codec
 from pure.omx import state as st
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "omx"
@@ -28,7 +29,7 @@ def test_reads_what_oh_my_codex_writes_exactly_as_it_reads_it() -> None:
 @pytest.mark.parametrize("name", ["config.json", "manifest.v2.json"])
 def test_rendering_preserves_oh_my_codex_bytes(name: str) -> None:
     text = _text(name)
-    assert st.render_json(json.loads(text)) == text
+    assert codec.render_json(json.loads(text)) == text
 
 
 def test_manifest_wins_and_generation_comes_from_config() -> None:
@@ -96,9 +97,9 @@ def test_identity_of_another_pane_is_not_malformed() -> None:
 
 
 def test_syntax_errors_keep_the_parser_words() -> None:
-    error = st.parse_json("{", "f.json").failure()
+    error = codec.parse_json("{", "f.json").failure()
     assert error.syntax == "Expecting property name enclosed in double quotes"
-    assert st.parse_json("[" * 5000, "f.json").failure().syntax is None  # refused for depth, not grammar
+    assert codec.parse_json("[" * 5000, "f.json").failure().syntax is None  # refused for depth, not grammar
 
 
 @pytest.mark.parametrize(

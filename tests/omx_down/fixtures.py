@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from pure import model as m
-from pure.omx.state import TeamPaths, render_json
+from pure.omx.codec import render_json
+from pure.omx.state import TeamPaths
 from pure.program import Program
 from shell.run.loop import run_program
 from tests.fixtures.omx_team import init_team_config

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from pure import model as m
+from pure.omx.codec import render_json
 from pure.omx.scale_down import DebtRequest, ScaleDownRequest
-from pure.omx.state import render_json
 from tests.harness import Goldens, ScenarioExecutor, err
 from tests.omx_down.fixtures import Team
 from tests.omx_down.stub import Stub, record, run_op

@@ -11,7 +11,7 @@ import pytest
 
 from pure import model as m
 from pure.omx import locks, txn
-from pure.omx.state import render_json
+from pure.omx.codec import render_json
 from pure.program import Gen, decide
 from tests.harness import ScenarioExecutor, err
 from tests.omx_down.fixtures import Team, drive, program_of

@@ -18,9 +18,10 @@ from typing import Any
 
 from pure import model as m
 from pure import wire
+from pure.omx.codec import render_json
 from pure.omx.layout import GEOMETRY_FORMAT
 from pure.omx.scale_up import ScaleUpRequest, TaskSpec, scale_up
-from pure.omx.state import TeamPaths, render_json
+from pure.omx.state import TeamPaths
 from tests.fixtures.omx_team import init_team_config
 from tests.harness import Goldens, ScenarioExecutor, journal_json, normalize, run_scenario, snapshot_files
 

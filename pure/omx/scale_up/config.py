@@ -8,8 +8,9 @@ from typing import Any
 from returns.result import Failure
 
 from pure.omx import txn
+from pure.omx.codec import Json, parse_object, render_json
 from pure.omx.locks import Barrier, with_barrier
-from pure.omx.state import Json, TeamPaths, TeamState, parse_object, read_team_state, render_json
+from pure.omx.state import TeamPaths, TeamState, read_team_state
 from pure.program import Gen, fail
 
 
@@ -38,7 +39,7 @@ PANEFLEET_KEYS = ("worker_cli",)
 
 def json_object(text: str | None) -> Json | None:
     """``text`` parsed as a JSON object, else ``None`` (absent, not an object, or not JSON as the
-    team state codec reads it: ``pure/omx/state.py`` ``parse_json``, so that what the canonical read
+    team state codec reads it: ``pure/omx/codec.py`` ``parse_json``, so that what the canonical read
     ignores is never patched and rewritten here)."""
     return None if text is None else parse_object(text, "").value_or(None)
 

@@ -7,10 +7,11 @@ import re
 from pure import model as m
 from pure.omx import tasks as tasks_ops
 from pure.omx import txn
+from pure.omx.codec import Json, render_json
 from pure.omx.locks import Barrier, with_barrier
 from pure.omx.scale_up.config import json_object
 from pure.omx.scale_up.run import Abort, Run, StepFailure, TaskSpec, acked, positive_or
-from pure.omx.state import Json, TeamPaths, render_json
+from pure.omx.state import TeamPaths
 from pure.program import Gen, PlanError, expect
 
 

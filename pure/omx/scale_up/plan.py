@@ -17,6 +17,7 @@ from pure import model as m
 from pure import tmux as t
 from pure.omx import approved, layout
 from pure.omx import launch as ln
+from pure.omx.codec import Json
 from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.scale_up.new_tasks import existing_tasks
 from pure.omx.scale_up.run import (
@@ -28,7 +29,7 @@ from pure.omx.scale_up.run import (
     str_or_none,
     team_state_file,
 )
-from pure.omx.state import Json, TeamPaths, TeamState
+from pure.omx.state import TeamPaths, TeamState
 from pure.program import Gen, PlanError, expect
 
 

@@ -11,6 +11,7 @@ from pure.agents import startup as supervise
 from pure.omx import dispatch as dsp
 from pure.omx import layout, strays
 from pure.omx import worktree as wt
+from pure.omx.codec import Json
 from pure.omx.locks import with_scaling_lock
 from pure.omx.names import sanitize_team_name
 from pure.omx.scale_up.config import locked_state
@@ -33,7 +34,7 @@ from pure.omx.scale_up.run import (
 )
 from pure.omx.scale_up.worker import Launched, await_started, finish_event, hand_over, launch_worker, settle
 from pure.omx.scaling import DISABLED, scaling_enabled
-from pure.omx.state import Json, TeamPaths, resolve_state_root
+from pure.omx.state import TeamPaths, resolve_state_root
 from pure.program import Gen, PlanError, Program, expect, fail
 
 # ---------------------------------------------------------------------------------------- program

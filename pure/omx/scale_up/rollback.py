@@ -17,6 +17,7 @@ from pure.agents import startup as supervise
 from pure.omx import dispatch as dsp
 from pure.omx import txn
 from pure.omx import worktree as wt
+from pure.omx.codec import Json
 from pure.omx.locks import Barrier, with_barrier
 from pure.omx.scale_up.config import json_object, membership_updates, patch_json, saved_config_text
 from pure.omx.scale_up.run import (
@@ -31,7 +32,7 @@ from pure.omx.scale_up.run import (
     str_or_none,
 )
 from pure.omx.scale_up.worker import leader_event
-from pure.omx.state import Json, read_team_state
+from pure.omx.state import read_team_state
 from pure.program import Gen, PlanError, expect, fail
 
 # ------------------------------------------------------------------------------------------ rollback

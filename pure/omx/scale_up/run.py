@@ -12,7 +12,8 @@ from pure import model as m
 from pure import tmux as t
 from pure.omx import layout
 from pure.omx import worktree as wt
-from pure.omx.state import Json, TeamPaths, TeamState
+from pure.omx.codec import Json
+from pure.omx.state import TeamPaths, TeamState
 from pure.program import Gen, PlanError, expect, fail
 
 T = TypeVar("T")

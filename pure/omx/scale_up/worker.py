@@ -18,6 +18,7 @@ from pure.omx import dispatch as dsp
 from pure.omx import ids, instructions, layout, startup
 from pure.omx import launch as ln
 from pure.omx import worktree as wt
+from pure.omx.codec import Json, render_json
 from pure.omx.scale_up.config import membership_updates, save_config
 from pure.omx.scale_up.plan import (
     Launches,
@@ -40,7 +41,7 @@ from pure.omx.scale_up.run import (
     team_state_file,
 )
 from pure.omx.scaling import leader_nudge
-from pure.omx.state import Json, TeamPaths, render_json
+from pure.omx.state import TeamPaths
 from pure.program import Gen, PlanError, expect
 
 # ------------------------------------------------------------------------------------- one worker
