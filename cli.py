@@ -393,7 +393,7 @@ def _register(module_name: str, subparsers: Any) -> None:
 def _unwind_on_termination() -> Callable[[], None]:
     """SIGTERM and SIGHUP end panefleet like Ctrl-C does: as an exception, so that every ``finally``
     runs (locks released by ``shell/run/loop.py``, a running call's process group killed by
-    ``shell/run/executor.py``). A signal panefleet was started with ignored (``nohup``) stays ignored.
+    ``shell/run/process.py``). A signal panefleet was started with ignored (``nohup``) stays ignored.
     Returns what puts the previous handlers back."""
     import signal
     import threading

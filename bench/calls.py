@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pure import model as m  # noqa: E402
 from pure import tmux as t  # noqa: E402
-from shell.run.executor import Executor, run_process  # noqa: E402
+from shell.run.executor import Executor  # noqa: E402
+from shell.run.process import run_process  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

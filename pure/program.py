@@ -57,7 +57,7 @@ class Ahead:
     always, whatever their answers are — unless it ends, or gives the rest up after a failure, first;
     other steps may come between them.
 
-    The shell may answer them ahead of time, several at once (``shell/run/executor.py`` ``read_ahead``),
+    The shell may answer them ahead of time, several at once (``shell/run/read_ahead.py``),
     and hands each answer over when the program asks for that step. An ``Ahead`` is never journaled
     and never part of a decision: ``decide``, replay, dry runs and goldens see exactly the steps
     they would see without it. Yield one with :func:`announce`."""

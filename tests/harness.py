@@ -17,8 +17,9 @@ from typing import Any
 from pure import model as m
 from pure import wire
 from pure.program import ProgramFactory
-from shell.run.executor import Executor, run_process
+from shell.run.executor import Executor
 from shell.run.loop import run_program
+from shell.run.process import run_process
 
 GOLDEN_ROOT = Path(__file__).parent / "goldens"
 Responder = Callable[[tuple[str, ...]], m.Proc]

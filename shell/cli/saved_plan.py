@@ -120,7 +120,7 @@ def write_plan(path: str, operation: str, request: object, journal: Sequence[m.E
     from pure import wire
     from shell.cli.common import answer_of
     from shell.cli.plan_view import changes
-    from shell.run.executor import utc_now
+    from shell.run.process import utc_now
 
     request_env = getattr(request, "env", None)
     data: dict[str, Any] = {

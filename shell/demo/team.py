@@ -13,8 +13,9 @@ import uuid
 from typing import Any
 
 from pure import ops
-from shell.run.executor import Executor, run_process
+from shell.run.executor import Executor
 from shell.run.loop import run_operation
+from shell.run.process import run_process
 
 
 def _say(text: str, as_json: bool) -> None:

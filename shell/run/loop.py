@@ -40,7 +40,7 @@ class AuditLog:
 
     @classmethod
     def create(cls, env: Mapping[str, str], operation: str, run_id: str) -> AuditLog:
-        from shell.run.executor import utc_now
+        from shell.run.process import utc_now
 
         stamp = utc_now().replace(":", "").replace("-", "")
         name = f"{stamp}-{operation.replace('.', '-')}-{run_id[:8]}.jsonl"

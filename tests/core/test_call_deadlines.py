@@ -1,4 +1,4 @@
-"""Every external call has a deadline (``shell/run/deadlines.py``, ``shell/run/executor.py``): stub tools on
+"""Every external call has a deadline (``shell/run/deadlines.py``, ``shell/run/process.py``): stub tools on
 PATH that never answer, through the executor and through the real CLI."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import pytest
 
 from pure import model as m
 from shell.run import deadlines, fs
-from shell.run.executor import Executor, run_process
+from shell.run.executor import Executor
+from shell.run.process import run_process
 from tests.omx_down.fixtures import Team
 from tests.omx_up.fixtures import UpTeam
 

@@ -1,4 +1,4 @@
-"""Announced reads (``pure/program.py`` ``Ahead``) answered ahead by the shell (``shell/run/executor.py``).
+"""Announced reads (``pure/program.py`` ``Ahead``) answered ahead by the shell (``shell/run/executor.py``, ``shell/run/read_ahead.py``).
 
 The planner never sees an announcement: decisions, replay and journals are those of the same program
 without it. The executor answers announced reads several at once, hands each answer over in the
@@ -14,8 +14,9 @@ from pathlib import Path
 
 from pure import model as m
 from pure.program import Ahead, Program, announce, decide, expect
-from shell.run.executor import READ_AHEAD_MOST, Executor
+from shell.run.executor import Executor
 from shell.run.loop import AuditLog, run_program
+from shell.run.read_ahead import READ_AHEAD_MOST
 from tests.core.test_call_deadlines import assert_all_gone, stub
 
 # A herdr that logs "start ARG" and "end ARG" around a short sleep and answers the number of lines

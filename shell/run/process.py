@@ -1,0 +1,280 @@
+"""Bounded processes: every program panefleet runs is started here, through ``sh``, in a process group
+of its own, and ended with that group when its deadline passes (``shell/run/deadlines.py``) or
+panefleet is interrupted."""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import os
+import shlex
+import signal
+import threading
+import time
+from collections.abc import Callable, Mapping
+
+from pure import model as m
+from shell.run import deadlines
+
+
+def which(tool: str, env: Mapping[str, str]) -> str | None:
+    """Resolve ``tool`` on the PATH of ``env`` at call time (so tests can plant stubs)."""
+    import shutil  # imported when first needed, like ``sh``, ``datetime`` and ``uuid``: start-up stays cheap
+
+    return shutil.which(tool, path=env.get("PATH", os.defpath))
+
+
+def utc_now() -> str:
+    import datetime as _dt
+
+    now = _dt.datetime.now(_dt.UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def run_process(
+    tool: str,
+    args: tuple[str, ...],
+    *,
+    env: Mapping[str, str],
+    cwd: str | None = None,
+    timeout: float | None = None,
+    guards: set[Watchdog] | None = None,
+) -> m.Proc:
+    """Run ``tool`` (resolved on ``env``'s PATH) to completion, or until its deadline.
+
+    The process gets a session (and so a process group) of its own. When ``timeout`` seconds
+    (default: the tool's deadline from ``PANEFLEET_CALL_TIMEOUT``, ``shell/run/deadlines.py``) pass,
+    or this process is interrupted, the whole group gets SIGTERM and, 0.5 s later, SIGKILL; a call
+    that ran out of time is observed as not finished (``exit_code=None``), never as an answer.
+    ``guards`` holds the call's watchdog while it runs, so that another thread can end it
+    (``Watchdog.stop_now``: a call read ahead on a thread of its own is not interrupted by Ctrl-C).
+    """
+    path = which(tool, env)
+    if path is None:
+        return m.Proc(exit_code=None, stderr=f"{tool}: command not found on PATH")
+    seconds = deadlines.from_env(env).seconds(tool) if timeout is None else timeout
+    import sh  # imported lazily: it costs tens of milliseconds of start-up
+
+    # Until the watchdog guards the child, an interruption would leave it running: hold them back
+    # and let one that came meanwhile be raised inside the ``try`` below.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
+    try:
+        running = sh.Command(path)(
+            *args,
+            _ok_code=list(range(256)),
+            _tty_out=False,
+            _env=dict(env),
+            _cwd=cwd,
+            _in=None,
+            _truncate_exc=False,
+            _bg=True,
+            _bg_exc=False,
+            _new_session=True,
+            _preexec_fn=_child_signals(mask),
+        )
+        watchdog = Watchdog(running.process.pid, seconds)
+        if guards is not None:
+            guards.add(watchdog)
+    except OSError as exc:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        return m.Proc(exit_code=None, stderr=f"{tool}: {exc.strerror or exc}")
+    except sh.ForkException as exc:  # e.g. the working directory does not exist
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else "could not start"
+        return m.Proc(exit_code=None, stderr=f"{tool}: {reason}")
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        running.wait()
+    except sh.SignalException as exc:
+        if watchdog.fired:
+            return timed_out(tool, args, seconds, exc.stderr)
+        return m.Proc(
+            exit_code=128 + abs(exc.exit_code),
+            stdout=exc.stdout.decode("utf-8", "replace"),
+            stderr=exc.stderr.decode("utf-8", "replace"),
+        )
+    except BaseException:  # interrupted (Ctrl-C, SIGTERM): the call must not outlive panefleet
+        watchdog.stop_now()
+        raise
+    finally:
+        watchdog.finished()
+        if guards is not None:
+            guards.discard(watchdog)
+    if watchdog.fired:  # it exited on SIGTERM with a status of its own: still not an answer
+        return timed_out(tool, args, seconds, running.stderr)
+    return m.Proc(
+        exit_code=running.exit_code,
+        stdout=running.stdout.decode("utf-8", "replace"),
+        stderr=running.stderr.decode("utf-8", "replace"),
+    )
+
+
+def timed_out(tool: str, args: tuple[str, ...], seconds: float, stderr: bytes) -> m.Proc:
+    said = stderr.decode("utf-8", "replace").strip()
+    message = f"{tool} timed out after {deadlines.describe(seconds)} s: {shlex.join(args)}"
+    return m.Proc(exit_code=None, stderr=message + (f"\n{said}" if said else ""))
+
+
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _child_signals(mask: set[int | signal.Signals]) -> Callable[[], None]:
+    """What the child does before ``exec``: panefleet's interruption handlers (``cli.py``) and
+    ``sh``'s background mode (SIGHUP ignored) are undone — default actions again, except for a
+    signal panefleet itself was started with ignored (``nohup``) — then the signal mask is restored."""
+    ignored = {sig for sig in INTERRUPTS if signal.getsignal(sig) == signal.SIG_IGN}
+
+    def setup() -> None:
+        for sig in INTERRUPTS:
+            signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+    return setup
+
+
+class Watchdog:
+    """Kills the process group ``pgid`` (SIGTERM, then SIGKILL after the grace) when ``seconds``
+    pass before :meth:`finished` is called. Timed by the process-wide :data:`_TIMERS` thread: arming
+    one costs microseconds, where a thread per call would cost a sizeable part of a tmux call."""
+
+    def __init__(self, pgid: int, seconds: float) -> None:
+        self.pgid = pgid
+        self.fired = False
+        self._lock = threading.Lock()
+        self._done = False
+        self._pending = _TIMERS.arm(time.monotonic() + seconds, self._expire)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pgid, sig)
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+            self._signal(signal.SIGTERM)
+            self._pending = _TIMERS.arm(time.monotonic() + deadlines.KILL_GRACE_SECONDS, self._kill)
+
+    def _kill(self) -> None:
+        with self._lock:
+            if not self._done:
+                self._signal(signal.SIGKILL)
+
+    def stop_now(self) -> None:
+        """The caller is being interrupted: end the group now, without waiting for the deadline."""
+        with self._lock:
+            self._pending.cancel()
+            self._signal(signal.SIGTERM)
+        end = time.monotonic() + deadlines.KILL_GRACE_SECONDS
+        while time.monotonic() < end and _group_exists(self.pgid):
+            time.sleep(0.01)
+        self._signal(signal.SIGKILL)
+
+    def finished(self) -> None:
+        """The leader was reaped. After an expiry, also kill what is left of its group."""
+        with self._lock:
+            self._done = True
+            self._pending.cancel()
+            if self.fired:
+                self._signal(signal.SIGKILL)
+
+
+class _Pending:
+    __slots__ = ("action", "cancelled")
+
+    def __init__(self, action: Callable[[], None]) -> None:
+        self.action = action
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class _Timers:
+    """One daemon thread that runs short actions at monotonic times (the call deadlines)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, _Pending]] = []
+        self._count = 0
+        self._thread: threading.Thread | None = None
+
+    def arm(self, when: float, action: Callable[[], None]) -> _Pending:
+        pending = _Pending(action)
+        with self._cond:
+            self._count += 1
+            heapq.heappush(self._heap, (when, self._count, pending))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="panefleet-deadlines", daemon=True)
+                self._thread.start()
+            elif self._heap[0][2] is pending:
+                self._cond.notify()
+        return pending
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._heap and self._heap[0][2].cancelled:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                when, _, pending = self._heap[0]
+                delay = when - time.monotonic()
+                if delay > 0:
+                    self._cond.wait(delay)
+                    continue
+                heapq.heappop(self._heap)
+            if not pending.cancelled:
+                pending.action()
+
+    def after_fork(self) -> None:
+        """A forked child has no timer thread: start afresh (the parent's deadlines are not its own)."""
+        self._cond = threading.Condition()
+        self._heap = []
+        self._thread = None
+
+
+_TIMERS = _Timers()
+os.register_at_fork(after_in_child=_TIMERS.after_fork)
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def spawn_control_client(path: str, args: tuple[str, ...], env: Mapping[str, str], stdin: int, stdout: int,
+                          stderr: int) -> object:
+    """Start a long-lived tmux control-mode client (``shell/run/tmux_control.py``) on the given pipe ends,
+    through ``sh`` as every process panefleet starts, in a session of its own, with panefleet's
+    interruption handlers undone as for every call."""
+    import sh
+
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
+    try:
+        return sh.Command(path)(
+            *args,
+            _ok_code=list(range(256)),
+            _env=dict(env),
+            _in=open(stdin, "rb", buffering=0, closefd=False),  # sh dups each descriptor for the child
+            _out=stdout,
+            _err=stderr,
+            _bg=True,
+            _bg_exc=False,
+            _new_session=True,
+            _preexec_fn=_child_signals(mask),
+        )
+    except sh.ForkException as exc:
+        raise OSError(str(exc).strip().splitlines()[-1] if str(exc).strip() else "could not start") from None
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
