@@ -71,6 +71,17 @@ def locked_state(paths: TeamPaths, barrier: Barrier | None = None) -> Gen[TeamSt
     return (yield from with_barrier(paths, lambda b: txn.load_team(paths, b), held=barrier))
 
 
+def recovered_texts(paths: TeamPaths, barrier: Barrier) -> Gen[tuple[str, str | None]]:
+    """Under the barrier: recover an interrupted commit, then the text of ``config.json`` and of
+    ``manifest.v2.json`` (None when absent); a missing config ends the program
+    (``team_config_missing:<team>``)."""
+    yield from txn.recover(paths, barrier)
+    config_text = yield from txn.read_text(paths.config)
+    if config_text is None:
+        raise fail(f"team_config_missing:{paths.team}")
+    return config_text, (yield from txn.read_text(paths.manifest))
+
+
 def save_config(paths: TeamPaths, generation: int, updates: dict[str, Any], barrier: Barrier | None) -> Gen[int]:
     """oh-my-codex ``saveTeamConfig``: generation-checked, config + manifest through a prepared
     journal. ``updates`` replace keys of both raw files in place. Returns the new generation."""

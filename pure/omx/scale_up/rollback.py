@@ -19,7 +19,13 @@ from pure.omx import txn
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
 from pure.omx.locks import Barrier, with_barrier
-from pure.omx.scale_up.config import json_object, membership_updates, patch_json, saved_config_text
+from pure.omx.scale_up.config import (
+    json_object,
+    membership_updates,
+    patch_json,
+    recovered_texts,
+    saved_config_text,
+)
 from pure.omx.scale_up.run import (
     Abort,
     RollbackContext,
@@ -56,11 +62,7 @@ def _tracking_commit(run: Run, rollback_workers: list[Json]) -> Gen[None]:
     paths = run.paths
 
     def body(b: Barrier) -> Gen[None]:
-        yield from txn.recover(paths, b)
-        config_text = yield from txn.read_text(paths.config)
-        if config_text is None:
-            raise fail(f"team_config_missing:{paths.team}")
-        manifest_text = yield from txn.read_text(paths.manifest)
+        config_text, manifest_text = yield from recovered_texts(paths, b)
         loaded = read_team_state(paths, config_text, manifest_text)
         if isinstance(loaded, Failure):
             raise fail(f"team_state_malformed:{loaded.failure()}")
@@ -127,11 +129,7 @@ def _membership_commit(run: Run, unresolved: list[Json]) -> Gen[None]:
     keep = {w["name"] for w in unresolved}
 
     def body(b: Barrier) -> Gen[None]:
-        yield from txn.recover(paths, b)
-        config_now = yield from txn.read_text(paths.config)
-        if config_now is None:
-            raise fail(f"team_config_missing:{paths.team}")
-        manifest_now = yield from txn.read_text(paths.manifest)
+        config_now, manifest_now = yield from recovered_texts(paths, b)
         base = run.base_state.config
         members = [w for w in base.get("workers") or [] if isinstance(w, dict)]
         members += unresolved
