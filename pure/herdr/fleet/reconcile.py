@@ -141,16 +141,7 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
                     }
                 )
                 continue
-            if run.attempts >= request.max_attempts:
-                outcomes.append({"kind": "attempts-exhausted", "runId": run.run_id, "attempts": run.attempts})
-                continue
-            opened = yield from open_pane(session, run, request.follower, surface)
-            yield from _record_attempt(run, opened, request.max_attempts)
-            if isinstance(opened, Tracked):
-                opened_ws.add(opened.workspace_id)
-                outcomes.append(_reassociated(run, opened))
-            else:
-                outcomes.append(_untracked_attempted(run, opened))
+            yield from _reopen(session, run, request, surface, opened_ws, outcomes)
             continue
         pane, _wid = hold
         pulse = yield from probe(session, pane.pane_id)
@@ -180,17 +171,10 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
             if run.pane_id is not None:
                 yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
             continue
-        if run.attempts >= request.max_attempts:
-            outcomes.append({"kind": "attempts-exhausted", "runId": run.run_id, "attempts": run.attempts})
-            continue
-        replaced = yield from open_pane(session, run, request.follower, surface)
-        yield from _record_attempt(run, replaced, request.max_attempts)
+        replaced = yield from _reopen(session, run, request, surface, opened_ws, outcomes)
         if isinstance(replaced, Tracked):
-            opened_ws.add(replaced.workspace_id)
-            outcomes.append(_reassociated(run, replaced))
             junk[pane.pane_id] = _Junk(run.run_id, "duplicate", pane.agent)
-        else:
-            outcomes.append(_untracked_attempted(run, replaced))
+        elif replaced is not None:
             # The replacement failed: the dead pane has nothing left to show, so it goes now.
             closed = yield from close_pane(session, pane.pane_id)
             if isinstance(closed, Success):
@@ -249,6 +233,23 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
 
 def run_label(run: RunRecord) -> str:
     return pane_label(run.project, run.issue, run.attempt, run.run_id)
+
+
+def _reopen(session: str, run: RunRecord, request: ReconcileRequest, surface: Surface, opened_ws: set[str],
+            outcomes: list[dict[str, Any]]) -> Gen[Tracked | Unavailable | None]:
+    """Open a new pane for ``run`` and record the attempt and its outcome; None (nothing opened)
+    once its attempts are exhausted."""
+    if run.attempts >= request.max_attempts:
+        outcomes.append({"kind": "attempts-exhausted", "runId": run.run_id, "attempts": run.attempts})
+        return None
+    opened = yield from open_pane(session, run, request.follower, surface)
+    yield from _record_attempt(run, opened, request.max_attempts)
+    if isinstance(opened, Tracked):
+        opened_ws.add(opened.workspace_id)
+        outcomes.append(_reassociated(run, opened))
+    else:
+        outcomes.append(_untracked_attempted(run, opened))
+    return opened
 
 
 def _record_attempt(run: RunRecord, opened: Tracked | Unavailable, max_attempts: int) -> Gen[None]:
