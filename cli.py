@@ -14,10 +14,13 @@ from shell.cli.args import command_words
 from shell.cli.environment import recorded_env
 
 # Modules that add commands: (module, group). Each exposes register(subparsers).
-TEAM_COMMAND_MODULES = ("shell.cli.scale_up", "shell.cli.scale_down")
-# The team commands defined here: with one of them asked for (and no help), the modules above are
-# not needed to parse the command line.
-INLINE_TEAM_COMMANDS = frozenset({"init", "status"})
+# Where each team command is defined: None for those defined here. With one of them asked for (and
+# no help), only its own module is imported to parse the command line.
+TEAM_COMMAND_MODULES: dict[str, str | None] = {
+    "init": None, "status": None,
+    "scale-up": "shell.cli.scale_up", "respawn": "shell.cli.scale_up",
+    "scale-down": "shell.cli.scale_down", "debt": "shell.cli.scale_down", "task": "shell.cli.scale_down",
+}
 TOP_COMMAND_MODULES = (("herdr", "shell.cli.herdr", "Herdr worker fleet: owned workspaces, worker panes, reconcile"),)
 
 EXIT_CODES = """exit codes:
@@ -283,14 +286,15 @@ and for zsh (a directory on $fpath):
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The whole command tree; with ``argv``, only the command group it selects is built in full
-    (the others get a one-line placeholder), and of the team commands only those defined here when
-    it selects one of them, which keeps start-up fast."""
+    (the others get a one-line placeholder), and of the team commands only those of the module that
+    defines the selected one, which keeps start-up fast."""
     from shell.cli.args import complete_path, finish_tree
 
     words = command_words(list(argv)) if argv is not None else []
     first = words[0] if words else None
     asks_help = argv is not None and any(word in ("-h", "--help") for word in argv)
-    inline_team_command = first == "team" and len(words) > 1 and words[1] in INLINE_TEAM_COMMANDS and not asks_help
+    team_command = words[1] if first == "team" and len(words) > 1 and not asks_help else None
+    team_modules = _team_modules(team_command) if argv is None or first == "team" else ()
     parser = Parser(
         prog="panefleet",
         description="Plan and apply changes to fleets of AI coding-agent worker panes in tmux and Herdr, "
@@ -368,9 +372,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(handler=cmd_team_status)
 
-    if argv is None or (first == "team" and not inline_team_command):
-        for module_name in TEAM_COMMAND_MODULES:
-            _register(module_name, team_sub)
+    for module_name in team_modules:
+        _register(module_name, team_sub)
     for group, module_name, summary in TOP_COMMAND_MODULES:
         if argv is None or first == group:
             _register(module_name, sub)
@@ -378,6 +381,15 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             sub.add_parser(group, help=summary)
     finish_tree(parser)
     return parser
+
+
+def _team_modules(command: str | None) -> tuple[str, ...]:
+    """The modules whose team commands the command line needs: the selected command's own (none for
+    one defined here), or every one (no command, help, or a command that is not known)."""
+    if command in TEAM_COMMAND_MODULES:
+        selected = TEAM_COMMAND_MODULES[command]
+        return () if selected is None else (selected,)
+    return tuple(dict.fromkeys(m for m in TEAM_COMMAND_MODULES.values() if m is not None))
 
 
 def _register(module_name: str, subparsers: Any) -> None:
