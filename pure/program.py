@@ -28,6 +28,7 @@ from attrs import frozen
 from pure.model import (
     Ack,
     AppendFile,
+    Debt,
     Done,
     Entry,
     FileData,
@@ -73,11 +74,30 @@ _NO_ANSWER = Ack(ok=True)
 
 
 class PlanError(Exception):
-    """Raised inside a program to end it with a typed outcome (caught by the driver)."""
+    """Raised inside a program to end it with a typed outcome and the debt it leaves (caught by the
+    driver). Build one with :func:`fail`, or from a returned :class:`Failed`."""
 
-    def __init__(self, outcome: Outcome) -> None:
+    def __init__(self, outcome: Outcome, debt: Sequence[Debt] = ()) -> None:
         super().__init__(outcome.message)
         self.outcome = outcome
+        self.debt = tuple(debt)
+
+
+FailedStatus = Literal["refused", "debt", "error"]
+
+
+@frozen
+class Failed:
+    """A failure as a value, typed where it happens: the status it ends the operation with and its
+    message, ``{"ok": false, "error": message}`` on the wire. For a step whose caller decides what
+    the failure means (e.g. a debt reconcile run before or after a scale-down); :meth:`error` turns
+    it into the :class:`PlanError` that ends the program."""
+
+    status: FailedStatus
+    message: str
+
+    def error(self, debt: Sequence[Debt] = ()) -> PlanError:
+        return fail(self.message, self.status, debt=debt)
 
 
 class ObservationMismatch(Exception):
@@ -145,10 +165,10 @@ def _tag(cls: type[object], name: str) -> str:
     return str(attrs.fields_dict(cls)[name].default)  # type: ignore[arg-type]
 
 
-def fail(message: str, status: str = "error", result: object | None = None) -> PlanError:
+def fail(message: str, status: str = "error", result: object | None = None, debt: Sequence[Debt] = ()) -> PlanError:
     """Build the exception that ends a program with ``{"ok": false, "error": message}``."""
     payload: object = result if result is not None else {"ok": False, "error": message}
-    return PlanError(Outcome(status=status, result=JsonValue(payload), message=message))  # type: ignore[arg-type]
+    return PlanError(Outcome(status=status, result=JsonValue(payload), message=message), debt)  # type: ignore[arg-type]
 
 
 def expect(step: Step, kind: type[Obs]) -> Gen[Obs]:
@@ -238,7 +258,7 @@ class Driver:
             value = stop.value
             self._finish(value if isinstance(value, Done) else _error_done(NoDecision()))
         except PlanError as err:
-            self._finish(Done(outcome=err.outcome))
+            self._finish(Done(outcome=err.outcome, debt=err.debt))
         except ObservationMismatch as err:
             problem = JournalMismatch(at=self._at - 1, op=err.op, expected_kind=err.expected_kind, got_kind=err.got_kind)
             self._finish(_error_done(problem, self._changes), settled=True)
@@ -249,7 +269,7 @@ class Driver:
         try:
             self._gen = self._factory()
         except PlanError as err:
-            self._finish(Done(outcome=err.outcome))
+            self._finish(Done(outcome=err.outcome, debt=err.debt))
             return
         except Exception as err:  # noqa: BLE001
             self._finish(_error_done(InternalError(), message=f"internal_error:{type(err).__name__}:{err}"))

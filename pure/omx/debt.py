@@ -15,8 +15,8 @@ whole record before any tmux call (``scale_down_cleanup_debt_malformed``), disca
 while the removed workers are still canonical, refuses survivor collisions, re-proves every debt
 pane (``L``, identity, ``S``, then the teardown primitive), and finally cleans worker resources
 (root ``AGENTS.md`` restore, ``git worktree remove --force``, ``rm -rf workers/<w>``) before deleting
-the record. Its answer is the JSON object oh-my-codex returns: ``{"ok": true}`` or
-``{"ok": false, "error": ...}``.
+the record. Its answer stands for the JSON object oh-my-codex returns: None for ``{"ok": true}``,
+a :class:`~pure.program.Failed` (its status and ``error``) for ``{"ok": false, "error": ...}``.
 
 Its human reports (``team debt show`` and what a reconcile did) are ``pure/omx/debt_report.py``.
 """
@@ -35,7 +35,7 @@ from pure.omx import locks, txn
 from pure.omx.codec import Json, is_positive_int, parse_json, render_json
 from pure.omx.paths import is_same_or_inside_path
 from pure.omx.state import TeamPaths, TeamState, check_identity
-from pure.program import Gen, PlanError, expect, fail
+from pure.program import Failed, Gen, PlanError, expect, fail
 
 REMOVED_NAME_RE = re.compile(r"worker-[0-9]+")
 MALFORMED = "scale_down_cleanup_debt_malformed"
@@ -279,10 +279,6 @@ def resources_valid(ctx: Ctx, team_root: str, resources: list[Json]) -> Gen[bool
 # -------------------------------------------------------------------------------------- reconcile
 
 
-def _err(message: str) -> Json:
-    return {"ok": False, "error": message}
-
-
 def _identity_matches(paths: TeamPaths, pane: DebtPane) -> Gen[bool]:
     """Whether the worker's ``identity.json`` names this pane (an absent file does not). A file that
     is not an identity (``check_identity``) ends the program with ``team_state_malformed:<file>…``
@@ -290,7 +286,7 @@ def _identity_matches(paths: TeamPaths, pane: DebtPane) -> Gen[bool]:
     path = paths.worker_file(pane.name, "identity.json")
     checked = check_identity((yield from txn.read_text(path)), path)
     if isinstance(checked, Failure):
-        raise fail(f"{txn.STATE_MALFORMED}:{checked.failure()}")
+        raise txn.malformed(str(checked.failure()))
     identity = checked.unwrap()
     if identity is None:
         return False
@@ -346,52 +342,56 @@ def owner_id_of(state: TeamState) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def reconcile(ctx: Ctx, held: locks.Barrier | None = None) -> Gen[Json]:
-    """oh-my-codex ``reconcileScaleDownCleanupDebt``; answers its JSON result."""
+def reconcile(ctx: Ctx, held: locks.Barrier | None = None) -> Gen[Failed | None]:
+    """oh-my-codex ``reconcileScaleDownCleanupDebt``: None when no debt is left (its ``{"ok": true}``),
+    else why, as a :class:`Failed`: ``refused`` when the record or the team cannot be acted on
+    (nothing was done), ``debt`` when panes or resources are still owed (the record says which).
+    The caller decides what that failure ends (``pure/omx/scale_down.py``)."""
     return (yield from locks.with_barrier(ctx.paths, lambda b: _reconcile(ctx, b), held=held))
 
 
-def _reconcile(ctx: Ctx, barrier: locks.Barrier) -> Gen[Json]:
+def _reconcile(ctx: Ctx, barrier: locks.Barrier) -> Gen[Failed | None]:
     state = yield from txn.load_team(ctx.paths, barrier)
     if state is None:
-        return _err(f"Team {ctx.paths.team} not found")
+        return Failed("refused", f"Team {ctx.paths.team} not found")
     rpaths = record_paths(ctx, state)
     text = yield from txn.read_text(rpaths.debt)
     if text is None:
-        return {"ok": True}
+        return None
     parsed = parse_json(text, rpaths.debt)
     if isinstance(parsed, Failure):
         syntax = parsed.failure().syntax
         # not JSON at all: oh-my-codex's JSON.parse error; JSON holding a value that cannot be written
         # back unchanged (NaN, a number beyond a double, a lone surrogate, deep nesting): malformed
-        return _err(MALFORMED if syntax is None else f"scale_down_cleanup_debt_unreadable:SyntaxError: {syntax}")
+        return Failed("refused",
+                      MALFORMED if syntax is None else f"scale_down_cleanup_debt_unreadable:SyntaxError: {syntax}")
     debt = parsed.unwrap()
     if not isinstance(debt, dict) or debt.get("schema_version") != 1 or type(debt.get("schema_version")) is bool \
             or debt.get("operation") != "scale_down":
-        return _err(MALFORMED)
+        return Failed("refused", MALFORMED)
     names = _removed_names(debt)
     if names is None:
-        return _err(MALFORMED)
+        return Failed("refused", MALFORMED)
     resources = _resources(debt, names)
     if resources is None:
-        return _err(MALFORMED)
+        return Failed("refused", MALFORMED)
     if not (yield from resources_valid(ctx, rpaths.state_root, resources)):
-        return _err(MALFORMED)
+        return Failed("refused", MALFORMED)
     panes = debt_panes(debt, names, state.config.get("leader_pane_id"), state.config.get("hud_pane_id"))
     if panes is None:
-        return _err(MALFORMED)
+        return Failed("refused", MALFORMED)
     workers = [w for w in state.config.get("workers", []) if isinstance(w, dict)]
     canonical = [n for n in names if any(w.get("name") == n for w in workers)]
     if len(canonical) == len(names):
         yield from txn.remove_file(rpaths.debt, note="debt")
-        return {"ok": True}
+        return None
     if canonical:
-        return _err("scale_down_cleanup_debt_membership_inconsistent")
+        return Failed("refused", "scale_down_cleanup_debt_membership_inconsistent")
     survivors = [w for w in workers if w.get("name") not in names]
     for pane in panes:
         for w in survivors:
             if w.get("pane_id") == pane.pane_id or (pane.pid is not None and w.get("pid") == pane.pid):
-                return _err(MALFORMED)
+                return Failed("refused", MALFORMED)
     owner_id = owner_id_of(state)
     reasons: list[str] = []
     unresolved: list[DebtPane] = []
@@ -404,7 +404,7 @@ def _reconcile(ctx: Ctx, barrier: locks.Barrier) -> Gen[Json]:
     if unresolved:
         record = rewrite(debt, "unresolved", now, [p.to_json() for p in unresolved], reasons)
         yield from txn.write_text(rpaths.debt, render_json(record), note="debt")
-        return _err("scale_down_cleanup_debt_unresolved:" + ",".join(p.pane_id for p in unresolved))
+        return Failed("debt", "scale_down_cleanup_debt_unresolved:" + ",".join(p.pane_id for p in unresolved))
     try:
         yield from cleanup_resources(ctx, rpaths, resources)
     except PlanError as error:
@@ -412,9 +412,9 @@ def _reconcile(ctx: Ctx, barrier: locks.Barrier) -> Gen[Json]:
         now = (yield from expect(m.Clock(), m.Value)).value
         record = rewrite(debt, "resource_cleanup_pending", now, [], [f"resource_cleanup_failed:{detail}"])
         yield from txn.write_text(rpaths.debt, render_json(record), note="debt")
-        return _err(f"scale_down_cleanup_debt_resource_cleanup_failed:{detail}")
+        return Failed("debt", f"scale_down_cleanup_debt_resource_cleanup_failed:{detail}")
     yield from txn.remove_file(rpaths.debt, note="debt")
-    return {"ok": True}
+    return None
 
 
 # -------------------------------------------------------------------------------- resource cleanup

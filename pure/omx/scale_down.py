@@ -32,7 +32,7 @@ from pure.omx.names import sanitize_team_name
 from pure.omx.scaling import DISABLED, leader_nudge, scaling_enabled
 from pure.omx.state import TeamPaths, TeamState, resolve_state_root, validate_config, worker_status
 from pure.omx.tasks import TERMINAL, list_tasks, parse_iso_ms, read_task
-from pure.program import Gen, PlanError, Program, expect, fail
+from pure.program import Failed, Gen, PlanError, Program, expect, fail
 
 ALL_WORKERS = "Cannot remove all workers \u2014 at least 1 must remain"
 DRAIN_POLL_MS = 2000
@@ -67,10 +67,6 @@ def context(team: str, cwd: str, env: dict[str, str]) -> d.Ctx:
     return d.Ctx(paths=TeamPaths(resolve_state_root(cwd, env), team), cwd=cwd)
 
 
-def _err(message: str) -> Json:
-    return {"ok": False, "error": message}
-
-
 def _now() -> Gen[str]:
     return (yield from expect(m.Clock(), m.Value)).value
 
@@ -91,7 +87,7 @@ def _status_text(path: str) -> Gen[str | None]:
     that are not text, which could not be restored, end the program (``team_state_malformed``)."""
     data = yield from expect(m.ReadFile(path=path), m.FileData)
     if data.error == txn.NOT_UTF8:
-        raise fail(f"{txn.STATE_MALFORMED}:{path}: not UTF-8 text")
+        raise txn.malformed(f"{path}: not UTF-8 text")
     if data.error:
         raise fail(data.error)
     return data.content
@@ -128,7 +124,7 @@ def _preflight(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[None]
     if state.manifest_text is not None:
         manifest = parse_object(state.manifest_text, ctx.paths.manifest)
         if isinstance(manifest, Failure):
-            raise fail(f"{txn.STATE_MALFORMED}:{manifest.failure()}")
+            raise txn.malformed(str(manifest.failure()))
     yield from list_tasks(ctx.paths)
     members = [str(w.get("name")) for w in _workers(state)]
     candidates = [n for n in members if n in req.worker_names] if req.worker_names else members
@@ -149,7 +145,12 @@ def _workers(state: TeamState) -> list[Json]:
     return [w for w in state.config.get("workers", []) if isinstance(w, dict)]
 
 
-def _select(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[list[Json] | Json]:
+def refused(message: str) -> PlanError:
+    """An argument or selection that oh-my-codex refuses: nothing was changed."""
+    return fail(message, status="refused")
+
+
+def _select(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[list[Json]]:
     workers = _workers(state)
     team = ctx.paths.team
     if req.worker_names:
@@ -157,27 +158,27 @@ def _select(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[list[Jso
         for name in req.worker_names:
             found = next((w for w in workers if w.get("name") == name), None)
             if found is None:
-                return _err(f"Worker {name} not found in team {team}")
+                raise refused(f"Worker {name} not found in team {team}")
             targets.append(found)
     else:
         count = 1 if req.count is None else req.count
         if count < 1:
-            return _err(f"count must be a positive integer (got {count})")
+            raise refused(f"count must be a positive integer (got {count})")
         idle = []
         for w in workers:
             if (yield from _status_state(ctx.paths, str(w.get("name")))) in ("idle", "done", "unknown"):
                 idle.append(w)
         if len(idle) < count and not req.force:
-            return _err(f"Not enough idle workers to remove: found {len(idle)}, requested {count}. "
-                        "Use force=true to remove busy workers.")
+            raise refused(f"Not enough idle workers to remove: found {len(idle)}, requested {count}. "
+                          "Use force=true to remove busy workers.")
         targets = idle[:count]
         if req.force and len(targets) < count:
             chosen = {w.get("name") for w in targets}
             targets += [w for w in workers if w.get("name") not in chosen][: count - len(targets)]
     if not targets:
-        return _err("No workers selected for removal")
+        raise refused("No workers selected for removal")
     if len(workers) - len(targets) < 1:
-        return _err(ALL_WORKERS)
+        raise refused(ALL_WORKERS)
     return targets
 
 
@@ -216,7 +217,7 @@ def _references(task: Json, names: set[str]) -> bool:
 @frozen
 class CommitOutcome:
     removable: list[Json]
-    failure: Json | None
+    failure: Failed | None  # always status ``debt``: panes left unresolved, recorded as debt
     new_count: int
     unresolved: list[d.DebtPane] = field(factory=list)
     reasons: list[str] = field(factory=list)
@@ -300,7 +301,7 @@ def _checked_object(text: str, file: str, config: bool = False) -> Json:
     if config:
         parsed = parsed.bind(lambda raw: validate_config(raw, file))
     if isinstance(parsed, Failure):
-        raise fail(f"{txn.STATE_MALFORMED}:{parsed.failure()}")
+        raise txn.malformed(str(parsed.failure()))
     return dict(parsed.unwrap())
 
 
@@ -361,25 +362,24 @@ def _teardown(state: TeamState, removable: list[Json], snapshots: list[StatusSna
         prefix = f"pane_teardown_failed:{','.join(failed)};" if failed else ""
         error = "scale_down_cleanup_debt:" + prefix + ";".join(f"pane_teardown_unresolved:{w['pane_id']}"
                                                                for w in unresolved)
-    return CommitOutcome(removable, _err(error), count, panes, proof_debt + kill_debt)
+    return CommitOutcome(removable, Failed("debt", error), count, panes, proof_debt + kill_debt)
 
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[tuple[Json, list[m.Debt]]]:
-    """The body under the scaling lock; answers oh-my-codex's result and the debt it leaves."""
+def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[Json]:
+    """The body under the scaling lock; answers oh-my-codex's result. Every failure ends the program
+    where it happens, with its status and the debt it leaves (``pure/program.py`` ``PlanError``)."""
     state = yield from _load(ctx)
     if state is None:
-        return _err(f"Team {ctx.paths.team} not found"), []
+        raise refused(f"Team {ctx.paths.team} not found")
     yield from _preflight(ctx, req, state)
     prior = yield from d.reconcile(ctx)
-    if not prior.get("ok"):
-        return prior, []
+    if prior is not None:
+        raise prior.error()
     selected = yield from _select(ctx, req, state)
-    if isinstance(selected, dict):
-        return selected, []
     rpaths = d.record_paths(ctx, state)
     snapshots = []
     for w in selected:
@@ -394,22 +394,23 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[tuple[Json, list[m.Debt
     try:
         outcome = yield from locks.with_barrier(
             ctx.paths, lambda b: _commit_block(ctx, req, selected, snapshots, b))
+    except txn.StateMalformed:
+        yield from _restore_statuses(snapshots, names)
+        raise  # changed under us since the preflight: named as it is
     except PlanError as error:
         yield from _restore_statuses(snapshots, names)
-        if error.outcome.message.startswith(f"{txn.STATE_MALFORMED}:"):
-            return _err(error.outcome.message), []  # changed under us since the preflight: named as it is
-        return _err(f"scale_down_task_reconciliation_failed:Error: {error.outcome.message}"), []
+        raise fail(f"scale_down_task_reconciliation_failed:Error: {error.outcome.message}") from None
     if outcome.failure is not None:
-        debts = [m.Debt(kind="tmux_pane", subject=p.pane_id, reason=_reason_for(p.pane_id, outcome.reasons),
-                        detail=f"worker {p.name}") for p in outcome.unresolved]
-        return outcome.failure, debts
+        raise outcome.failure.error(debt=[
+            m.Debt(kind="tmux_pane", subject=p.pane_id, reason=_reason_for(p.pane_id, outcome.reasons),
+                   detail=f"worker {p.name}") for p in outcome.unresolved])
     removed = [str(w.get("name")) for w in outcome.removable]
     cleanup = yield from d.reconcile(ctx)
-    if not cleanup.get("ok"):
-        return cleanup, [m.Debt(kind="cleanup", subject=ctx.paths.team, reason=str(cleanup.get("error")))]
+    if cleanup is not None:
+        raise cleanup.error(debt=[m.Debt(kind="cleanup", subject=ctx.paths.team, reason=cleanup.message)])
     reason = f"scale_down: removed {len(removed)} worker(s) [{', '.join(removed)}], new count={outcome.new_count}"
     yield from leader_nudge(ctx.paths, reason)  # oh-my-codex does not check this append
-    return {"ok": True, "removedWorkers": removed, "newWorkerCount": outcome.new_count}, []
+    return {"ok": True, "removedWorkers": removed, "newWorkerCount": outcome.new_count}
 
 
 def _reason_for(pane: str, reasons: list[str]) -> str:
@@ -417,28 +418,8 @@ def _reason_for(pane: str, reasons: list[str]) -> str:
     return ",".join(mine) or "teardown_unresolved"
 
 
-DEBT_ERRORS = ("scale_down_cleanup_debt:", "scale_down_pane_proof_unavailable:",
-               "scale_down_cleanup_debt_unresolved:", "scale_down_cleanup_debt_resource_cleanup_failed:")
-REFUSALS = ("Team ", "Worker ", "count must be", "Not enough idle", "No workers selected", "Cannot remove all",
-            "scale_down_cleanup_debt_malformed", "scale_down_cleanup_debt_membership_inconsistent",
-            "scale_down_cleanup_debt_unreadable")
-
-
-def classify(result: Json) -> m.Status:
-    if result.get("ok"):
-        return "ok"
-    error = str(result.get("error", ""))
-    if error.startswith(DEBT_ERRORS):
-        return "debt"
-    if error.startswith(REFUSALS):
-        return "refused"
-    return "error"
-
-
-def _done(result: Json, debts: list[m.Debt] | None = None) -> m.Done:
-    message = "" if result.get("ok") else str(result.get("error", ""))
-    return m.Done(outcome=m.Outcome(status=classify(result), result=m.JsonValue(result), message=message),
-                  debt=tuple(debts or ()))
+def _ok(result: Json, debts: tuple[m.Debt, ...] = ()) -> m.Done:
+    return m.Done(outcome=m.Outcome(status="debt" if debts else "ok", result=m.JsonValue(result)), debt=debts)
 
 
 def scale_down_program(req: ScaleDownRequest) -> Program:
@@ -446,8 +427,7 @@ def scale_down_program(req: ScaleDownRequest) -> Program:
         raise fail(DISABLED, status="refused")
     team = _team(req.team)
     ctx = context(team, req.cwd, req.env)
-    result, debts = yield from locks.with_scaling_lock(ctx.paths, lambda: scale_down(ctx, req))
-    return _done(result, debts)
+    return _ok((yield from locks.with_scaling_lock(ctx.paths, lambda: scale_down(ctx, req))))
 
 
 def debt_reconcile_program(req: DebtRequest) -> Program:
@@ -455,19 +435,18 @@ def debt_reconcile_program(req: DebtRequest) -> Program:
     under the scaling lock, panes a crashed scale-up left behind are removed when provably ours, else
     reported (``pure/omx/strays.py``)."""
     ctx = context(_team(req.team), req.cwd, req.env)
-    result = yield from d.reconcile(ctx)
-    if not result.get("ok"):
-        return _done(result)
+    failed = yield from d.reconcile(ctx)
+    if failed is not None:
+        raise failed.error()
+    result: Json = {"ok": True}
     state = yield from txn.read_state(ctx.paths)
     owner = d.owner_id_of(state) if state is not None else ""
     if state is None or not owner:
-        return _done(result)
+        return _ok(result)
     swept = yield from locks.with_scaling_lock(ctx.paths, lambda: strays.sweep(ctx.paths, state.config, owner))
     if not swept.removed and not swept.kept:
-        return _done(result)
-    result = {**result, "strayPanes": swept.to_json()}
-    debts = list(swept.debts())
-    return m.Done(outcome=m.Outcome(status="debt" if debts else "ok", result=m.JsonValue(result)), debt=tuple(debts))
+        return _ok(result)
+    return _ok({**result, "strayPanes": swept.to_json()}, tuple(swept.debts()))
 
 
 def debt_show_program(req: DebtRequest) -> Program:

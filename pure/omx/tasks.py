@@ -63,7 +63,7 @@ def parse_task(text: str | None, task_id: str, file: str = "") -> Json | None:
     ends the program with ``team_state_malformed:<file>[ field <f>]: <what>``."""
     checked = check_task(text, task_id, file or f"task-{task_id}.json")
     if isinstance(checked, Failure):
-        raise fail(f"{txn.STATE_MALFORMED}:{checked.failure()}")
+        raise txn.malformed(str(checked.failure()))
     raw = checked.unwrap()
     return None if raw is None else normalize_task(raw)
 
@@ -81,7 +81,7 @@ def list_tasks(paths: TeamPaths) -> Gen[list[TaskFile]]:
         text = yield from txn.read_text(paths.task(task_id))
         checked = check_task(text, task_id, paths.task(task_id))
         if isinstance(checked, Failure):
-            raise fail(f"{txn.STATE_MALFORMED}:{checked.failure()}")
+            raise txn.malformed(str(checked.failure()))
         raw = checked.unwrap()
         if raw is not None and text is not None:
             out.append(TaskFile(task_id, text, normalize_task(raw), raw))

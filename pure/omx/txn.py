@@ -51,7 +51,7 @@ from pure.omx.state import (
     read_team_state,
     validate_config,
 )
-from pure.program import Gen, expect, fail
+from pure.program import Gen, PlanError, expect, fail
 
 Phase = Literal["prepared", "committed"]
 TASK_FILE_RE = re.compile(r"task-([A-Za-z0-9_-]+)\.json")
@@ -61,6 +61,18 @@ ROLLBACK_PERSISTENCE = "injected_scale_down_failure:rollback-persistence-failure
 STATE_MALFORMED = "team_state_malformed"
 JOURNAL_FILE = ".membership-task-transaction.json"
 NOT_UTF8 = "not_utf8"  # the shell's FileData error for a file whose bytes are not UTF-8 (shell/run/executor.py)
+
+
+class StateMalformed(PlanError):
+    """A team file that is not what it must be ends the operation as ``team_state_malformed:<file>[
+    field <f>]: <what>`` (status ``error``), before it changes anything that file would decide
+    (docs/team-state.md). Raise it with :func:`malformed`; a caller that wraps other failures in its
+    own message lets this one through as it is."""
+
+
+def malformed(detail: str) -> StateMalformed:
+    """``detail``: ``<file>[ field <f>]: <what>``."""
+    return StateMalformed(fail(f"{STATE_MALFORMED}:{detail}").outcome)
 
 
 @frozen
@@ -141,7 +153,7 @@ def read_text(path: str) -> Gen[str | None]:
     """A file's text, ``None`` when it does not exist; an unreadable file ends the program."""
     data = yield from expect(m.ReadFile(path=path), m.FileData)
     if data.error == NOT_UTF8:
-        raise fail(f"{STATE_MALFORMED}:{path}: not UTF-8 text")
+        raise malformed(f"{path}: not UTF-8 text")
     if data.error:
         raise fail(f"cannot read {path}: {data.error}")
     return data.content
@@ -251,7 +263,7 @@ def check_applied_bytes(paths: TeamPaths, journal: Journal) -> Gen[None]:
             match = TASK_FILE_RE.fullmatch(name)
             problem = check_task(data, match.group(1) if match else "", name)
         if isinstance(problem, Failure):
-            raise fail(f"{STATE_MALFORMED}:{paths.journal} field files[{position}].{side}: would write a "
+            raise malformed(f"{paths.journal} field files[{position}].{side}: would write a "
                        f"malformed {problem.failure()}")
 
 
@@ -375,7 +387,7 @@ def read_state(paths: TeamPaths) -> Gen[TeamState | None]:
     manifest_text = yield from read_text(paths.manifest)
     parsed = read_team_state(paths, config_text, manifest_text)
     if isinstance(parsed, Failure):
-        raise fail(f"{STATE_MALFORMED}:{parsed.failure()}")
+        raise malformed(str(parsed.failure()))
     return parsed.unwrap()
 
 
