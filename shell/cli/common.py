@@ -70,7 +70,7 @@ def usage_error(args: argparse.Namespace, command: str, message: str) -> int:
 
 def generic_text(result: dict[str, Any]) -> str:
     if result.get("ok") is False:
-        return f"error: {result.get('error') or result.get('reason')}"
+        return f"error: {result.get('error')}"
     return "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in result.items() if k != "ok") or "ok"
 
 
@@ -80,13 +80,19 @@ def debt_lines(done: m.Done) -> str:
 
 def answer_of(done: m.Done) -> dict[str, Any]:
     """The JSON answer of a run: the program's result, with a boolean ``ok`` always present (derived
-    from the status when the result has none)."""
+    from the status when the result has none) and, when it failed, its one failure key ``error``:
+    the outcome's message. The result itself keeps its source's shape (oh-my-codex answers
+    ``error``, the Herdr half ``reason`` as omp-conductor does; docs/design-notes.md, "Outcomes")."""
     result = done.outcome.result
     if not isinstance(result, dict):
         return {"ok": False, "error": done.outcome.message or f"no result ({done.outcome.status})"}
     if isinstance(result.get("ok"), bool):
-        return dict(result)
-    return {"ok": done.outcome.status in ("ok", "debt"), **{k: v for k, v in result.items() if k != "ok"}}
+        answer = dict(result)
+    else:
+        answer = {"ok": done.outcome.status in ("ok", "debt"), **{k: v for k, v in result.items() if k != "ok"}}
+    if answer["ok"] is False and "error" not in answer:
+        answer["error"] = done.outcome.message or f"no result ({done.outcome.status})"
+    return answer
 
 
 def as_run_renderer(render: TextRenderer | None, render_run: RunRenderer | None) -> RunRenderer:

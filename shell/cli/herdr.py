@@ -129,7 +129,7 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 def _fail(args: argparse.Namespace, reason: str, code: int = 1) -> int:
     if args.output == "json":
-        sys.stdout.write(json.dumps({"ok": False, "reason": reason}, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps({"ok": False, "error": reason}, ensure_ascii=False) + "\n")
     else:
         sys.stderr.write(f"panefleet herdr: {reason}\n")
     return code
@@ -202,7 +202,8 @@ def store_handler(store: Any) -> Any:
             if step.action == "herdr.run.settle":
                 return m.JsonResult(ok=True, value=m.JsonValue(bool(store.settle(str(payload["run_id"])))))
         except RunConflict as exc:
-            return m.JsonResult(ok=False, error=f"conflict: {exc}")
+            # the refusal is said by the answer's shape, not its text (shell/store/herdr_runs.py run_start)
+            return m.JsonResult(ok=False, value=m.JsonValue({"conflict": str(exc)}), error=str(exc))
         except (KeyError, TypeError, ValueError) as exc:
             return m.JsonResult(ok=False, error=f"bad payload for {step.action}: {exc}")
         except (sqlite3.Error, StoreError) as exc:
@@ -236,7 +237,7 @@ def _run_operation(
 def render_run_start(request: Any) -> Any:
     def render(result: dict[str, Any]) -> str:
         if not result.get("ok"):
-            return f"run start refused: {result.get('reason')}"
+            return f"run start refused: {result.get('error')}"
         return f"run {request.run_id} is live ({request.project} #{request.issue})"
 
     return render
@@ -244,7 +245,7 @@ def render_run_start(request: Any) -> Any:
 
 def render_run_settle(result: dict[str, Any]) -> str:
     if not result.get("ok"):
-        return f"run settle refused: {result.get('reason')}"
+        return f"run settle refused: {result.get('error')}"
     return f"run {result['runId']} settled; the next reconcile closes its pane"
 
 
@@ -418,7 +419,7 @@ def render_reconcile(result: dict[str, Any]) -> str:
     """One line per outcome, led by what happened (kept, replaced, opened, closed, …), and a summary
     counting exactly those words, so the lines and the totals always agree."""
     if not result.get("ok"):
-        return f"reconcile failed, nothing was changed: {result.get('reason')}"
+        return f"reconcile failed, nothing was changed: {result.get('error')}"
     out: list[str] = []
     counts: dict[str, int] = {}
     outcomes = result.get("outcomes", [])
@@ -468,7 +469,7 @@ def render_reconcile(result: dict[str, Any]) -> str:
 
 def render_status(result: dict[str, Any]) -> str:
     if not result.get("ok"):
-        return f"status unavailable: {result.get('reason')}"
+        return f"status unavailable: {result.get('error')}"
     runs = result.get("runs", [])
     live = [r for r in runs if not r["settled"]]
     lines = [f"herdr session {result['session']}: {_plural(len(live), 'live run')}, "
@@ -499,9 +500,9 @@ def render_open(result: dict[str, Any]) -> str:
     phase = " (split refused)" if result.get("phase") == "split" else ""
     residue = result.get("residue")
     if residue:
-        return (f"no pane opened{phase}: {result.get('reason')}; left behind in herdr: {', '.join(residue)} "
+        return (f"no pane opened{phase}: {result.get('error')}; left behind in herdr: {', '.join(residue)} "
                 "(the next reconcile removes what it owns)")
-    return f"no pane opened{phase}: {result.get('reason')}; nothing was left behind"
+    return f"no pane opened{phase}: {result.get('error')}; nothing was left behind"
 
 
 def render_retire(result: dict[str, Any]) -> str:
@@ -512,4 +513,4 @@ def render_retire(result: dict[str, Any]) -> str:
         return "nothing to retire" + (f": {result['reason']}" if result.get("reason") else "")
     if kind == "unowned":
         return f"refused: {result['reason']}"
-    return f"retire failed: {result.get('reason')}"
+    return f"retire failed: {result.get('error')}"

@@ -7,7 +7,7 @@ from typing import Any
 
 def render_error(result: dict[str, Any]) -> str | None:
     if result.get("ok") is False:
-        return f"error: {result.get('error') or result.get('reason')}"
+        return f"error: {result.get('error')}"
     return None
 
 

@@ -39,11 +39,7 @@ class RunSettleRequest:
 
 
 def _refuse(reason: str) -> Exception:
-    return fail(reason, status="refused", result={"ok": False, "reason": reason})
-
-
-def _error(reason: str) -> Exception:
-    return fail(reason, result={"ok": False, "reason": reason})
+    return fail(reason, status="refused")
 
 
 def _done(result: dict[str, Any]) -> m.Done:
@@ -53,7 +49,7 @@ def _done(result: dict[str, Any]) -> m.Done:
 def _record(run_id: str) -> Any:
     got = yield from expect(m.Store(action="get.herdr.run", payload=m.JsonValue({"run_id": run_id})), m.JsonResult)
     if not got.ok:
-        raise _error(got.error)
+        raise fail(got.error)
     return got.value
 
 
@@ -77,9 +73,9 @@ def run_start(req: RunStartRequest) -> Program:
     payload = {"run_id": req.run_id, "project": req.project, "issue": req.issue, "attempt": req.attempt,
                "pid": req.pid, "session_file": req.session_file, "session": req.session}
     done = yield from expect(m.Store(action="herdr.run.start", payload=m.JsonValue(payload)), m.JsonResult)
-    if not done.ok:
-        reason = done.error.removeprefix("conflict: ")
-        raise _refuse(reason) if done.error.startswith("conflict: ") else _error(reason)
+    if not done.ok:  # a run recorded otherwise since the read above: the store answers {"conflict": why}
+        conflicted = isinstance(done.value, dict) and "conflict" in done.value
+        raise _refuse(done.error) if conflicted else fail(done.error)
     return _done({"ok": True, "runId": req.run_id})
 
 
@@ -90,7 +86,7 @@ def run_settle(req: RunSettleRequest) -> Program:
     done = yield from expect(m.Store(action="herdr.run.settle", payload=m.JsonValue({"run_id": req.run_id})),
                              m.JsonResult)
     if not done.ok:
-        raise _error(done.error)
+        raise fail(done.error)
     if done.value == m.JsonValue(False):
         raise _refuse(f"no run {req.run_id!r} in the store")
     return _done({"ok": True, "runId": req.run_id})

@@ -92,6 +92,7 @@ class World:
             "HERDR_SESSION": session,
         }
         self.session = session
+        self.last_done = m.Done(outcome=m.Outcome(status="ok"))  # of the last reconcile()
         self.fake = FakeHerdr(None if mode == "inprocess" else str(self.state_path), session)
         self.store = HerdrStore(self.state_dir / "herdr.sqlite3")
         self.executor: Executor
@@ -142,6 +143,7 @@ class World:
         request = fleet.ReconcileRequest(session=self.session, managed=tuple(managed), max_attempts=max_attempts,
                                          follower=FOLLOWER)
         done, _ = self.op("herdr.reconcile", request, goldens, golden)
+        self.last_done = done
         result = done.outcome.result
         assert isinstance(result, dict) and result.get("ok") is True, result
         outcomes = result["outcomes"]

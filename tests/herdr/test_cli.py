@@ -63,7 +63,7 @@ def test_reconcile_failure_json_and_exit_code(pf: Panefleet, world: World) -> No
     done = pf("reconcile", "-o", "json")
     assert done.returncode == 1
     result = json.loads(done.stdout)
-    assert result["ok"] is False and result["reason"].startswith("herdr workspace list was unreadable")
+    assert result["ok"] is False and result["error"].startswith("herdr workspace list was unreadable")
 
 
 def test_missing_herdr_binary_is_named(pf: Panefleet) -> None:
@@ -72,7 +72,7 @@ def test_missing_herdr_binary_is_named(pf: Panefleet) -> None:
     done = pf("reconcile", "-o", "json", env=env)
     assert done.returncode == 1
     assert json.loads(done.stdout) == {"ok": False,
-                                       "reason": "herdr workspace list failed: herdr: command not found on PATH"}
+                                       "error": "herdr workspace list failed: herdr: command not found on PATH"}
 
 
 def test_corrupt_store_is_a_typed_error(pf: Panefleet, world: World) -> None:
@@ -81,7 +81,7 @@ def test_corrupt_store_is_a_typed_error(pf: Panefleet, world: World) -> None:
     world.store.close()
     done = pf("reconcile", "-o", "json")
     assert done.returncode == 1
-    assert "not a usable panefleet store" in json.loads(done.stdout)["reason"]
+    assert "not a usable panefleet store" in json.loads(done.stdout)["error"]
     assert (world.state_dir / "herdr.sqlite3").read_bytes() == b"garbage" * 1000
 
 
@@ -190,7 +190,7 @@ def test_a_held_lock_refuses_without_touching_herdr(world: World, monkeypatch: p
     request = fleet.ReconcileRequest(session="fleet", follower=("panefleet",), lock_path=str(lock))
     done, journal = world.op("herdr.reconcile", request)
     assert done.outcome.status == "refused" and done.outcome.result["ok"] is False
-    assert "holds" in done.outcome.result["reason"]
+    assert "holds" in done.outcome.result["error"]
     assert world.calls() == []
 
 

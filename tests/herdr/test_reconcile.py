@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from pure import model as m
 from tests.herdr.conftest import World, kinds
 
 TOKEN = {"conductor_workers": "alpha"}
@@ -272,6 +273,10 @@ def test_failed_release_or_close_is_stale_release_failed(world: World, verb: str
     assert failed == [{"kind": "stale-release-failed", "paneId": panes["r2"], "runId": "r2", "cause": "settled",
                        "reason": f"herdr {verb} failed: pane_not_found: pane gone"}]
     assert panes["r2"] in world.pane_ids()
+    # the pane it owns and could not close is debt: the pass ends `debt` (exit 3), the next one retries it
+    assert world.last_done.outcome.status == "debt"
+    assert world.last_done.debt == (m.Debt(kind="herdr_pane", subject=panes["r2"], reason=failed[0]["reason"],
+                                           detail="cause settled, run r2"),)
     assert kinds(world.reconcile()) == ["intact", "stale-released"]
 
 
@@ -316,6 +321,9 @@ def test_failed_workspace_close_keeps_the_record(world: World, goldens) -> None:
     assert outcomes == [{"kind": "workspace-remove-failed", "project": "alpha", "workspaceId": wid,
                          "reason": "herdr workspace close failed: confirmation_required: worktree group"}]
     assert world.recorded() == [wid]
+    assert world.last_done.outcome.status == "debt"
+    assert world.last_done.debt == (m.Debt(kind="herdr_workspace", subject=wid, reason=outcomes[0]["reason"],
+                                           detail="project alpha"),)
 
 
 def test_workspace_gaining_a_pane_this_pass_survives(world: World) -> None:
@@ -352,7 +360,7 @@ def test_unreadable_listing_fails_the_whole_pass_with_no_mutation(world: World, 
     request = fleet.ReconcileRequest(session="fleet", follower=("panefleet",))
     done, _ = world.op("herdr.reconcile", request, goldens, f"reconcile_fails_{verb.split()[0]}_list_{mode}")
     assert done.outcome.status == "error"
-    assert done.outcome.result["ok"] is False and verb in done.outcome.result["reason"]
+    assert done.outcome.result["ok"] is False and verb in done.outcome.result["error"]
     assert world.mutations() == []
     assert sorted(world.store.recorded(["alpha"])["alpha"]) == ["w1"]
 
@@ -363,7 +371,7 @@ def test_server_not_running_is_a_typed_failure(world: World) -> None:
     done = world.reconcile_raw()
     assert done.outcome.result == {
         "ok": False,
-        "reason": "herdr workspace list failed: server_not_running: no herdr server is running at "
+        "error": "herdr workspace list failed: server_not_running: no herdr server is running at "
                   "/root/.config/herdr/sessions/fleet/herdr.sock; run `herdr --session fleet` to start or attach it"}
 
 
@@ -372,7 +380,7 @@ def test_missing_herdr_binary_is_a_typed_failure(world: World) -> None:
     world.executor.env["PATH"] = "/nonexistent"
     done = world.reconcile_raw()
     assert done.outcome.result == {"ok": False,
-                                   "reason": "herdr workspace list failed: herdr: command not found on PATH"}
+                                   "error": "herdr workspace list failed: herdr: command not found on PATH"}
 
 
 # ------------------------------------------------------------------------------------ restarts

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from attrs import frozen
 
-from pure.model import Done, JsonValue, Outcome, Status
+from pure.model import Debt, Done, JsonValue, Outcome, Status
 
 WORKER_PANE_SOURCE = "panefleet"
 WORKER_WORKSPACE_TOKEN = "conductor_workers"
@@ -132,8 +132,8 @@ def json_value(value: object) -> JsonValue:
     return JsonValue(value)
 
 
-def done_with(status: Status, result: Mapping[str, Any], message: str = "") -> Done:
-    return Done(outcome=Outcome(status=status, result=json_value(dict(result)), message=message))
+def done_with(status: Status, result: Mapping[str, Any], message: str = "", debt: tuple[Debt, ...] = ()) -> Done:
+    return Done(outcome=Outcome(status=status, result=json_value(dict(result)), message=message), debt=debt)
 
 
 def opened_json(opened: Tracked | Unavailable) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from typing import Any
 
 from attrs import evolve, frozen
@@ -25,6 +25,7 @@ from pure.herdr.fleet.common import (
     opened_json,
 )
 from pure.herdr.fleet.opening import Surface, ensure_workspace, open_pane
+from pure.herdr.fleet.outcomes import debt_of
 from pure.herdr.fleet.reconcile import attribute, reconcile, run_label
 from pure.herdr.fleet.release import release_orphaned
 from pure.herdr.liveness import Pulse
@@ -41,15 +42,22 @@ LOCK_TIMEOUT_MS = 60_000
 LOCK_RETRY_MS = 100
 
 
-def _locked(lock_path: str | None, body: Program, busy: Mapping[str, Any]) -> Program:
+def failed(why: str) -> dict[str, Any]:
+    """panefleet's own failed answer, ``{"ok": false, "error": why}`` as oh-my-codex's (an outcome of
+    omp-conductor's shapes keeps its ``reason``; docs/design-notes.md, "Outcomes")."""
+    return {"ok": False, "error": why}
+
+
+def _locked(lock_path: str | None, body: Program, busy: Callable[[str], dict[str, Any]]) -> Program:
     """Run ``body`` holding the fleet lock, so two panefleet processes never plan against each
-    other (two reconciles would each open a pane for the same run). No lock path: no lock."""
+    other (two reconciles would each open a pane for the same run). No lock path: no lock. ``busy``
+    gives the refusal's result for why."""
     if lock_path is None:
         return (yield from body)
     held = yield from expect(AcquireLock(path=lock_path, timeout_ms=LOCK_TIMEOUT_MS, retry_ms=LOCK_RETRY_MS), Ack)
     if not held.ok:
         reason = f"another panefleet herdr operation holds {lock_path} ({held.error})"
-        return done_with("refused", {**busy, "reason": reason}, reason)
+        return done_with("refused", busy(reason), reason)
     done = yield from body
     yield from expect(ReleaseLock(path=lock_path), Ack)
     return done
@@ -57,16 +65,18 @@ def _locked(lock_path: str | None, body: Program, busy: Mapping[str, Any]) -> Pr
 
 def reconcile_program(request: ReconcileRequest) -> Program:
     if request.max_attempts < 0:
-        return done_with("refused", {"ok": False, "reason": "max_attempts must be >= 0"}, "max_attempts must be >= 0")
-    return (yield from _locked(request.lock_path, _reconcile_body(request), {"ok": False}))
+        return done_with("refused", failed("max_attempts must be >= 0"), "max_attempts must be >= 0")
+    return (yield from _locked(request.lock_path, _reconcile_body(request), failed))
 
 
 def _reconcile_body(request: ReconcileRequest) -> Program:
     result = yield from reconcile(request)
     if isinstance(result, Failure):
         reason = result.failure()
-        return done_with("error", {"ok": False, "reason": reason}, reason)
-    return done_with("ok", {"ok": True, "outcomes": result.unwrap()})
+        return done_with("error", failed(reason), reason)
+    outcomes = result.unwrap()
+    debt = tuple(d for d in map(debt_of, outcomes) if d is not None)
+    return done_with("debt" if debt else "ok", {"ok": True, "outcomes": [o.to_json() for o in outcomes]}, debt=debt)
 
 
 def ensure_program(request: EnsureRequest) -> Program:
@@ -103,7 +113,7 @@ def _with_ok(done: Done) -> Done:
 
 
 def open_program(request: OpenRequest) -> Program:
-    done = yield from _locked(request.lock_path, _open_body(request), {"kind": "unavailable"})
+    done = yield from _locked(request.lock_path, _open_body(request), lambda why: {"kind": "unavailable", "reason": why})
     return _with_ok(done)
 
 
@@ -154,7 +164,7 @@ def _open_body(request: OpenRequest) -> Program:
 
 
 def retire_program(request: RetireRequest) -> Program:
-    done = yield from _locked(request.lock_path, _retire_body(request), {"kind": "failed"})
+    done = yield from _locked(request.lock_path, _retire_body(request), lambda why: {"kind": "failed", "reason": why})
     return _with_ok(done)
 
 
@@ -197,7 +207,7 @@ def status_program(request: StatusRequest) -> Program:
     answer = yield from store("list.herdr.runs", {"session": request.session})
     runs_r = parse_runs(answer)
     if isinstance(runs_r, Failure):
-        return done_with("error", {"ok": False, "reason": runs_r.failure()}, runs_r.failure())
+        return done_with("error", failed(runs_r.failure()), runs_r.failure())
     runs = runs_r.unwrap()
     scope = sorted(set(request.managed) | {r.project for r in runs})
     entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
@@ -205,11 +215,11 @@ def status_program(request: StatusRequest) -> Program:
     if scope:
         found = yield from discover(request.session, scope)
         if isinstance(found, Failure):
-            return done_with("error", {"ok": False, "reason": found.failure()}, found.failure())
+            return done_with("error", failed(found.failure()), found.failure())
         disc = found.unwrap()
         listings = yield from list_all_panes(request.session, disc.owned)
         if isinstance(listings, Failure):
-            return done_with("error", {"ok": False, "reason": listings.failure()}, listings.failure())
+            return done_with("error", failed(listings.failure()), listings.failure())
         entries = listings.unwrap()
     held, junk = attribute(entries, runs)
     holder = {pane.pane_id: run_id for run_id, (pane, _w) in held.items()}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
 
 from attrs import frozen
 from returns.result import Failure, Result, Success
@@ -28,6 +27,19 @@ from pure.herdr.fleet.common import (
     pane_label,
 )
 from pure.herdr.fleet.opening import Surface, open_pane
+from pure.herdr.fleet.outcomes import (
+    AttemptsExhausted,
+    Intact,
+    JunkCause,
+    Reassociated,
+    ReconcileOutcome,
+    StaleReleased,
+    StaleReleaseFailed,
+    Untracked,
+    VisualUnreadable,
+    WorkspaceRemoved,
+    WorkspaceRemoveFailed,
+)
 from pure.herdr.parse import (
     PaneFact,
     error_code,
@@ -43,7 +55,7 @@ from pure.program import Gen, announce
 @frozen
 class _Junk:
     run_id: str
-    cause: Literal["settled", "duplicate", "unidentified"]
+    cause: JunkCause
     agent: str | None
 
 
@@ -95,7 +107,7 @@ def attribute(
     return held, junk
 
 
-def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str]]:
+def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], str]]:
     """``reconcileWorkerPanes`` against the store's live run set. Failure: the pass mutated nothing."""
     session = request.session
     answer = yield from store("list.herdr.runs", {"session": session})
@@ -123,7 +135,7 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
         disc.owned, {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries}, disc.listed
     )
     held, junk = attribute(entries, runs)
-    outcomes: list[dict[str, Any]] = []
+    outcomes: list[ReconcileOutcome] = []
     standing: dict[str, str] = {p.pane_id: o.workspace_id for o, panes in entries for p in panes}
     opened_ws: set[str] = set()
     # Every held run's follower is probed below, whatever the other probes answer: independent reads.
@@ -133,13 +145,7 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
         hold = held.get(run.run_id)
         if hold is None:
             if run.pid is None:
-                outcomes.append(
-                    {
-                        "kind": "untracked",
-                        "runId": run.run_id,
-                        "reason": "no session-host pid was ever recorded for this run",
-                    }
-                )
+                outcomes.append(Untracked(run_id=run.run_id, reason="no session-host pid was ever recorded for this run"))
                 continue
             yield from _reopen(session, run, request, surface, opened_ws, outcomes)
             continue
@@ -147,7 +153,7 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
         pulse = yield from probe(session, pane.pane_id)
         if pulse.pulse != "dead":
             if pulse.pulse == "alive":
-                outcomes.append({"kind": "intact", "runId": run.run_id, "paneId": pane.pane_id})
+                outcomes.append(Intact(run_id=run.run_id, pane_id=pane.pane_id))
                 if run.pane_id != pane.pane_id:
                     yield from store(
                         "herdr.run.set_pane",
@@ -156,18 +162,11 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
                 if run.attempts:
                     yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": 0})
             else:
-                outcomes.append(
-                    {"kind": "visual-unreadable", "runId": run.run_id, "paneId": pane.pane_id, "reason": pulse.reason}
-                )
+                outcomes.append(VisualUnreadable(run_id=run.run_id, pane_id=pane.pane_id, reason=pulse.reason))
             continue
         if run.pid is None:
-            outcomes.append(
-                {
-                    "kind": "untracked",
-                    "runId": run.run_id,
-                    "reason": "follower exited but no session-host pid was ever recorded; not replacing",
-                }
-            )
+            outcomes.append(Untracked(
+                run_id=run.run_id, reason="follower exited but no session-host pid was ever recorded; not replacing"))
             if run.pane_id is not None:
                 yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
             continue
@@ -200,34 +199,28 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[dict[str, Any]], str
             continue
         standing.pop(pane_id, None)
         surface.pane_closed(pane_id)
-        outcomes.append({"kind": "stale-released", "paneId": pane_id, "runId": info.run_id, "cause": info.cause})
+        outcomes.append(StaleReleased(pane_id=pane_id, run_id=info.run_id, cause=info.cause))
 
     occupied = set(standing.values()) | surface.unknown
     for owned, panes in entries:
         wid = owned.workspace_id
         if wid in opened_ws or wid in occupied:
             continue
-        removed = {"kind": "workspace-removed", "project": owned.project, "workspaceId": wid}
         forget = {"session": session, "project": owned.project, "workspace_id": wid}
         if panes and wid in surface.gone and not surface.panes.get(wid):
             # Every listed pane was closed by this pass: herdr closed the workspace with the last.
             yield from store("herdr.workspace.forget", forget)
-            outcomes.append({**removed, "reason": IMPLICIT_CLOSE_REASON})
+            outcomes.append(WorkspaceRemoved(project=owned.project, workspace_id=wid, reason=IMPLICIT_CLOSE_REASON))
             continue
         proc = yield from herdr(session, "workspace", "close", wid, mutates=True)
         if succeeded(proc) or error_code(proc) == "workspace_not_found":
             yield from store("herdr.workspace.forget", forget)
             surface.drop_workspace(wid)
-            outcomes.append(removed if succeeded(proc) else {**removed, "reason": "herdr no longer had it"})
+            outcomes.append(WorkspaceRemoved(project=owned.project, workspace_id=wid,
+                                             reason=None if succeeded(proc) else "herdr no longer had it"))
             continue
-        outcomes.append(
-            {
-                "kind": "workspace-remove-failed",
-                "project": owned.project,
-                "workspaceId": wid,
-                "reason": f"herdr workspace close failed: {failure_text(proc)}",
-            }
-        )
+        outcomes.append(WorkspaceRemoveFailed(project=owned.project, workspace_id=wid,
+                                              reason=f"herdr workspace close failed: {failure_text(proc)}"))
     return Success(outcomes)
 
 
@@ -236,19 +229,19 @@ def run_label(run: RunRecord) -> str:
 
 
 def _reopen(session: str, run: RunRecord, request: ReconcileRequest, surface: Surface, opened_ws: set[str],
-            outcomes: list[dict[str, Any]]) -> Gen[Tracked | Unavailable | None]:
+            outcomes: list[ReconcileOutcome]) -> Gen[Tracked | Unavailable | None]:
     """Open a new pane for ``run`` and record the attempt and its outcome; None (nothing opened)
     once its attempts are exhausted."""
     if run.attempts >= request.max_attempts:
-        outcomes.append({"kind": "attempts-exhausted", "runId": run.run_id, "attempts": run.attempts})
+        outcomes.append(AttemptsExhausted(run_id=run.run_id, attempts=run.attempts))
         return None
     opened = yield from open_pane(session, run, request.follower, surface)
     yield from _record_attempt(run, opened, request.max_attempts)
     if isinstance(opened, Tracked):
         opened_ws.add(opened.workspace_id)
-        outcomes.append(_reassociated(run, opened))
+        outcomes.append(Reassociated(run_id=run.run_id, pane_id=opened.pane_id, label=opened.label))
     else:
-        outcomes.append(_untracked_attempted(run, opened))
+        outcomes.append(Untracked(run_id=run.run_id, reason=opened.reason, attempted=True, phase=opened.phase))
     return opened
 
 
@@ -266,22 +259,5 @@ def _record_attempt(run: RunRecord, opened: Tracked | Unavailable, max_attempts:
         yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
 
 
-def _reassociated(run: RunRecord, opened: Tracked) -> dict[str, Any]:
-    return {"kind": "reassociated", "runId": run.run_id, "paneId": opened.pane_id, "label": opened.label}
-
-
-def _untracked_attempted(run: RunRecord, opened: Unavailable) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": "untracked", "runId": run.run_id, "reason": opened.reason, "attempted": True}
-    if opened.phase is not None:
-        out["phase"] = opened.phase
-    return out
-
-
-def _stale_failed(pane_id: str, info: _Junk, reason: str) -> dict[str, Any]:
-    return {
-        "kind": "stale-release-failed",
-        "paneId": pane_id,
-        "runId": info.run_id,
-        "reason": reason,
-        "cause": info.cause,
-    }
+def _stale_failed(pane_id: str, info: _Junk, reason: str) -> StaleReleaseFailed:
+    return StaleReleaseFailed(pane_id=pane_id, run_id=info.run_id, reason=reason, cause=info.cause)
