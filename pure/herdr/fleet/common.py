@@ -88,30 +88,6 @@ class ReconcileRequest:
 
 
 @frozen
-class Owned:
-    workspace_id: str
-    project: str
-    label: str | None
-
-
-@frozen
-class Discovery:
-    owned: tuple[Owned, ...]
-    adopt: tuple[tuple[str, str], ...]
-    forget: tuple[tuple[str, str], ...]
-    # Every workspace id herdr listed (owned or not): what existed before this operation created any.
-    listed: tuple[str, ...] = ()
-    session: str = DEFAULT_SESSION
-
-
-@frozen
-class Ready:
-    workspace_id: str
-    anchor: str
-    created: bool
-
-
-@frozen
 class Tracked:
     pane_id: str
     label: str

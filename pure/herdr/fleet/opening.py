@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from attrs import frozen
 from returns.result import Failure
 
-from pure.herdr.fleet.calls import apply_ownership, discover, herdr, list_panes, store, store_write
+from pure.herdr.fleet.calls import herdr, list_panes, store, store_write
 from pure.herdr.fleet.common import (
     WORKER_PANE_SOURCE,
-    WORKER_WORKSPACE_TOKEN,
-    Owned,
-    Ready,
     Tracked,
     Unavailable,
     follower_argv,
@@ -20,7 +18,24 @@ from pure.herdr.fleet.common import (
     unsafe_word,
     workspace_label,
 )
+from pure.herdr.fleet.owned import (
+    Owned,
+    OwnedHerdrPane,
+    apply_ownership,
+    close_pane_answer,
+    close_workspace,
+    create_tab,
+    create_workspace,
+    created_pane,
+    created_workspace,
+    discover,
+    listed_panes,
+    mark_workspace,
+    set_up_pane,
+    split_below,
+)
 from pure.herdr.parse import (
+    PaneFact,
     error_code,
     failure_text,
     parse_created_workspace,
@@ -33,6 +48,16 @@ from pure.herdr.records import RunRecord
 from pure.model import Proc
 from pure.program import Gen
 
+
+@frozen
+class Ready:
+    """The workspace a pane is opened in, the pane it splits from, and whether this call made it."""
+
+    workspace: Owned
+    anchor: OwnedHerdrPane
+    created: bool
+
+
 # ------------------------------------------------------------------------------ the pass's surface
 
 
@@ -41,13 +66,15 @@ class Surface:
     plus the ones it opened. Lets ``ensure`` pick an anchor without listing again (one ``pane list``
     per owned workspace per pass) and without targeting a pane this pass already closed."""
 
-    def __init__(
-        self, owned: Sequence[Owned], panes: Mapping[str, Sequence[str]], listed: Iterable[str] = ()
-    ) -> None:
-        self.owned: dict[str, Owned] = {o.workspace_id: o for o in owned}
+    def __init__(self, entries: Sequence[tuple[Owned, Sequence[PaneFact]]], listed: Iterable[str] = ()) -> None:
+        self.owned: dict[str, Owned] = {o.workspace_id: o for o, _ in entries}
         # Every workspace id the pass's listing showed, plus the ones it created since.
         self.listed: set[str] = set(listed) | set(self.owned)
-        self.panes: dict[str, list[str]] = {wid: list(panes.get(wid, ())) for wid in self.owned}
+        self.panes: dict[str, list[str]] = {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries}
+        # Every pane the pass may change: listed in an owned workspace, or made by the pass.
+        self.ours: dict[str, OwnedHerdrPane] = {}
+        for owned, panes in entries:
+            self.ours.update(listed_panes(owned, panes))
         self.closed: dict[str, list[str]] = {wid: [] for wid in self.owned}
         self.gone: set[str] = set()
         # Root panes this pass made (workspace create, tab create): bare shells no run owns.
@@ -59,10 +86,11 @@ class Surface:
     def candidates(self, project: str) -> list[str]:
         return sorted(w for w, o in self.owned.items() if o.project == project and w not in self.gone)
 
-    def add_workspace(self, owned: Owned, panes: Iterable[str]) -> None:
+    def add_workspace(self, owned: Owned, root: OwnedHerdrPane) -> None:
         self.owned[owned.workspace_id] = owned
         self.listed.add(owned.workspace_id)
-        self.panes[owned.workspace_id] = list(panes)
+        self.panes[owned.workspace_id] = [root.pane_id]
+        self.ours[root.pane_id] = root
         self.closed[owned.workspace_id] = []
 
     def drop_workspace(self, workspace_id: str) -> None:
@@ -77,9 +105,10 @@ class Surface:
                     # herdr 0.8.2 closes a workspace with its last pane.
                     self.gone.add(wid)
 
-    def pane_opened(self, workspace_id: str, pane_id: str) -> None:
-        self.panes.setdefault(workspace_id, []).append(pane_id)
-        self.gone.discard(workspace_id)
+    def pane_opened(self, pane: OwnedHerdrPane) -> None:
+        self.panes.setdefault(pane.workspace_id, []).append(pane.pane_id)
+        self.ours[pane.pane_id] = pane
+        self.gone.discard(pane.workspace_id)
 
 
 # --------------------------------------------------------------------------------- ensure and open
@@ -101,34 +130,45 @@ def ensure_workspace(session: str, project: str, surface: Surface | None) -> Gen
                 return Unavailable(listed.failure())
             panes = listed.unwrap()
             if panes:
-                return Ready(owned.workspace_id, panes[0].pane_id, False)
-            return (yield from _fresh_tab(session, owned.workspace_id, None))
+                return Ready(owned, listed_panes(owned, panes)[panes[0].pane_id], False)
+            return (yield from _fresh_tab(session, owned, None))
         before = frozenset(disc.listed)
     else:
         for wid in surface.candidates(project):
             known = surface.panes.get(wid, [])
             if known:
-                return Ready(wid, known[0], False)
-            return (yield from _fresh_tab(session, wid, surface))
+                return Ready(surface.owned[wid], surface.ours[known[0]], False)
+            return (yield from _fresh_tab(session, surface.owned[wid], surface))
         before = frozenset(surface.listed)
     return (yield from _create_workspace(session, project, surface, before))
 
 
-def _fresh_tab(session: str, workspace_id: str, surface: Surface | None) -> Gen[Ready | Unavailable]:
-    proc = yield from herdr(session, "tab", "create", "--workspace", workspace_id, "--no-focus", mutates=True)
+def _fresh_tab(session: str, workspace: Owned, surface: Surface | None) -> Gen[Ready | Unavailable]:
+    proc = yield from create_tab(session, workspace)
     if not succeeded(proc):
         return Unavailable(f"herdr tab create failed: {failure_text(proc)}")
     root = parse_root_pane(proc.stdout)
     if isinstance(root, Failure):
         return Unavailable(root.failure())
+    anchor = created_pane(workspace, root.unwrap())
     if surface is not None:
-        surface.pane_opened(workspace_id, root.unwrap())
-        surface.fresh_roots[root.unwrap()] = workspace_id
-    return Ready(workspace_id, root.unwrap(), False)
+        surface.pane_opened(anchor)
+        surface.fresh_roots[anchor.pane_id] = workspace.workspace_id
+    return Ready(workspace, anchor, False)
 
 
 def _closed_or_gone(proc: Proc) -> bool:
     return succeeded(proc) or error_code(proc) == "workspace_not_found"
+
+
+def _remember(session: str, workspace: Owned) -> Gen[None]:
+    yield from store("herdr.workspace.remember",
+                     {"session": session, "project": workspace.project, "workspace_id": workspace.workspace_id})
+
+
+def _forget(session: str, workspace: Owned) -> Gen[None]:
+    yield from store("herdr.workspace.forget",
+                     {"session": session, "project": workspace.project, "workspace_id": workspace.workspace_id})
 
 
 def _recover_created(session: str, project: str, known: frozenset[str], reason: str) -> Gen[Unavailable]:
@@ -152,25 +192,23 @@ def _recover_created(session: str, project: str, known: frozenset[str], reason: 
         # is ours is unknowable, so none is touched.
         return Unavailable(f"{reason}; herdr lists several new {label} workspaces, none provably ours",
                            residue=tuple(new))
-    made = new[0]
-    closed = yield from herdr(session, "workspace", "close", made, mutates=True)
+    made = created_workspace(new[0], project)
+    closed = yield from close_workspace(session, made)
     if _closed_or_gone(closed):
-        return Unavailable(f"{reason}; closed workspace {made}, which herdr created anyway")
+        return Unavailable(f"{reason}; closed workspace {made.workspace_id}, which herdr created anyway")
     # Keep it recorded (it carries our label), so the next reconcile owns it and removes it.
-    yield from store("herdr.workspace.remember", {"session": session, "project": project, "workspace_id": made})
+    yield from _remember(session, made)
     return Unavailable(
-        f"{reason}; herdr created workspace {made} anyway and closing it failed ({failure_text(closed)}); "
+        f"{reason}; herdr created workspace {made.workspace_id} anyway and closing it failed ({failure_text(closed)}); "
         "it stays recorded for the next reconcile",
-        residue=(made,),
+        residue=(made.workspace_id,),
     )
 
 
 def _create_workspace(
     session: str, project: str, surface: Surface | None, known: frozenset[str]
 ) -> Gen[Ready | Unavailable]:
-    proc = yield from herdr(
-        session, "workspace", "create", "--label", workspace_label(project), "--no-focus", mutates=True
-    )
+    proc = yield from create_workspace(session, project)
     if not succeeded(proc):
         reason = f"herdr workspace create failed: {failure_text(proc)}"
         if proc.exit_code is None or error_code(proc) is not None:
@@ -179,42 +217,34 @@ def _create_workspace(
     parsed = parse_created_workspace(proc.stdout)
     if isinstance(parsed, Failure):
         return (yield from _recover_created(session, project, known, parsed.failure()))
-    made = parsed.unwrap()
+    answer = parsed.unwrap()
+    made = created_workspace(answer.workspace_id, project)
 
     def discard(reason: str) -> Gen[Ready | Unavailable]:
-        closed = yield from herdr(session, "workspace", "close", made.workspace_id, mutates=True)
+        closed = yield from close_workspace(session, made)
         if not _closed_or_gone(closed):
             # Keep the record: the next reconcile owns the workspace through it and removes it.
-            yield from store("herdr.workspace.remember", {"session": session, "project": project, "workspace_id": made.workspace_id})
+            yield from _remember(session, made)
             return Unavailable(f"{reason}; closing workspace {made.workspace_id} failed: {failure_text(closed)}",
                                residue=(made.workspace_id,))
-        yield from store("herdr.workspace.forget", {"session": session, "project": project, "workspace_id": made.workspace_id})
+        yield from _forget(session, made)
         return Unavailable(reason)
 
-    marked = yield from herdr(
-        session,
-        "workspace",
-        "report-metadata",
-        made.workspace_id,
-        "--source",
-        WORKER_PANE_SOURCE,
-        "--token",
-        f"{WORKER_WORKSPACE_TOKEN}={project}",
-        mutates=True,
-    )
+    marked = yield from mark_workspace(session, made)
     if not succeeded(marked):
         return (yield from discard(f"herdr workspace report-metadata failed: {failure_text(marked)}"))
-    if made.root_pane_id is None:
+    if answer.root_pane_id is None:
         return (yield from discard("herdr workspace create reported no root pane"))
     remembered = yield from store_write(
         "herdr.workspace.remember", {"session": session, "project": project, "workspace_id": made.workspace_id}
     )
     if isinstance(remembered, Failure):
         return (yield from discard(remembered.failure()))
+    root = created_pane(made, answer.root_pane_id)
     if surface is not None:
-        surface.add_workspace(Owned(made.workspace_id, project, workspace_label(project)), [made.root_pane_id])
-        surface.fresh_roots[made.root_pane_id] = made.workspace_id
-    return Ready(made.workspace_id, made.root_pane_id, True)
+        surface.add_workspace(made, root)
+        surface.fresh_roots[root.pane_id] = made.workspace_id
+    return Ready(made, root, True)
 
 
 def open_pane(
@@ -235,79 +265,49 @@ def open_pane(
     ensured = yield from ensure_workspace(session, run.project, surface)
     if isinstance(ensured, Unavailable):
         return ensured
+    workspace = ensured.workspace
 
     def abandon(
-        reason: str, phase: Literal["split"] | None, pane_id: str | None, unknown_pane: bool = False
+        reason: str, phase: Literal["split"] | None, pane: OwnedHerdrPane | None, unknown_pane: bool = False
     ) -> Gen[Unavailable]:
         residue: list[str] = []
-        if pane_id is not None:
-            closed = yield from herdr(session, "pane", "close", pane_id, mutates=True)
+        if pane is not None:
+            closed = yield from close_pane_answer(session, pane)
             if not succeeded(closed) and error_code(closed) != "pane_not_found":
-                residue.append(pane_id)
+                residue.append(pane.pane_id)
         elif unknown_pane:
-            residue.append(f"an unidentified pane in workspace {ensured.workspace_id}")
+            residue.append(f"an unidentified pane in workspace {workspace.workspace_id}")
         if ensured.created:
-            closed = yield from herdr(session, "workspace", "close", ensured.workspace_id, mutates=True)
+            closed = yield from close_workspace(session, workspace)
             if _closed_or_gone(closed):
                 residue = []  # the workspace took every pane of this attempt with it
-                yield from store(
-                    "herdr.workspace.forget",
-                    {"session": session, "project": run.project, "workspace_id": ensured.workspace_id},
-                )
+                yield from _forget(session, workspace)
                 if surface is not None:
-                    surface.drop_workspace(ensured.workspace_id)
+                    surface.drop_workspace(workspace.workspace_id)
             else:
                 # Still recorded (ensure remembered it), so the next reconcile owns it and removes it.
-                residue.append(ensured.workspace_id)
+                residue.append(workspace.workspace_id)
         return Unavailable(reason, phase, tuple(residue))
 
-    split = yield from herdr(
-        session,
-        "pane",
-        "split",
-        "--pane",
-        ensured.anchor,
-        "--direction",
-        "down",
-        "--ratio",
-        "0.3",
-        "--no-focus",
-        mutates=True,
-    )
+    split = yield from split_below(session, ensured.anchor)
     if not succeeded(split):
         return (yield from abandon(f"herdr pane split failed: {failure_text(split)}", "split", None))
     new = parse_split_pane(split.stdout)
     if isinstance(new, Failure):
         if surface is not None and not ensured.created:
-            surface.unknown.add(ensured.workspace_id)
+            surface.unknown.add(workspace.workspace_id)
         return (yield from abandon(new.failure(), None, None, unknown_pane=True))
-    pane_id = new.unwrap()
+    pane = created_pane(workspace, new.unwrap())
     steps: tuple[tuple[str, tuple[str, ...]], ...] = (
-        ("rename", ("pane", "rename", pane_id, label)),
-        (
-            "report-agent-session",
-            (
-                "pane",
-                "report-agent-session",
-                pane_id,
-                "--source",
-                WORKER_PANE_SOURCE,
-                "--agent",
-                label,
-                "--agent-session-id",
-                run.run_id,
-            ),
-        ),
-        ("run", ("pane", "run", pane_id, *argv)),
-        (
-            "report-agent",
-            ("pane", "report-agent", pane_id, "--source", WORKER_PANE_SOURCE, "--agent", label, "--state", "working"),
-        ),
+        ("rename", (label,)),
+        ("report-agent-session", ("--source", WORKER_PANE_SOURCE, "--agent", label, "--agent-session-id", run.run_id)),
+        ("run", argv),
+        ("report-agent", ("--source", WORKER_PANE_SOURCE, "--agent", label, "--state", "working")),
     )
-    for verb, args in steps:
-        proc = yield from herdr(session, *args, mutates=True)
+    for verb, rest in steps:
+        proc = yield from set_up_pane(session, pane, verb, *rest)
         if not succeeded(proc):
-            return (yield from abandon(f"herdr pane {verb} failed: {failure_text(proc)}", None, pane_id))
+            return (yield from abandon(f"herdr pane {verb} failed: {failure_text(proc)}", None, pane))
     if surface is not None:
-        surface.pane_opened(ensured.workspace_id, pane_id)
-    return Tracked(pane_id, label, run.pid, ensured.workspace_id)
+        surface.pane_opened(pane)
+    return Tracked(pane.pane_id, label, run.pid, workspace.workspace_id)

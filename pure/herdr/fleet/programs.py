@@ -8,13 +8,11 @@ from typing import Any
 from attrs import evolve, frozen
 from returns.result import Failure, Result, Success
 
-from pure.herdr.fleet.calls import apply_ownership, discover, list_all_panes, probe, probe_step, store
+from pure.herdr.fleet.calls import probe, probe_step, store
 from pure.herdr.fleet.common import (
     DEFAULT_SESSION,
-    Discovery,
     EnsureRequest,
     OpenRequest,
-    Owned,
     ReconcileRequest,
     ReleaseRequest,
     RetireRequest,
@@ -26,6 +24,7 @@ from pure.herdr.fleet.common import (
 )
 from pure.herdr.fleet.opening import Surface, ensure_workspace, open_pane
 from pure.herdr.fleet.outcomes import debt_of
+from pure.herdr.fleet.owned import Discovery, Owned, apply_ownership, discover, list_all_panes
 from pure.herdr.fleet.reconcile import attribute, reconcile, run_label
 from pure.herdr.fleet.release import release_orphaned
 from pure.herdr.liveness import Pulse
@@ -83,7 +82,8 @@ def ensure_program(request: EnsureRequest) -> Program:
     ready = yield from ensure_workspace(request.session, request.project, None)
     if isinstance(ready, Unavailable):
         return done_with("error", {"kind": "unavailable", "reason": ready.reason}, ready.reason)
-    result: dict[str, Any] = {"kind": "ready", "workspaceId": ready.workspace_id, "anchorPaneId": ready.anchor}
+    result: dict[str, Any] = {"kind": "ready", "workspaceId": ready.workspace.workspace_id,
+                              "anchorPaneId": ready.anchor.pane_id}
     if ready.created:
         result["created"] = True
     return done_with("ok", result)
@@ -151,9 +151,7 @@ def _open_body(request: OpenRequest) -> Program:
             if pulse.pulse != "dead":
                 existing = opened_json(Tracked(pane.pane_id, run_label(run), run.pid, wid))
                 return done_with("ok", {**existing, "reused": True, "pulse": pulse.pulse})
-        surface = Surface(
-            disc.owned, {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries}, disc.listed
-        )
+        surface = Surface(entries, disc.listed)
     opened = yield from open_pane(request.session, run, request.follower, surface)
     if isinstance(opened, Unavailable):
         return done_with("error", opened_json(opened), opened.reason)

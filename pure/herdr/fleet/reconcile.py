@@ -7,20 +7,9 @@ from collections.abc import Sequence
 from attrs import frozen
 from returns.result import Failure, Result, Success
 
-from pure.herdr.fleet.calls import (
-    apply_ownership,
-    close_pane,
-    discover,
-    herdr,
-    list_all_panes,
-    probe,
-    probe_step,
-    release_agent,
-    store,
-)
+from pure.herdr.fleet.calls import probe, probe_step, store
 from pure.herdr.fleet.common import (
     IMPLICIT_CLOSE_REASON,
-    Owned,
     ReconcileRequest,
     Tracked,
     Unavailable,
@@ -39,6 +28,15 @@ from pure.herdr.fleet.outcomes import (
     VisualUnreadable,
     WorkspaceRemoved,
     WorkspaceRemoveFailed,
+)
+from pure.herdr.fleet.owned import (
+    Owned,
+    apply_ownership,
+    close_pane,
+    close_workspace,
+    discover,
+    list_all_panes,
+    release_agent,
 )
 from pure.herdr.parse import (
     PaneFact,
@@ -131,9 +129,7 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
     if isinstance(wrote, Failure):
         return Failure(wrote.failure())
 
-    surface = Surface(
-        disc.owned, {o.workspace_id: [p.pane_id for p in panes] for o, panes in entries}, disc.listed
-    )
+    surface = Surface(entries, disc.listed)
     held, junk = attribute(entries, runs)
     outcomes: list[ReconcileOutcome] = []
     standing: dict[str, str] = {p.pane_id: o.workspace_id for o, panes in entries for p in panes}
@@ -175,7 +171,7 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
             junk[pane.pane_id] = _Junk(run.run_id, "duplicate", pane.agent)
         elif replaced is not None:
             # The replacement failed: the dead pane has nothing left to show, so it goes now.
-            closed = yield from close_pane(session, pane.pane_id)
+            closed = yield from close_pane(session, surface.ours[pane.pane_id])
             if isinstance(closed, Success):
                 standing.pop(pane.pane_id, None)
                 surface.pane_closed(pane.pane_id)
@@ -189,11 +185,11 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
 
     for pane_id, info in junk.items():
         if info.agent is not None:
-            released = yield from release_agent(session, pane_id, info.agent)
+            released = yield from release_agent(session, surface.ours[pane_id], info.agent)
             if isinstance(released, Failure):
                 outcomes.append(_stale_failed(pane_id, info, released.failure()))
                 continue
-        closed = yield from close_pane(session, pane_id)
+        closed = yield from close_pane(session, surface.ours[pane_id])
         if isinstance(closed, Failure):
             outcomes.append(_stale_failed(pane_id, info, closed.failure()))
             continue
@@ -212,7 +208,7 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
             yield from store("herdr.workspace.forget", forget)
             outcomes.append(WorkspaceRemoved(project=owned.project, workspace_id=wid, reason=IMPLICIT_CLOSE_REASON))
             continue
-        proc = yield from herdr(session, "workspace", "close", wid, mutates=True)
+        proc = yield from close_workspace(session, owned)
         if succeeded(proc) or error_code(proc) == "workspace_not_found":
             yield from store("herdr.workspace.forget", forget)
             surface.drop_workspace(wid)

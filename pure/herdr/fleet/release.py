@@ -7,7 +7,8 @@ from typing import Any, Literal
 from attrs import frozen
 from returns.result import Failure
 
-from pure.herdr.fleet.calls import apply_ownership, discover, list_panes, retire_pane
+from pure.herdr.fleet.calls import list_panes
+from pure.herdr.fleet.owned import Owned, apply_ownership, discover, listed_panes, retire_pane
 from pure.herdr.parse import (
     PaneFact,
 )
@@ -44,7 +45,7 @@ def release_orphaned(
     wrote = yield from apply_ownership(disc)
     if isinstance(wrote, Failure):
         return Released("failed", pane_id, wrote.failure())
-    home: str | None = None
+    home: Owned | None = None
     hit: PaneFact | None = None
     for owned in disc.owned:
         listed = yield from list_panes(session, owned.workspace_id)
@@ -52,7 +53,7 @@ def release_orphaned(
             return Released("failed", pane_id, listed.failure())
         hit = next((p for p in listed.unwrap() if p.pane_id == pane_id), None)
         if hit is not None:
-            home = owned.workspace_id
+            home = owned
             break
     if home is None or hit is None:
         return Released("none")
@@ -65,10 +66,10 @@ def release_orphaned(
         return Released(
             "unowned",
             pane_id,
-            f"pane {pane_id} in marked workspace {home} reports another identity "
+            f"pane {pane_id} in marked workspace {home.workspace_id} reports another identity "
             f"(agent {hit.agent or 'none'}, label {hit.label or 'none'}, session {session_id or 'none'})",
         )
-    retired = yield from retire_pane(session, pane_id, label)
+    retired = yield from retire_pane(session, listed_panes(home, [hit])[pane_id], label)
     if isinstance(retired, Failure):
         return Released("failed", pane_id, retired.failure())
     return Released("released", pane_id)

@@ -1,0 +1,227 @@
+"""Herdr's safety rule, in one place: panefleet changes only a workspace or a pane it owns.
+
+Ownership is structural, never by label alone (docs/herdr-fleet.md):
+
+* a workspace is ours when :func:`discover` finds it carrying the token ``conductor_workers=<project>``,
+  or recorded by the store for the project and still listed with the label panefleet gave it; or
+  when this call created it (:func:`created_workspace`, from ``workspace create``'s answer or the one
+  new workspace with our label a listing shows after a create whose answer was lost);
+* a pane is ours when a listing of an owned workspace shows it (the seed's rule: inside a marked
+  workspace everything is ours; :func:`listed_panes`), or when this call created it in an owned
+  workspace (:func:`created_pane`, from the answer of ``pane split``, ``tab create`` or ``workspace
+  create``).
+
+Those are the only ways to get an :class:`Owned` workspace or an :class:`OwnedHerdrPane`, and every herdr
+step that changes something is built here from one of them (``workspace create`` excepted: it
+changes nothing that exists). ``tests/core/test_owned_herdr.py`` checks that no other module builds
+a changing herdr step or makes a token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attrs import frozen
+from returns.result import Failure, Result, Success
+
+from pure.herdr.fleet.calls import herdr, list_panes, pane_list_step, store, store_write
+from pure.herdr.fleet.common import (
+    DEFAULT_SESSION,
+    WORKER_PANE_SOURCE,
+    WORKER_WORKSPACE_TOKEN,
+    workspace_label,
+)
+from pure.herdr.parse import PaneFact, failure_text, parse_workspace_list, succeeded
+from pure.herdr.records import parse_recorded
+from pure.model import Proc, Run
+from pure.program import Gen, announce, expect
+
+# ------------------------------------------------------------------------------------------ tokens
+
+
+@frozen
+class Owned:
+    """A workspace of ours (see above): ``label`` as herdr listed it (None when it listed none)."""
+
+    workspace_id: str
+    project: str
+    label: str | None
+
+
+@frozen
+class OwnedHerdrPane:
+    """A pane of ours, in the owned workspace ``workspace_id``."""
+
+    pane_id: str
+    workspace_id: str
+
+
+@frozen
+class Discovery:
+    owned: tuple[Owned, ...]
+    adopt: tuple[tuple[str, str], ...]
+    forget: tuple[tuple[str, str], ...]
+    # Every workspace id herdr listed (owned or not): what existed before this operation created any.
+    listed: tuple[str, ...] = ()
+    session: str = DEFAULT_SESSION
+
+
+def created_workspace(workspace_id: str, project: str) -> Owned:
+    """The workspace this call's ``workspace create`` made (its answer, or the one new workspace with
+    the project's label a listing shows after it)."""
+    return Owned(workspace_id, project, workspace_label(project))
+
+
+def created_pane(workspace: Owned, pane_id: str) -> OwnedHerdrPane:
+    """The pane this call made in ``workspace``: the answer of ``pane split``, or the root pane of a
+    ``tab create`` or ``workspace create``."""
+    return OwnedHerdrPane(pane_id, workspace.workspace_id)
+
+
+def listed_panes(workspace: Owned, listed: Sequence[PaneFact]) -> dict[str, OwnedHerdrPane]:
+    """Every pane a listing of ``workspace`` showed, by id: inside an owned workspace all are ours."""
+    return {p.pane_id: OwnedHerdrPane(p.pane_id, workspace.workspace_id) for p in listed}
+
+
+def discover(session: str, projects: Sequence[str]) -> Gen[Result[Discovery, str]]:
+    """``ownedWorkerWorkspaces``: token-marked workspaces of ``projects`` plus recorded ids still listed.
+
+    The store writes it implies (adopting token-owned ids, forgetting recorded ids herdr no longer
+    lists) are returned, not made, so a caller can fail a pass before any mutation.
+    """
+    proc = yield from herdr(session, "workspace", "list")
+    if not succeeded(proc):
+        return Failure(f"herdr workspace list failed: {failure_text(proc)}")
+    parsed = parse_workspace_list(proc.stdout)
+    if isinstance(parsed, Failure):
+        return Failure(parsed.failure())
+    listed = parsed.unwrap()
+    answer = yield from store("read.herdr.workspaces", {"session": session, "projects": list(projects)})
+    recorded_r = parse_recorded(answer, tuple(projects))
+    if isinstance(recorded_r, Failure):
+        return Failure(recorded_r.failure())
+    recorded = recorded_r.unwrap()
+    scope = set(projects)
+    owned: dict[str, Owned] = {}
+    adopt: list[tuple[str, str]] = []
+    forget: list[tuple[str, str]] = []
+    for ws in listed:
+        token = ws.token(WORKER_WORKSPACE_TOKEN)
+        project = token.strip() if token is not None else ""
+        if project == "" or project not in scope:
+            continue
+        owned[ws.workspace_id] = Owned(ws.workspace_id, project, ws.label)
+        if ws.workspace_id not in recorded.get(project, ()):
+            adopt.append((project, ws.workspace_id))
+    by_id = {ws.workspace_id: ws for ws in listed}
+    for project in projects:
+        for wid in recorded.get(project, ()):
+            if wid in owned:
+                continue
+            hit = by_id.get(wid)
+            if hit is None or hit.label != workspace_label(project):
+                # Gone, or an id herdr reissued after a restart to a workspace we did not make (ours
+                # carry the label we gave them, and labels survive restarts). The label never grants
+                # ownership; here it can only withdraw a record that no longer proves anything.
+                forget.append((project, wid))
+                continue
+            owned[wid] = Owned(wid, project, hit.label)
+    ordered = tuple(sorted(owned.values(), key=lambda o: o.workspace_id))
+    return Success(
+        Discovery(ordered, tuple(adopt), tuple(forget), tuple(ws.workspace_id for ws in listed), session)
+    )
+
+
+def apply_ownership(disc: Discovery) -> Gen[Result[None, str]]:
+    for project, wid in disc.adopt:
+        done = yield from store_write(
+            "herdr.workspace.remember", {"session": disc.session, "project": project, "workspace_id": wid}
+        )
+        if isinstance(done, Failure):
+            return done
+    for project, wid in disc.forget:
+        done = yield from store_write(
+            "herdr.workspace.forget", {"session": disc.session, "project": project, "workspace_id": wid}
+        )
+        if isinstance(done, Failure):
+            return done
+    return Success(None)
+
+
+def list_all_panes(session: str, owned: Sequence[Owned]) -> Gen[Result[list[tuple[Owned, tuple[PaneFact, ...]]], str]]:
+    """``pane list`` of every owned workspace, in order; the first that fails ends the listing. The
+    listings are announced (``pure/program.py`` ``Ahead``): they are independent reads, so the shell
+    may make them together."""
+    yield from announce(pane_list_step(session, o.workspace_id) for o in owned)
+    entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
+    for one in owned:
+        listed = yield from list_panes(session, one.workspace_id)
+        if isinstance(listed, Failure):
+            return Failure(listed.failure())
+        entries.append((one, listed.unwrap()))
+    return Success(entries)
+
+
+
+# ------------------------------------------------------------------------------ the changing steps
+
+
+def _change(session: str, *args: str) -> Gen[Proc]:
+    """One herdr call that changes something. ``--session`` goes first, where herdr strips it."""
+    return (yield from expect(Run(tool="herdr", args=("--session", session, *args), mutates=True), Proc))
+
+
+def create_workspace(session: str, project: str) -> Gen[Proc]:
+    return (yield from _change(session, "workspace", "create", "--label", workspace_label(project), "--no-focus"))
+
+
+def mark_workspace(session: str, workspace: Owned) -> Gen[Proc]:
+    """Give a workspace this call created the token that makes it ours for every later pass."""
+    return (yield from _change(session, "workspace", "report-metadata", workspace.workspace_id, "--source",
+                               WORKER_PANE_SOURCE, "--token", f"{WORKER_WORKSPACE_TOKEN}={workspace.project}"))
+
+
+def close_workspace(session: str, workspace: Owned) -> Gen[Proc]:
+    return (yield from _change(session, "workspace", "close", workspace.workspace_id))
+
+
+def create_tab(session: str, workspace: Owned) -> Gen[Proc]:
+    return (yield from _change(session, "tab", "create", "--workspace", workspace.workspace_id, "--no-focus"))
+
+
+def split_below(session: str, anchor: OwnedHerdrPane) -> Gen[Proc]:
+    return (yield from _change(session, "pane", "split", "--pane", anchor.pane_id, "--direction", "down",
+                               "--ratio", "0.3", "--no-focus"))
+
+
+def set_up_pane(session: str, pane: OwnedHerdrPane, verb: str, *rest: str) -> Gen[Proc]:
+    """``pane rename|report-agent-session|run|report-agent`` of a pane this call created."""
+    return (yield from _change(session, "pane", verb, pane.pane_id, *rest))
+
+
+def close_pane_answer(session: str, pane: OwnedHerdrPane) -> Gen[Proc]:
+    """``pane close``, answered as it is (for a caller that reads the error code itself)."""
+    return (yield from _change(session, "pane", "close", pane.pane_id))
+
+
+def close_pane(session: str, pane: OwnedHerdrPane) -> Gen[Result[None, str]]:
+    proc = yield from close_pane_answer(session, pane)
+    if not succeeded(proc):
+        return Failure(f"herdr pane close failed: {failure_text(proc)}")
+    return Success(None)
+
+
+def release_agent(session: str, pane: OwnedHerdrPane, agent: str) -> Gen[Result[None, str]]:
+    proc = yield from _change(session, "pane", "release-agent", pane.pane_id, "--source", WORKER_PANE_SOURCE,
+                              "--agent", agent)
+    if not succeeded(proc):
+        return Failure(f"herdr pane release-agent failed: {failure_text(proc)}")
+    return Success(None)
+
+
+def retire_pane(session: str, pane: OwnedHerdrPane, label: str) -> Gen[Result[None, str]]:
+    """``retireWorkerPane``: hand authority back, then close."""
+    released = yield from release_agent(session, pane, label)
+    if isinstance(released, Failure):
+        return released
+    return (yield from close_pane(session, pane))
