@@ -25,6 +25,7 @@ from typing import Literal, TypeVar, Union
 import attrs
 from attrs import frozen
 
+from pure.convert import unstructure
 from pure.model import (
     Ack,
     AppendFile,
@@ -201,8 +202,6 @@ def _error_done(problem: DecideProblem, changes: Sequence[Step] = (), message: s
     """A program that could not finish. When it had already changed things, say exactly what, so
     nobody is told (or assumes) that nothing happened. ``message`` is the problem's code, except for
     an internal error, whose message names the exception."""
-    from pure.wire import unstructure
-
     message = message or problem.code
     result: dict[str, object] = {"ok": False, "error": message, "problem": unstructure(problem)}
     if changes:
@@ -213,8 +212,6 @@ def _error_done(problem: DecideProblem, changes: Sequence[Step] = (), message: s
 def _differing_field(expected: Step, got: Step) -> str:
     if expected.op != got.op:
         return "op"
-    from pure.wire import unstructure
-
     want, have = unstructure(expected), unstructure(got)
     return next((key for key in sorted(want) if want[key] != have.get(key)), "op")
 

@@ -21,6 +21,7 @@ import attrs
 from pure import model as m
 from pure import program as p
 from pure import tmux as t
+from pure.convert import unstructure
 
 SCHEMA_ID = "https://panefleet.invalid/schema/wire-1.json"
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -103,11 +104,9 @@ def _union_schema(union: Any, name: str, defs: dict[str, Any]) -> None:
 
 
 def _default(f: attrs.Attribute[Any]) -> Any:
-    from pure import wire
-
     default: Any = f.default
     value = default.factory() if isinstance(default, attrs.Factory) else default  # type: ignore[arg-type]
-    return wire.unstructure(value)
+    return unstructure(value)
 
 
 def _class_schema(cls: type[Any], defs: dict[str, Any]) -> None:

@@ -6,6 +6,8 @@ from typing import Any
 
 import attrs
 
+from pure.convert import unstructure
+
 _MALFORMED_TEXT: dict[tuple[Any, Any], str] = {
     ("pane_id", "syntax"): "the pane id is not % followed by digits",
     ("pane_id", "duplicate"): "the pane id is listed twice",
@@ -22,9 +24,7 @@ def describe(problem: object) -> str:
     if problem is None:
         return ""
     if attrs.has(type(problem)):
-        from pure import wire
-
-        problem = wire.unstructure(problem)
+        problem = unstructure(problem)
     if not isinstance(problem, dict):
         return ""
     p: dict[str, Any] = problem

@@ -9,6 +9,7 @@ from typing import Literal, Union
 from attrs import frozen
 
 from pure import model as m
+from pure.convert import unstructure
 from pure.program import Gen, expect
 from pure.tmux.owned import Proof, kill_pane_step, prove_owned
 from pure.tmux.parse import (
@@ -254,13 +255,11 @@ class TeardownResult:
 
 
 def teardown_program(req: TeardownRequest) -> Gen[m.Done]:
-    from pure import wire
-
     report = yield from teardown(req.targets, owner_id=req.owner_id, authorize=req.authorize,
                                  leader_pane_id=req.leader_pane_id, hud_pane_id=req.hud_pane_id)
     resolved = all(r.resolved for r in report.results)
     result = TeardownResult(ok=resolved, results=report.results, excluded=report.exclusions)
-    return m.Done(outcome=m.Outcome(status="ok" if resolved else "debt", result=m.JsonValue(wire.unstructure(result))),
+    return m.Done(outcome=m.Outcome(status="ok" if resolved else "debt", result=m.JsonValue(unstructure(result))),
                   debt=tuple(m.Debt(kind="pane", subject=r.pane_id, reason=r.reason or r.fate,
                                     detail=r.problem.code if r.problem is not None else "")
                              for r in report.results if not r.resolved))
