@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pure import model as m
+from shell.cli.answer import answer_of
 from shell.cli.args import add_dry_run, add_output, add_tmux
 from shell.run.executor import Executor, StoreHandler
 from shell.run.step_text import describe_observation, describe_step
@@ -78,23 +79,6 @@ def debt_lines(done: m.Done) -> str:
     return "".join(f"debt: {debt.kind} {debt.subject}: {debt.reason}\n" for debt in done.debt)
 
 
-def answer_of(done: m.Done) -> dict[str, Any]:
-    """The JSON answer of a run: the program's result, with a boolean ``ok`` always present (derived
-    from the status when the result has none) and, when it failed, its one failure key ``error``:
-    the outcome's message. The result itself keeps its source's shape (oh-my-codex answers
-    ``error``, the Herdr half ``reason`` as omp-conductor does; docs/design-notes.md, "Outcomes")."""
-    result = done.outcome.result
-    if not isinstance(result, dict):
-        return {"ok": False, "error": done.outcome.message or f"no result ({done.outcome.status})"}
-    if isinstance(result.get("ok"), bool):
-        answer = dict(result)
-    else:
-        answer = {"ok": done.outcome.status in ("ok", "debt"), **{k: v for k, v in result.items() if k != "ok"}}
-    if answer["ok"] is False and "error" not in answer:
-        answer["error"] = done.outcome.message or f"no result ({done.outcome.status})"
-    return answer
-
-
 def as_run_renderer(render: TextRenderer | None, render_run: RunRenderer | None) -> RunRenderer:
     """One renderer form: ``render_run`` owns the text; ``render`` gets the result, debt follows."""
     if render_run is not None:
@@ -151,7 +135,7 @@ def run_cli_operation(
     if getattr(args, "dry_run", False) or plan_out:
         done, journal = dry_run(name, request, executor, predictors, predicted_capture)
         if plan_out:
-            from shell.cli.saved_plan import PlanError, write_plan
+            from shell.cli.plan_file import PlanError, write_plan
 
             try:
                 write_plan(plan_out, name, request, journal, done, env=environ, tmux_socket=executor.tmux_socket)
