@@ -30,8 +30,8 @@ from pure import model as m
 from pure import tmux as t
 from pure.omx.codec import Json, StateError, parse_json, render_json
 from pure.omx.state import TeamPaths
-from pure.omx.txn import NOT_UTF8, STATE_MALFORMED
-from pure.program import Gen, expect
+from pure.omx.txn import NOT_UTF8, malformed
+from pure.program import Gen, expect, fail
 
 TRANSPORT_DIRECT = "transport_direct"
 HOOK_PREFERRED = "hook_preferred_with_fallback"
@@ -192,25 +192,25 @@ def check_requests(text: str | None, file: str) -> Result[list[Any], StateError]
 def _requests_text(paths: TeamPaths) -> Gen[str | None]:
     data = yield from expect(m.ReadFile(path=paths.dispatch_requests), m.FileData)
     if data.error == NOT_UTF8:
-        raise OSError(f"{STATE_MALFORMED}:{paths.dispatch_requests}: not UTF-8 text")
+        raise malformed(f"{paths.dispatch_requests}: not UTF-8 text")
     if data.error:
-        raise OSError(data.error)
+        raise fail(data.error)
     return data.content
 
 
 def read_requests(paths: TeamPaths) -> Gen[list[Any]]:
-    """The recorded requests; a malformed file raises ``OSError("team_state_malformed:<file>…")``
-    and is never overwritten."""
+    """The recorded requests; a malformed file ends the program as ``team_state_malformed:<file>…``
+    (``pure/omx/txn.py`` ``malformed``) and is never overwritten."""
     checked = check_requests((yield from _requests_text(paths)), paths.dispatch_requests)
     if isinstance(checked, Failure):
-        raise OSError(f"{STATE_MALFORMED}:{checked.failure()}")
+        raise malformed(str(checked.failure()))
     return checked.unwrap()
 
 
 def write_requests(paths: TeamPaths, requests: list[Any]) -> Gen[None]:
     ack = yield from expect(m.WriteFile(path=paths.dispatch_requests, content=render_json(requests)), m.Ack)
     if not ack.ok:
-        raise OSError(ack.error)
+        raise fail(ack.error)
 
 
 def remove_requests_for(paths: TeamPaths, workers: Sequence[str]) -> Gen[None]:

@@ -59,10 +59,7 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     state = yield from locked_state(paths)
     if state is None:
         raise refused(f"Team {paths.team} not found")
-    try:  # step 22 appends to it: a malformed file is refused before anything changes
-        yield from dsp.read_requests(paths)
-    except OSError as error:
-        raise fail(str(error)) from None
+    yield from dsp.read_requests(paths)  # step 22 appends to it: a malformed file is refused before anything changes
     config = state.config
     workers = [w for w in config.get("workers") or [] if isinstance(w, dict)]
     maximum = positive_or(config.get("max_workers"), 20)

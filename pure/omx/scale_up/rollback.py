@@ -188,7 +188,7 @@ def _guard(action: Callable[[], Gen[T]]) -> Gen[tuple[T | None, str | None]]:
         value = yield from action()
     except PlanError as error:
         return None, error.outcome.message
-    except (StepFailure, OSError, wt.WorktreeError) as error:
+    except (StepFailure, wt.WorktreeError) as error:
         return None, str(error)
     return value, None
 

@@ -337,8 +337,8 @@ def _enqueue(run: Run, worker: Launched) -> Gen[Json]:
     try:
         requests = yield from dsp.read_requests(paths)
         yield from dsp.write_requests(paths, [*requests, request])
-    except OSError as error:
-        raise StepFailure(str(error)) from None
+    except PlanError as error:
+        raise StepFailure(error.outcome.message) from None
     return request
 
 
@@ -363,8 +363,8 @@ def _record_delivery(run: Run, worker: Launched, request: Json,
         current = yield from dsp.read_requests(paths)
         yield from dsp.write_requests(paths, [request if isinstance(r, dict) and r.get("request_id") ==
                                               request["request_id"] else r for r in current])
-    except OSError as error:
-        raise StepFailure(str(error)) from None
+    except PlanError as error:
+        raise StepFailure(error.outcome.message) from None
     if not isinstance(delivery, supervise.Delivery):
         return None if delivery.ok else delivery.reason
     yield from _log_delivery(run, request, done.value)
