@@ -461,9 +461,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # a whole process: start up without the cyclic collector (shell/run/startup.py)
         startup.hold()
     try:
-        return _main(argv)
+        code = _main(argv)
     finally:
         startup.release()
+    if argv is None:  # and end without the interpreter's teardown
+        startup.leave(code)
+    return code
 
 
 def _main(argv: Sequence[str] | None) -> int:
