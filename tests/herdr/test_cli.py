@@ -66,6 +66,22 @@ def test_reconcile_failure_json_and_exit_code(pf: Panefleet, world: World) -> No
     assert result["ok"] is False and result["error"].startswith("herdr workspace list was unreadable")
 
 
+def test_a_pane_reconcile_could_not_close_is_debt_exit_3(pf: Panefleet, world: World) -> None:
+    for run_id in ("run-aaaa-1", "run-bbbb-2"):
+        pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", run_id, "--pid", "1")
+    converged = pf.json("reconcile")
+    pane = next(o["paneId"] for o in converged["outcomes"] if o["runId"] == "run-bbbb-2")
+    pf("run", "settle", "run-bbbb-2")
+    world.fake.fault("pane close", "error", code="pane_busy", message="busy")
+    text = pf("reconcile")
+    assert text.returncode == 3, text
+    assert f"debt: herdr_pane {pane}: herdr pane close failed: pane_busy: busy" in text.stderr
+    world.fake.fault("pane close", "error", code="pane_busy", message="busy")
+    done = pf("reconcile", "-o", "json")
+    assert done.returncode == 3 and json.loads(done.stdout)["ok"] is True
+    assert pf("reconcile").returncode == 0  # the fault is gone: the next pass closes it
+
+
 def test_missing_herdr_binary_is_named(pf: Panefleet) -> None:
     pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", "r1", "--pid", "1")
     env = {**pf.env, "PATH": "/nonexistent"}
