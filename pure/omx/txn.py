@@ -122,13 +122,13 @@ def journal_text(journal: Journal) -> str:
     })
 
 
-def parse_journal(text: str, team: str, file: str = JOURNAL_FILE) -> Result[Journal, str]:
-    """The journal's shape (not yet its paths). A shape problem is oh-my-codex's message; text that
-    is not JSON panefleet can carry is ``team_state_malformed:<file>[ field <f>]: <what>``."""
-    invalid = f"Invalid membership transaction journal for {team}"
+def parse_journal(text: str, team: str, file: str = JOURNAL_FILE) -> Result[Journal, PlanError]:
+    """The journal's shape (not yet its paths), or the failure that ends the program: a shape
+    problem in oh-my-codex's words; text that is not JSON panefleet can carry :func:`malformed`."""
+    invalid = fail(f"Invalid membership transaction journal for {team}")
     parsed = parse_json(text, file)
     if isinstance(parsed, Failure):
-        return Failure(f"{STATE_MALFORMED}:{parsed.failure()}")
+        return Failure(malformed(str(parsed.failure())))
     raw = parsed.unwrap()
     if not isinstance(raw, dict):
         return Failure(invalid)
@@ -141,7 +141,7 @@ def parse_journal(text: str, team: str, file: str = JOURNAL_FILE) -> Result[Jour
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) \
                 or not (entry.get("oldBytes") is None or isinstance(entry.get("oldBytes"), str)) \
                 or not (entry.get("newBytes") is None or isinstance(entry.get("newBytes"), str)):
-            return Failure(f"Invalid membership transaction file entry for {team}")
+            return Failure(fail(f"Invalid membership transaction file entry for {team}"))
         files.append(JournalFile(entry["path"], entry.get("oldBytes"), entry.get("newBytes")))
     return Success(Journal(phase, tuple(files)))
 
@@ -236,7 +236,7 @@ def _read_journal(paths: TeamPaths) -> Gen[Journal | None]:
         return None
     parsed = parse_journal(text, paths.team, paths.journal)
     if isinstance(parsed, Failure):
-        raise fail(parsed.failure())
+        raise parsed.failure()
     return parsed.unwrap()
 
 

@@ -368,3 +368,15 @@ def test_i09_i10_rollback_persistence_golden(tmp_path: Path, goldens: Any, after
         "files_torn": torn,
         "recover": {"outcome": done2.outcome.result, "journal": journal_json(journal2, tmp_path)},
         "files_after": snapshot_files(tmp_path, team.dir)}, tmp_path))
+
+
+def test_a_journal_that_is_not_json_is_malformed_state_and_a_bad_shape_is_oh_my_codexs_error() -> None:
+    from returns.result import Failure
+
+    unreadable = txn.parse_journal("{", "alpha", "/t/.membership-task-transaction.json")
+    assert isinstance(unreadable, Failure) and isinstance(unreadable.failure(), txn.StateMalformed)
+    assert unreadable.failure().outcome.message.startswith(
+        "team_state_malformed:/t/.membership-task-transaction.json")
+    shape = txn.parse_journal("[]", "alpha")
+    assert isinstance(shape, Failure) and not isinstance(shape.failure(), txn.StateMalformed)
+    assert shape.failure().outcome.message == "Invalid membership transaction journal for alpha"
