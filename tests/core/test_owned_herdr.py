@@ -16,24 +16,15 @@ from pathlib import Path
 
 from pure import model as m
 from pure.herdr.fleet import owned
+from tests.core.source_calls import ROOT, call_name, project_sources
 
-ROOT = Path(__file__).resolve().parents[2]
 OWNED = ROOT / "pure" / "herdr" / "fleet" / "owned.py"
 READS = ROOT / "pure" / "herdr" / "fleet" / "calls.py"
 TOKENS = {"Owned", "OwnedHerdrPane"}
 
 
 def _sources() -> list[Path]:
-    files = [ROOT / "cli.py", *sorted((ROOT / "pure").rglob("*.py")), *sorted((ROOT / "shell").rglob("*.py"))]
-    return [f for f in files if f != OWNED]
-
-
-def _name(func: ast.expr) -> str:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return ""
+    return [f for f in project_sources() if f != OWNED]
 
 
 def violations(path: Path, root: Path = ROOT, reads: Path = READS) -> list[str]:
@@ -41,7 +32,7 @@ def violations(path: Path, root: Path = ROOT, reads: Path = READS) -> list[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Call):
             continue
-        name, where = _name(node.func), f"{path.relative_to(root)}:{node.lineno}"
+        name, where = call_name(node.func), f"{path.relative_to(root)}:{node.lineno}"
         keywords = {k.arg: k.value for k in node.keywords}
         tool = keywords.get("tool")
         if name == "Run" and isinstance(tool, ast.Constant) and tool.value == "herdr":

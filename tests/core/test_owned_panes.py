@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pure import model as m
 from pure import tmux as t
+from tests.core.source_calls import ROOT, call_name, project_sources
 
-ROOT = Path(__file__).resolve().parents[2]
 GUARDED = {"kill-pane", "split-window", "new-window", "set-option", "send-keys", "capture-pane", "show-option",
            "respawn-pane", "select-pane", "resize-pane", "swap-pane", "break-pane", "join-pane", "pipe-pane",
            "kill-window", "kill-session", "kill-server"}
@@ -23,16 +23,7 @@ TOKENS = {"OwnedPane", "ClaimedPane", "SeenPane"}
 
 
 def _sources() -> list[Path]:
-    files = [ROOT / "cli.py", *sorted((ROOT / "pure").rglob("*.py")), *sorted((ROOT / "shell").rglob("*.py"))]
-    return [f for f in files if not f.is_relative_to(ROOT / "pure" / "tmux")]
-
-
-def _name(func: ast.expr) -> str:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return ""
+    return [f for f in project_sources() if not f.is_relative_to(ROOT / "pure" / "tmux")]
 
 
 def violations(path: Path, root: Path = ROOT) -> list[str]:
@@ -40,7 +31,7 @@ def violations(path: Path, root: Path = ROOT) -> list[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Call):
             continue
-        name, where = _name(node.func), f"{path.relative_to(root)}:{node.lineno}"
+        name, where = call_name(node.func), f"{path.relative_to(root)}:{node.lineno}"
         if name == "tmux":
             first = node.args[0] if node.args else None
             if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
