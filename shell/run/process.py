@@ -12,6 +12,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from pure import model as m
 from shell.run import deadlines
@@ -59,19 +60,7 @@ def run_process(
     # and let one that came meanwhile be raised inside the ``try`` below.
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
     try:
-        running = sh.Command(path)(
-            *args,
-            _ok_code=list(range(256)),
-            _tty_out=False,
-            _env=dict(env),
-            _cwd=cwd,
-            _in=None,
-            _truncate_exc=False,
-            _bg=True,
-            _bg_exc=False,
-            _new_session=True,
-            _preexec_fn=_child_signals(mask),
-        )
+        running = _start(path, args, env, mask, _tty_out=False, _cwd=cwd, _in=None, _truncate_exc=False)
         watchdog = Watchdog(running.process.pid, seconds)
         if guards is not None:
             guards.add(watchdog)
@@ -80,8 +69,7 @@ def run_process(
         return m.Proc(exit_code=None, stderr=f"{tool}: {exc.strerror or exc}")
     except sh.ForkException as exc:  # e.g. the working directory does not exist
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else "could not start"
-        return m.Proc(exit_code=None, stderr=f"{tool}: {reason}")
+        return m.Proc(exit_code=None, stderr=f"{tool}: {_fork_failure(exc)}")
     except BaseException:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         raise
@@ -119,6 +107,23 @@ def timed_out(tool: str, args: tuple[str, ...], seconds: float, stderr: bytes) -
 
 
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _start(path: str, args: tuple[str, ...], env: Mapping[str, str], mask: set[int | signal.Signals],
+           **io: Any) -> Any:
+    """Start ``path`` through ``sh`` as every process panefleet starts: in the background, in a
+    session (and process group) of its own, every exit status an answer, with panefleet's
+    interruption handlers undone in the child (``_child_signals``). ``io``: its streams and cwd."""
+    import sh
+
+    return sh.Command(path)(*args, _ok_code=list(range(256)), _env=dict(env), _bg=True, _bg_exc=False,
+                            _new_session=True, _preexec_fn=_child_signals(mask), **io)
+
+
+def _fork_failure(exc: Exception) -> str:
+    """What ``sh`` said when the child could not be started (its last line)."""
+    said = str(exc).strip()
+    return said.splitlines()[-1] if said else "could not start"
 
 
 def _child_signals(mask: set[int | signal.Signals]) -> Callable[[], None]:
@@ -256,25 +261,15 @@ def _group_exists(pgid: int) -> bool:
 def spawn_control_client(path: str, args: tuple[str, ...], env: Mapping[str, str], stdin: int, stdout: int,
                           stderr: int) -> object:
     """Start a long-lived tmux control-mode client (``shell/run/tmux_control.py``) on the given pipe ends,
-    through ``sh`` as every process panefleet starts, in a session of its own, with panefleet's
-    interruption handlers undone as for every call."""
+    as every process panefleet starts (``_start``)."""
     import sh
 
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
     try:
-        return sh.Command(path)(
-            *args,
-            _ok_code=list(range(256)),
-            _env=dict(env),
-            _in=open(stdin, "rb", buffering=0, closefd=False),  # sh dups each descriptor for the child
-            _out=stdout,
-            _err=stderr,
-            _bg=True,
-            _bg_exc=False,
-            _new_session=True,
-            _preexec_fn=_child_signals(mask),
-        )
+        return _start(path, args, env, mask,
+                      _in=open(stdin, "rb", buffering=0, closefd=False),  # sh dups each descriptor for the child
+                      _out=stdout, _err=stderr)
     except sh.ForkException as exc:
-        raise OSError(str(exc).strip().splitlines()[-1] if str(exc).strip() else "could not start") from None
+        raise OSError(_fork_failure(exc)) from None
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
