@@ -25,6 +25,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from audit_calls import tmux_calls  # bench/audit_calls.py: this script's directory is on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, str(ROOT / "cli.py")]
 COUNT = 10
@@ -39,16 +41,6 @@ def pf(env: dict[str, str], *args: str) -> tuple[float, dict[str, Any]]:
     done = subprocess.run([*CLI, *args, "-o", "json"], capture_output=True, text=True, env=env, timeout=300)
     wall = time.perf_counter() - start
     return wall, json.loads(done.stdout)
-
-
-def tmux_calls_in_audit(state: Path) -> int:
-    latest = sorted((state / "audit").glob("*scale_up*.jsonl"))[-1]
-    calls = 0
-    for line in latest.read_text().splitlines():
-        record = json.loads(line)
-        if record["type"] == "entry" and record["step"]["op"] == "run" and record["step"]["tool"] == "tmux":
-            calls += 1
-    return calls
 
 
 def one_run(extra_env: dict[str, str]) -> dict[str, float]:
@@ -71,7 +63,7 @@ def one_run(extra_env: dict[str, str]) -> dict[str, float]:
         dry_calls = sum(1 for p in plan["steps"] if p["step"]["op"] == "run" and p["step"]["tool"] == "tmux")
         wall, result = pf(env, "team", "scale-up", "bench", "--count", str(COUNT), "--cwd", str(work))
         assert result.get("ok"), result
-        return {"wall_s": wall, "tmux_calls": tmux_calls_in_audit(state), "dry_wall_s": dry_wall,
+        return {"wall_s": wall, "tmux_calls": tmux_calls(state, "*scale_up*.jsonl")["tmux_calls"], "dry_wall_s": dry_wall,
                 "dry_tmux_calls": dry_calls}
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)

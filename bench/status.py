@@ -34,6 +34,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from audit_calls import tmux_calls  # bench/audit_calls.py: this script's directory is on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -56,18 +58,6 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, subpro
     return time.perf_counter() - start, done
 
 
-def audit_calls(state: Path) -> dict[str, int]:
-    """tmux calls of the newest team status run, and how many went through the control client."""
-    latest = max((state / "audit").glob("*team-status*.jsonl"), key=lambda p: p.stat().st_mtime_ns)
-    calls = control = 0
-    for line in latest.read_text().splitlines():
-        record = json.loads(line)
-        if record["type"] == "entry" and record["step"]["op"] == "run" and record["step"]["tool"] == "tmux":
-            calls += 1
-            control += record.get("tmux_via") == "control"
-    return {"tmux_calls": calls, "through_control": control}
-
-
 def status_runs(cli: list[str], env: dict[str, str], cwd: Path, runs: int) -> dict[str, Any]:
     cmd = [*cli, "team", "status", TEAM, "--cwd", str(cwd)]
     _, first = timed(cmd, env, cwd)
@@ -77,7 +67,7 @@ def status_runs(cli: list[str], env: dict[str, str], cwd: Path, runs: int) -> di
         wall, done = timed(cmd, env, cwd)
         assert (done.returncode, done.stdout, done.stderr) == (0, first.stdout, first.stderr), done
         walls.append(wall)
-    return {"wall_s": figures(walls), **audit_calls(Path(env["PANEFLEET_STATE_DIR"]))}
+    return {"wall_s": figures(walls), **tmux_calls(Path(env["PANEFLEET_STATE_DIR"]), "*team-status*.jsonl")}
 
 
 def main() -> None:

@@ -59,6 +59,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from audit_calls import tmux_calls  # bench/audit_calls.py: this script's directory is on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 # Started as the installed ``panefleet`` command starts (``from cli import main``), so that cli.py's
 # bytecode is cached as it is for a user, not compiled afresh as a script would be.
@@ -103,16 +105,6 @@ def run_json(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, di
         result = {"unparsed_stdout": done.stdout[-2000:]}
     result.setdefault("_exit", done.returncode)
     return wall, result, done.stderr
-
-
-def audit_tmux_calls(state: Path, pattern: str) -> int:
-    latest = sorted((state / "audit").glob(pattern))[-1]
-    calls = 0
-    for line in latest.read_text().splitlines():
-        record = json.loads(line)
-        if record["type"] == "entry" and record["step"]["op"] == "run" and record["step"]["tool"] == "tmux":
-            calls += 1
-    return calls
 
 
 def shim_calls(log: Path) -> dict[str, Any]:
@@ -219,8 +211,8 @@ class Bench:
         out: dict[str, Any] = {"up_ms": up_wall * 1000, "down_ms": down_wall * 1000,
                                "up_shim": up_calls, "down_shim": down_calls}
         if tool == "panefleet":
-            out["up_commands"] = audit_tmux_calls(state, "*scale_up*.jsonl")
-            out["down_commands"] = audit_tmux_calls(state, "*scale_down*.jsonl")
+            out["up_commands"] = tmux_calls(state, "*scale_up*.jsonl")["tmux_calls"]
+            out["down_commands"] = tmux_calls(state, "*scale_down*.jsonl")["tmux_calls"]
         shutil.rmtree(work, ignore_errors=True)
         return out
 
