@@ -172,6 +172,11 @@ def fail(message: str, status: str = "error", result: object | None = None, debt
     return PlanError(Outcome(status=status, result=JsonValue(payload), message=message), debt)  # type: ignore[arg-type]
 
 
+def refused(message: str) -> PlanError:
+    """The failure of an argument or a state that is refused before anything was changed."""
+    return fail(message, status="refused")
+
+
 def expect(step: Step, kind: type[Obs]) -> Gen[Obs]:
     """Yield ``step`` and return its observation, which must be of ``kind``."""
     observation = yield step

@@ -32,7 +32,7 @@ from pure.omx.names import sanitize_team_name
 from pure.omx.scaling import DISABLED, leader_nudge, scaling_enabled
 from pure.omx.state import TeamPaths, TeamState, resolve_state_root, validate_config, worker_status
 from pure.omx.tasks import TERMINAL, list_tasks, parse_iso_ms, read_task
-from pure.program import Failed, Gen, PlanError, Program, expect, fail
+from pure.program import Failed, Gen, PlanError, Program, expect, fail, refused
 
 ALL_WORKERS = "Cannot remove all workers \u2014 at least 1 must remain"
 DRAIN_POLL_MS = 2000
@@ -143,11 +143,6 @@ def _load(ctx: d.Ctx, held: locks.Barrier | None = None) -> Gen[TeamState | None
 
 def _workers(state: TeamState) -> list[Json]:
     return [w for w in state.config.get("workers", []) if isinstance(w, dict)]
-
-
-def refused(message: str) -> PlanError:
-    """An argument or selection that oh-my-codex refuses: nothing was changed."""
-    return fail(message, status="refused")
 
 
 def _select(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[list[Json]]:

@@ -25,12 +25,11 @@ from pure.omx.scale_up.run import (
     Run,
     ScaleUpRequest,
     read_optional,
-    refused,
     str_or_none,
     team_state_file,
 )
 from pure.omx.state import TeamPaths, TeamState
-from pure.program import Gen, PlanError, expect
+from pure.program import Gen, PlanError, expect, refused
 
 
 def split_target(config: Json) -> tuple[str, int | None, bool]:

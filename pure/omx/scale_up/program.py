@@ -30,12 +30,11 @@ from pure.omx.scale_up.run import (
     ScaleUpRequest,
     ok_done,
     positive_or,
-    refused,
 )
 from pure.omx.scale_up.worker import Launched, await_started, finish_event, hand_over, launch_worker, settle
 from pure.omx.scaling import DISABLED, scaling_enabled
 from pure.omx.state import TeamPaths, resolve_state_root
-from pure.program import Gen, PlanError, Program, expect, fail
+from pure.program import Gen, PlanError, Program, expect, fail, refused
 
 # ---------------------------------------------------------------------------------------- program
 

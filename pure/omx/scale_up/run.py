@@ -14,7 +14,7 @@ from pure.omx import layout
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
 from pure.omx.state import TeamPaths, TeamState
-from pure.program import Gen, PlanError, expect, fail
+from pure.program import Gen, expect
 
 T = TypeVar("T")
 
@@ -140,10 +140,6 @@ def positive_or(value: object, default: int) -> int:
 
 def ok_done(result: Json) -> m.Done:
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(result)))
-
-
-def refused(message: str) -> PlanError:
-    return fail(message, status="refused")
 
 
 def team_state_file(paths: TeamPaths, config: Json, cwd: str, name: str) -> str:
