@@ -14,32 +14,63 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 
+class SystemCalls:
+    """The system calls a durable write makes, as one object so that a test can watch them or kill
+    the process between two of them (tests/core/test_fs.py); ``SYSTEM`` is looked up at each call."""
+
+    def open(self, path: Path, flags: int, mode: int = 0o777) -> int:
+        return os.open(path, flags, mode)
+
+    def write(self, fd: int, data: memoryview) -> int:
+        return os.write(fd, data)
+
+    def fsync(self, fd: int) -> None:
+        os.fsync(fd)
+
+    def close(self, fd: int) -> None:
+        os.close(fd)
+
+    def replace(self, source: Path, target: Path) -> None:
+        os.replace(source, target)
+
+
+SYSTEM = SystemCalls()
+
+
 def fsync_dir(path: Path) -> None:
+    """Make a rename or removal in ``path`` durable (best effort: some file systems refuse)."""
+    calls = SYSTEM
     with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
+        fd = calls.open(path, os.O_RDONLY)
         try:
-            os.fsync(fd)
+            calls.fsync(fd)
         finally:
-            os.close(fd)
+            calls.close(fd)
 
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` so that a crash leaves either the old or the new bytes."""
+    """Write ``data`` to ``path`` so that a crash leaves either the old or the new bytes: the bytes go
+    to a temporary file beside it, which is fsynced, then renamed over ``path``, whose directory is
+    fsynced in turn."""
+    calls = SYSTEM
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode)
+    fd = calls.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[calls.write(fd, view):]
+            calls.fsync(fd)
+        finally:
+            calls.close(fd)
         if mode is not None:
             os.chmod(tmp, mode)
         elif path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o7777)
         else:
             os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        calls.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
