@@ -83,7 +83,11 @@ class TmuxServer:
 
 
 @pytest.fixture
-def tmux_server(tmp_path: Path, tmux_executor: str) -> Iterator[TmuxServer]:
+def tmux_server(request: pytest.FixtureRequest, tmp_path: Path, tmux_executor: str) -> Iterator[TmuxServer]:
+    # `-m "not tmux"` must leave out every test with a real tmux server (the marker, pyproject.toml): one
+    # that is not marked fails here (tests/core/test_tmux_marker.py).
+    if request.node.get_closest_marker("tmux") is None:
+        pytest.fail(f"{request.node.nodeid} starts a real tmux server: mark it @pytest.mark.tmux")
     if shutil.which("tmux") is None:
         pytest.fail("tmux is not installed (.ci/run installs it)")
     name = f"pf-test-{uuid.uuid4().hex[:10]}"

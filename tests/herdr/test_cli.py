@@ -364,6 +364,7 @@ def test_saved_herdr_plans_apply_or_refuse_when_stale(pf: Panefleet, world: Worl
     assert done.returncode == 4 and "made for the state root" in done.stderr
 
 
+@pytest.mark.tmux
 @pytest.mark.tmux_executors("control")  # the tmux server is only the terminal: panefleet makes no tmux call
 def test_status_watch_redraws_on_a_terminal_and_prints_once_without_one(pf: Panefleet, world: World,
                                                                         tmux_server: Any) -> None:

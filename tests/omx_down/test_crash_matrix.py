@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pure.omx import locks, txn
 from pure.omx.scale_down import DebtRequest, ScaleDownRequest
 from shell.run.executor import Executor
@@ -95,6 +97,7 @@ def converge(team: Team, cwd: Path, socket: str, state: str) -> None:
     assert not (team.dir / "workers" / "worker-2").exists() and not (team.dir / "workers" / "worker-3").exists()
 
 
+@pytest.mark.tmux
 def test_sigkill_at_every_write_boundary(tmux_server, tmp_path: Path, clean_env) -> None:  # type: ignore[no-untyped-def]
     tmux_server.new_session("crash")
     # how many write steps does an uninterrupted run take?

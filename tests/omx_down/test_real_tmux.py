@@ -6,11 +6,14 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from pure.omx.scale_down import DebtRequest, ScaleDownRequest
 from shell.run.executor import Executor
 from shell.run.loop import run_operation
 from tests.omx_down.realteam import real_team
 
+pytestmark = pytest.mark.tmux
 ENV = {"OMX_TEAM_SCALING_ENABLED": "1"}
 
 
