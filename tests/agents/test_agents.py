@@ -115,7 +115,10 @@ def test_dead_worker_is_reported_and_respawned() -> None:
     after_kill = result["status_after_kill"]["json"]
     assert isinstance(after_kill, dict), brief
     reports = {p["name"]: p for p in after_kill["panes"]}
-    assert reports[victim]["verdict"] != "live", brief
+    # its pane was killed: absent from the server, never "live", nor any other kind of gone
+    assert (reports[victim]["paneId"], reports[victim]["verdict"], reports[victim]["pidMatch"]) == (
+        result["victim_pane"], "absent", False), brief
+    assert result["status_after_kill"]["code"] == 3, brief  # README: a pane not proven live and ours
     assert reports["worker-1"]["verdict"] == "live", brief
     respawn = result["respawn"]
     assert respawn["code"] == 0 and isinstance(respawn["json"], dict) and respawn["json"].get("ok") is True, brief

@@ -18,8 +18,28 @@ def _goldens() -> list[Path]:
     return sorted(SCREENS.glob("*/*.json"))
 
 
+# What the start-up and delivery models rest on, recorded for every pinned CLI (tests/agents/sandbox.py
+# PINNED): its prompts, a ready screen, the same with typed text and after an answer, busy, and a
+# start-up that ended with the CLI's own error.
+RECORDED = {
+    "codex": {"trust_prompt": "trust_prompt", "trust_prompt_option2": "trust_prompt", "ready": "ready",
+              "typed": "ready", "answered": "ready", "busy": "busy", "broken_config": "exited"},
+    "claude": {"trust_prompt": "trust_prompt", "trust_prompt_yes_highlighted": "trust_prompt",
+               "bypass_prompt": "bypass_prompt", "api_key_prompt": "api_key_prompt", "ready": "ready",
+               "typed": "ready", "answered": "ready", "busy": "busy", "no_onboarding": "exited"},
+}
+
+
 def test_there_are_recorded_screens_of_each_pinned_cli() -> None:
-    assert {p.parent.name for p in _goldens()} >= {"codex"}
+    from tests.agents.sandbox import PINNED
+
+    assert set(RECORDED) == set(PINNED)
+    for cli, screens in RECORDED.items():
+        for name, state in screens.items():
+            path = SCREENS / cli / f"{name}.json"
+            assert path.is_file(), f"{cli} has no recorded {name} screen ({path})"
+            golden = json.loads(path.read_text(encoding="utf-8"))
+            assert (golden["cli"], golden["expected_state"]) == (cli, state), path
 
 
 @pytest.mark.parametrize("path", _goldens(), ids=lambda p: f"{p.parent.name}/{p.stem}")

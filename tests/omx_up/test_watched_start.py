@@ -29,10 +29,11 @@ CLAUDE_READY = " ▐▛███▜▌   Claude Code v2.1.328\n{transcript}❯ {
 
 class ScriptedAgent:
     def __init__(self, cli: str, prompts: list[str], *, blank_polls: int = 1, swallow_submits: int = 0,
-                 dies_with: str | None = None, stuck: str | None = None, gated: bool = True) -> None:
+                 dies_with: str | None = None, stuck: str | None = None, gated: bool = True,
+                 highlight: int = 0) -> None:
         self.cli = cli
         self.prompts = list(prompts)  # screens still to pass, each answered by its accepting option
-        self.highlight = 0
+        self.highlight = highlight  # the first prompt's highlighted option (0: the first)
         self.blank = blank_polls
         self.swallow = swallow_submits
         self.dies_with = dies_with
@@ -148,6 +149,18 @@ def test_codex_trust_prompt_is_accepted_then_the_trigger_is_confirmed(tmp_path: 
     assert requests[-1]["status"] == "delivered" and requests[-1]["last_reason"] == "confirmed:round_1"
     log = next((team.cwd / ".omx" / "logs").glob("team-delivery-*.jsonl")).read_text().splitlines()
     assert json.loads(log[-1])["result"] == "confirmed"
+
+
+def test_codex_trust_prompt_shown_with_back_highlighted_is_answered_by_moving_onto_trust(tmp_path: Path) -> None:
+    """The trust prompt as recorded with option 2 highlighted (tests/goldens/screens/codex/
+    trust_prompt_option2.json): a blind Enter would go back, never start the agent, and fail."""
+    agent = ScriptedAgent("codex", [CODEX_TRUST], highlight=1)
+    _team, out, _calls = _scale_up(tmp_path, agent)
+    assert out.done.outcome.status == "ok", out.error
+    assert out.result["deliveries"][0]["answered"] == ["trust_prompt"] and not agent.dead
+    assert [key for key, _shown in agent.keys if key != "text"][:2] == ["Up", "Enter"]
+    assert [shown for key, shown in agent.keys if key == "Enter"][0].startswith("  Trust this folder")
+    assert "› 1. Trust and continue" in [shown for key, shown in agent.keys if key == "Enter"][0]
 
 
 def test_claude_prompts_are_answered_by_moving_onto_yes_never_a_blind_enter(tmp_path: Path) -> None:
