@@ -60,7 +60,7 @@ def build(cwd: Path, server: TmuxServer, *, with_journal: bool = False) -> Path:
     config = init_team_config(TEAM, 2, created=CREATED)
     config.update({"leader_pane_id": leader.id, "leader_pane_pid": leader.pid, "leader_cwd": str(cwd),
                    "next_worker_index": 4, "next_task_id": 4, "config_generation": 3})
-    for worker, pane in zip(config["workers"], panes, strict=False):
+    for worker, pane in zip(config["workers"], panes[:len(config["workers"])], strict=True):  # worker-3 is removed (debt)
         worker.update({"pane_id": pane.id, "pid": pane.pid, "worker_cli": "codex", "working_dir": str(cwd)})
     files: dict[str, str] = {
         "config.json": render_json(config),
