@@ -15,6 +15,13 @@ or an observation of the wrong kind all end in a typed ``Done`` with status ``er
 is ``{"ok": false, "error": CODE, "problem": {...}}`` with one of the problem classes below (and
 ``changesMade`` when the program had already changed things). The first entry that does not fit
 decides; entries after a program that had finished make ``journal_after_done``.
+
+An interrupt (SIGINT, SIGTERM, SIGHUP while the shell runs a program) is no step either:
+``Driver.interrupt`` throws :class:`Interrupted` into the program at its pending step instead of
+executing that step. A program that created something catches it and undoes what it created, as on
+any failure (``pure/omx/scale_up/program.py``, ``pure/omx/respawn.py``); one that does not ends
+``interrupted`` (status ``error``, with ``changesMade``). The audit log records where it came, so a
+replay does the same (``shell/run/loop.py``).
 """
 
 from __future__ import annotations
@@ -67,8 +74,18 @@ class Ahead:
     steps: tuple[Step, ...]
 
 
-Gen = Generator[Union[Step, Ahead], Observation, T]
-Program = Generator[Union[Step, Ahead], Observation, Done]
+@frozen(kw_only=True)
+class Hold:
+    """Not a step: from ``Hold(on=True)`` until ``Hold(on=False)`` an interrupt waits, and is thrown
+    at the first step the program yields after it — unless the end of the hold says that what it did
+    ``answered`` the interrupt. Yielded by :func:`uninterrupted`."""
+
+    on: bool
+    answered: bool = False
+
+
+Gen = Generator[Union[Step, Ahead, Hold], Observation, T]
+Program = Generator[Union[Step, Ahead, Hold], Observation, Done]
 ProgramFactory = Callable[[], Program]
 # What the program gets back for an Ahead (it is no question, so there is no answer to give).
 _NO_ANSWER = Ack(ok=True)
@@ -166,6 +183,13 @@ def _tag(cls: type[object], name: str) -> str:
     return str(attrs.fields_dict(cls)[name].default)  # type: ignore[arg-type]
 
 
+class Interrupted(Exception):
+    """The person running panefleet asked it to stop: thrown into a program at its pending step."""
+
+
+INTERRUPTED = "interrupted"  # the message of a run that ended because it was interrupted
+
+
 def fail(message: str, status: str = "error", result: object | None = None, debt: Sequence[Debt] = ()) -> PlanError:
     """Build the exception that ends a program with ``{"ok": false, "error": message}``."""
     payload: object = result if result is not None else {"ok": False, "error": message}
@@ -192,6 +216,23 @@ def announce(steps: Iterable[Step]) -> Gen[None]:
     ahead = tuple(steps)
     if ahead:
         yield Ahead(steps=ahead)
+
+
+def uninterrupted(action: Gen[T], *, answers: bool = False) -> Gen[T]:
+    """Run ``action`` with interrupts held (:class:`Hold`): for steps that must not be parted, such as
+    a new pane's split and the record that pins it (``pure/omx/scale_up/worker.py``). ``answers``: what
+    ``action`` does is the answer to an interrupt that came before its end — an undo, or a change
+    that is finished rather than parted — so none is thrown after it."""
+    yield Hold(on=True)
+    try:
+        result = yield from action
+    except GeneratorExit:  # the driver discarded the program: nothing can be yielded now
+        raise
+    except BaseException:
+        yield Hold(on=False, answered=answers)
+        raise
+    yield Hold(on=False, answered=answers)
+    return result
 
 
 def is_mutation(step: Step) -> bool:
@@ -233,6 +274,8 @@ class Driver:
         self._changes: list[Step] = []
         self._at = 0  # index of the journal entry being fed
         self._settled = False  # the decision can no longer change (a journal problem was found)
+        self._holds = 0  # open Hold(on=True) of the program
+        self._deferred = False  # an interrupt that waits for the holds to end
         self._start()
 
     def _finish(self, done: Done, *, settled: bool = False) -> None:
@@ -243,24 +286,39 @@ class Driver:
             self._gen.close()
             self._gen = None
 
-    def _guard(self, advance: Callable[[Program], Step | Ahead]) -> None:
+    def _guard(self, advance: Callable[[Program], Step | Ahead | Hold]) -> None:
         gen = self._gen
         if gen is None:
             return
         try:
             item = advance(gen)
-            while isinstance(item, Ahead):
-                changes = [step.op for step in item.steps if is_mutation(step)]
-                if changes:
-                    raise ValueError(f"announced a change ({changes[0]}): only reads can be announced")
-                self._ahead.extend(item.steps)
-                item = gen.send(_NO_ANSWER)
+            while True:
+                if isinstance(item, Ahead):
+                    changes = [step.op for step in item.steps if is_mutation(step)]
+                    if changes:
+                        raise ValueError(f"announced a change ({changes[0]}): only reads can be announced")
+                    self._ahead.extend(item.steps)
+                    item = gen.send(_NO_ANSWER)
+                elif isinstance(item, Hold):
+                    self._holds += 1 if item.on else -1
+                    self._deferred = self._deferred and not item.answered
+                    item = gen.send(_NO_ANSWER)
+                elif self._deferred and self._holds == 0:
+                    self._deferred = False
+                    item = gen.throw(Interrupted())
+                else:
+                    break
             self._pending = item
         except StopIteration as stop:
             value = stop.value
             self._finish(value if isinstance(value, Done) else _error_done(NoDecision()))
         except PlanError as err:
             self._finish(Done(outcome=err.outcome, debt=err.debt))
+        except Interrupted:
+            result: dict[str, object] = {"ok": False, "error": INTERRUPTED}
+            if self._changes:
+                result["changesMade"] = [unstructure(step) for step in self._changes]
+            self._finish(Done(outcome=Outcome(status="error", result=JsonValue(result), message=INTERRUPTED)))
         except ObservationMismatch as err:
             problem = JournalMismatch(at=self._at - 1, op=err.op, expected_kind=err.expected_kind, got_kind=err.got_kind)
             self._finish(_error_done(problem, self._changes), settled=True)
@@ -277,6 +335,18 @@ class Driver:
             self._finish(_error_done(InternalError(), message=f"internal_error:{type(err).__name__}:{err}"))
             return
         self._guard(next)
+
+    def interrupt(self) -> None:
+        """Throw :class:`Interrupted` into the program instead of executing its pending step; what
+        it does about it is the next decision. While the program holds interrupts (:class:`Hold`) the
+        pending step stays, and the interrupt is thrown at the first step after the hold."""
+        if self._done is not None:
+            return
+        if self._holds > 0:
+            self._deferred = True
+            return
+        self._pending = None
+        self._guard(lambda gen: gen.throw(Interrupted()))
 
     def take_ahead(self) -> tuple[Step, ...]:
         """The reads announced since the last call (:class:`Ahead`), for the shell to answer ahead."""

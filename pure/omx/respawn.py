@@ -6,8 +6,9 @@ respawn), and an unreadable proof refuses. The new pane is placed like a scale-u
 (``pure/omx/layout.py``, among the team's other live panes), proven, split, pinned, tagged and
 watched until its agent is ready (``pure/agents/startup.py``); then the worker's trigger is
 delivered again and the membership commit swaps the pane id and pid in the worker's record. Any
-failure after the split removes the new pane through the proof teardown; the membership is then
-unchanged. A worker whose old pane could not be proven gone is never given a second pane.
+failure after the split, and an interrupt before the commit (docs/design-notes.md, "Interrupts"),
+removes the new pane through the proof teardown; the membership is then unchanged. A worker whose
+old pane could not be proven gone is never given a second pane.
 
 The respawn intent (``<runtime>/<worker>.respawn-intent``) is written before the split and rewritten
 with the new pane and its pid right after the pin, so that a run killed before the commit leaves a
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import posixpath
 
-from attrs import field, frozen
+from attrs import define, field, frozen
 from returns.result import Failure
 
 from pure import model as m
@@ -36,7 +37,7 @@ from pure.omx.scale_up.plan import plan_placements, split_target, team_panes
 from pure.omx.scale_up.run import Abort, RollbackContext
 from pure.omx.scale_up.worker import prove_split_target, tag_pane
 from pure.omx.state import TeamPaths, resolve_state_root
-from pure.program import Gen, PlanError, Program, expect, fail
+from pure.program import INTERRUPTED, Gen, Interrupted, PlanError, Program, expect, fail, uninterrupted
 
 
 @frozen(kw_only=True)
@@ -111,17 +112,61 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
                               m.Ack)
     if not wrote.ok:
         raise fail(f"respawn_intent_not_written:{intent}:{wrote.error}")
-    split = yield from expect(layout.placement_step(placement, proven_into, "-d", "-P", "-F", "#{pane_id}", "-c",
-                                                    str(working_dir), st_script.gated_startup_command(script)),
-                              m.Proc)
+    created = NewPane()
+    try:
+        started = yield from _split_and_start(req, paths, state.config, record, owner, created,
+                                              layout.placement_step(placement, proven_into, "-d", "-P", "-F",
+                                                                    "#{pane_id}", "-c", str(working_dir),
+                                                                    st_script.gated_startup_command(script)))
+    except Interrupted:
+        return (yield from _undo_interrupted(paths, req.worker, owner, created))
+    if isinstance(started, m.Done):
+        return started
+    return (yield from _committed(req, paths, record, started))
+
+
+@define
+class NewPane:
+    """The respawn's new pane, as far as it got: split (``pane``), pinned (``pid``)."""
+
+    pane: str | None = None
+    pid: int | None = None
+
+
+@frozen(kw_only=True)
+class Started:
+    """A new pane committed as the worker's, and how its trigger's delivery went."""
+
+    fresh: Json
+    delivery: supervise.Delivery
+
+
+def _split_and_start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, owner: str,
+                     created: NewPane, split_step: m.Run) -> Gen[m.Done | Started]:
+    """Split, pin and tag the new pane with interrupts held (docs/design-notes.md, "Interrupts"), then
+    start it, deliver the trigger and commit; ``created`` follows how far it got, for the undo of an
+    interrupt."""
+    failed = yield from uninterrupted(_split_pin_tag(req, paths, record, owner, created, split_step))
+    if failed is not None:
+        return failed
+    assert created.pane is not None and created.pid is not None
+    return (yield from _start(req, paths, config, record, owner, created.pane, created.pid))
+
+
+def _split_pin_tag(req: RespawnRequest, paths: TeamPaths, record: Json, owner: str, created: NewPane,
+                   split_step: m.Run) -> Gen[m.Done | None]:
+    intent = strays.intent_path(paths, req.worker)
+    split = yield from expect(split_step, m.Proc)
     pane = (split.stdout.split("\n") or [""])[0].strip()
     if split.exit_code != 0 or not t.is_pane_id(pane):
         yield from expect(m.RemovePath(path=intent), m.Ack)
         raise fail(f"Failed to create tmux pane for {req.worker}: {split.stderr.strip() or pane}")
+    created.pane = pane
     pinned_new = yield from t.prove(pane)
     if not pinned_new.live or pinned_new.pid is None:
         return _failed(f"respawn_pane_not_proven:{pane}:{pinned_new.code()}", pane)
-    pid = pinned_new.pid
+    pid = created.pid = pinned_new.pid
+    script = paths.startup_script(int(record.get("index", 0)))
     # the pinned process, recorded before anything else: a later stray sweep removes this pane only
     # while it still runs it (pure/omx/strays.py)
     pinned_intent = render_json({"worker": req.worker, "script": script, "pane_id": pane, "pid": pid})
@@ -131,11 +176,23 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     problem = yield from tag_pane(pane, pid, owner)
     if problem is not None:
         return _failed(f"respawn_tag_failed:{pane}:{problem}", pane)
-    return (yield from _start(req, paths, state.config, record, owner, pane, pid, str(working_dir)))
+    return None
 
 
-def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, owner: str, pane: str, pid: int,
-           working_dir: str) -> Gen[m.Done]:
+def _undo_interrupted(paths: TeamPaths, worker: str, owner: str, created: NewPane) -> Gen[m.Done]:
+    """An interrupt before the commit: the new pane goes as on a failure; one the split made but
+    that was never pinned is kept as debt (never killed blindly)."""
+    if created.pane is None:
+        yield from expect(m.RemovePath(path=strays.intent_path(paths, worker)), m.Ack)
+        return _failed(INTERRUPTED, None)
+    if created.pid is None:
+        return _failed(INTERRUPTED, created.pane)
+    yield from _remove(paths, worker, created.pane, created.pid, owner)
+    return _failed(INTERRUPTED, None)
+
+
+def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, owner: str, pane: str,
+           pid: int) -> Gen[m.Done | Started]:
     cli = str(record.get("worker_cli") or "codex")
     problem = yield from supervise.keep_on_exit(pane, pid, owner, True)
     if problem is None:
@@ -164,6 +221,13 @@ def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, ow
     except PlanError as error:
         yield from _remove(paths, req.worker, pane, pid, owner)
         return _failed(f"respawn_membership_persistence_failed:{error.outcome.message}", None)
+    return Started(fresh=fresh, delivery=delivery)
+
+
+def _committed(req: RespawnRequest, paths: TeamPaths, record: Json, started: Started) -> Gen[m.Done]:
+    """After the commit: the worker's identity, the intent gone, the delivery log, the answer."""
+    fresh, delivery = started.fresh, started.delivery
+    pane, pid = fresh["pane_id"], fresh["pid"]
     yield from expect(m.WriteFile(path=paths.worker_file(req.worker, "identity.json"), content=render_json(fresh)),
                       m.Ack)
     yield from expect(m.RemovePath(path=strays.intent_path(paths, req.worker)), m.Ack)
@@ -182,8 +246,13 @@ def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, ow
 
 
 def _remove(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[None]:
-    """Take the new pane away again: a dead one directly, a live one through the proof teardown; the
-    respawn intent goes with it once the pane is proven gone (else it stays for later sweeps)."""
+    """Take the new pane away again, with interrupts held: a dead one directly, a live one through
+    the proof teardown; the respawn intent goes with it once the pane is proven gone (else it stays
+    for later sweeps)."""
+    yield from uninterrupted(_remove_now(paths, worker, pane, pid, owner), answers=True)
+
+
+def _remove_now(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[None]:
     yield from supervise.remove_dead(pane, pid, owner)
     report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=owner, authorize=True)
     if all(r.resolved for r in report.results):

@@ -32,7 +32,18 @@ from pure.omx.names import sanitize_team_name
 from pure.omx.scaling import DISABLED, leader_nudge, scaling_enabled
 from pure.omx.state import TeamPaths, TeamState, resolve_state_root, validate_config, worker_status
 from pure.omx.tasks import TERMINAL, list_tasks, parse_iso_ms, read_task
-from pure.program import Failed, Gen, PlanError, Program, expect, fail, refused
+from pure.program import (
+    INTERRUPTED,
+    Failed,
+    Gen,
+    Interrupted,
+    PlanError,
+    Program,
+    expect,
+    fail,
+    refused,
+    uninterrupted,
+)
 
 ALL_WORKERS = "Cannot remove all workers \u2014 at least 1 must remain"
 DRAIN_POLL_MS = 2000
@@ -379,13 +390,24 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[Json]:
     snapshots = []
     for w in selected:
         snapshots.append((yield from _snapshot_status(rpaths, str(w.get("name")))))
-    for w in selected:
-        status = {"state": "draining", "reason": "scale_down requested by leader", "updated_at": (yield from _now())}
-        yield from txn.write_text(ctx.paths.worker_file(str(w.get("name")), "status.json"), render_json(status),
-                                  note="status")
     names = [str(w.get("name")) for w in selected]
-    if not req.force:
-        yield from _drain(ctx, req, names)
+    try:
+        for w in selected:
+            status = {"state": "draining", "reason": "scale_down requested by leader",
+                      "updated_at": (yield from _now())}
+            yield from txn.write_text(ctx.paths.worker_file(str(w.get("name")), "status.json"), render_json(status),
+                                      note="status")
+        if not req.force:
+            yield from _drain(ctx, req, names)
+    except Interrupted:  # before the commit: the workers are as they were (docs/design-notes.md, "Interrupts")
+        yield from uninterrupted(_restore_statuses(snapshots, names), answers=True)
+        raise fail(INTERRUPTED) from None
+    # From the commit on, interrupts wait: the run ends its teardown or records what it could not do.
+    return (yield from uninterrupted(_commit_and_tear_down(ctx, req, selected, snapshots, names), answers=True))
+
+
+def _commit_and_tear_down(ctx: d.Ctx, req: ScaleDownRequest, selected: list[Json],
+                          snapshots: list[StatusSnapshot], names: list[str]) -> Gen[Json]:
     try:
         outcome = yield from locks.with_barrier(
             ctx.paths, lambda b: _commit_block(ctx, req, selected, snapshots, b))

@@ -28,6 +28,14 @@ __all__ = ["add_dry_run", "add_output", "add_tmux", "run_cli_operation", "usage_
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_DEBT, EXIT_REFUSED = 0, 1, 2, 3, 4
 EXIT_BY_STATUS = {"ok": EXIT_OK, "error": EXIT_ERROR, "debt": EXIT_DEBT, "refused": EXIT_REFUSED}
+EXIT_INTERRUPTED = 130  # a run interrupted by SIGINT, SIGTERM or SIGHUP (docs/design-notes.md, "Interrupts")
+
+
+def exit_code(done: m.Done) -> int:
+    result = done.outcome.result
+    if isinstance(result, dict) and result.get("interrupted") is True:
+        return EXIT_INTERRUPTED
+    return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
 TextRenderer = Callable[[dict[str, Any]], str]
 RunRenderer = Callable[[dict[str, Any], m.Done, list[m.Entry]], str]
 Predictor = Callable[[m.Run], m.Proc]
@@ -142,7 +150,7 @@ def run_cli_operation(
             except PlanError as exc:
                 return usage_error(args, "--plan-out", str(exc))
         print_dry_run(name, request, done, journal, args, renderer, plan_file=plan_out)
-        return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
+        return exit_code(done)
     return run_and_print(name, request, args, executor, environ, renderer, annotate)
 
 
@@ -181,7 +189,7 @@ def run_and_print(name: str, request: object, args: argparse.Namespace, executor
     if getattr(args, "output", "text") != "json" and audit is not None and (
             getattr(args, "verbose", 0) or environ.get("PANEFLEET_SHOW_AUDIT")):
         sys.stderr.write(f"audit log: {audit}\n")
-    return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
+    return exit_code(done)
 
 
 def print_outcome(done: m.Done, journal: list[m.Entry], args: argparse.Namespace, renderer: RunRenderer) -> None:
@@ -190,8 +198,23 @@ def print_outcome(done: m.Done, journal: list[m.Entry], args: argparse.Namespace
         emit_json(result)
         return
     text = renderer(result, done, journal).rstrip("\n") + "\n"
+    if result.get("interrupted") is True:
+        text = undone_text(journal) + text
     (sys.stdout if result.get("ok") is True else sys.stderr).write(text)
     sys.stderr.write(debt_lines(done))
+
+
+def undone_text(journal: list[m.Entry]) -> str:
+    """What an interrupted run removed (its undo, and any stray sweep before it), in one line; nothing
+    when it removed nothing."""
+    killed = [e.step.args[e.step.args.index("-t") + 1] for e in journal
+              if isinstance(e.step, m.Run) and e.step.args[:1] == ("kill-pane",) and "-t" in e.step.args
+              and isinstance(e.observation, m.Proc) and e.observation.exit_code == 0]
+    removed = sum(1 for e in journal if isinstance(e.step, m.RemovePath))
+    if not killed and not removed:
+        return ""
+    panes = f"killed pane(s) {', '.join(killed)}, each after its proof" if killed else "killed no pane"
+    return f"interrupted: {panes}; removed {removed} file(s) and folder(s) it had made\n"
 
 
 # -------------------------------------------------------------------------------------- dry runs

@@ -88,7 +88,7 @@ class Executor:
         """A step of a tool other than tmux, run now (also on a thread of its own, when read ahead:
         ``guards`` then holds its watchdog). What a subclass overrides to answer such steps otherwise."""
         return run_process(step.tool, self.tool_args(step.tool, step.args), env=self.env, cwd=step.cwd,
-                           timeout=self.deadlines.seconds(step.tool), guards=guards)
+                           timeout=self.deadlines.seconds(step.tool), guards=guards, interruptible=not step.mutates)
 
     def execute(self, step: m.Step) -> m.Observation:  # noqa: PLR0911,PLR0912
         startup.release()  # the first step of a run ends start-up (shell/run/startup.py)
@@ -202,7 +202,7 @@ class Executor:
                 return answered
         self.tmux_via = "spawn"
         self._via_counts["spawn"] += 1
-        return run_process("tmux", args, env=self.env, cwd=step.cwd, timeout=seconds)
+        return run_process("tmux", args, env=self.env, cwd=step.cwd, timeout=seconds, interruptible=not step.mutates)
 
     def _through_client(self, line: bytes, command: tuple[str, ...], args: tuple[str, ...],
                         seconds: float) -> m.Proc | None:

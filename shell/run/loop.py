@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from attrs import frozen
 
@@ -14,6 +14,9 @@ from pure import model as m
 from pure import ops, wire
 from pure.program import Driver, ProgramFactory
 from shell.run.step_text import describe_step
+
+if TYPE_CHECKING:
+    from shell.run.interrupts import Interrupts
 
 
 class StepExecutor(Protocol):
@@ -64,9 +67,15 @@ def run_program(
     audit: AuditLog | None = None,
     listener: Listener | None = None,
 ) -> tuple[m.Done, list[m.Entry]]:
-    """Drive a program to completion against ``executor``; return the decision and the journal."""
+    """Drive a program to completion against ``executor``; return the decision and the journal. An
+    interrupt is delivered at the next step boundary (``shell/run/interrupts.py``); the decision of an
+    interrupted run says so (``"interrupted": true`` in its result)."""
+    from shell.run.interrupts import Interrupts
+
     try:
-        return _drive(factory, executor, audit, listener)
+        with Interrupts() as interrupts:
+            done, journal = _drive(factory, executor, audit, listener, interrupts)
+        return (_marked_interrupted(done) if interrupts.delivered else done), journal
     finally:
         # However the run ends — done, a program that stopped without unlocking (a journal mismatch,
         # an internal error), Ctrl-C, SIGTERM (cli.py makes it an exception), a crash in the shell —
@@ -94,12 +103,27 @@ def _tmux_summary(executor: StepExecutor) -> object:
     return summary() if callable(summary) else None
 
 
+def _marked_interrupted(done: m.Done) -> m.Done:
+    result = done.outcome.result
+    if not isinstance(result, dict):
+        return done
+    import attrs
+
+    return attrs.evolve(done, outcome=attrs.evolve(done.outcome, result=m.JsonValue({**result, "interrupted": True})))
+
+
 def _drive(
-    factory: ProgramFactory, executor: StepExecutor, audit: AuditLog | None, listener: Listener | None
+    factory: ProgramFactory, executor: StepExecutor, audit: AuditLog | None, listener: Listener | None,
+    interrupts: Interrupts,
 ) -> tuple[m.Done, list[m.Entry]]:
     driver = Driver(factory)
     journal: list[m.Entry] = []
     while True:
+        if isinstance(driver.decision(), m.Next) and interrupts.due():
+            assert interrupts.requested is not None
+            if audit is not None:  # where the program was interrupted: replay interrupts it there too
+                audit.write({"type": "interrupt", "signal": interrupts.requested.name})
+            driver.interrupt()
         decision = driver.decision()
         if isinstance(decision, m.Done):
             if audit is not None:
@@ -258,6 +282,8 @@ def replay(path: Path) -> ReplayReport:
                                     f"gives {_brief_decision(decision)}", recorded_version=version)
             driver.feed(parsed.step, parsed.observation)
             count += 1
+        elif kind == "interrupt":
+            driver.interrupt()
         elif kind == "done":
             recorded = wire.structure_as(record.get("decision"), m.Decision).value_or(None)
             if recorded != decision:

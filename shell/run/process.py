@@ -40,6 +40,7 @@ def run_process(
     cwd: str | None = None,
     timeout: float | None = None,
     guards: set[Watchdog] | None = None,
+    interruptible: bool = True,
 ) -> m.Proc:
     """Run ``tool`` (resolved on ``env``'s PATH) to completion, or until its deadline.
 
@@ -49,6 +50,9 @@ def run_process(
     that ran out of time is observed as not finished (``exit_code=None``), never as an answer.
     ``guards`` holds the call's watchdog while it runs, so that another thread can end it
     (``Watchdog.stop_now``: a call read ahead on a thread of its own is not interrupted by Ctrl-C).
+    An ``interruptible`` call (a read) on the main thread is ended the same way when the run is
+    interrupted (``interrupt_foreground``), and observed as interrupted; a change is left to finish
+    within its deadline, since only its answer says what it made.
     """
     path = which(tool, env)
     if path is None:
@@ -64,6 +68,8 @@ def run_process(
         watchdog = Watchdog(running.process.pid, seconds)
         if guards is not None:
             guards.add(watchdog)
+        if interruptible and threading.current_thread() is threading.main_thread():
+            _FOREGROUND.add(watchdog)
     except OSError as exc:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return m.Proc(exit_code=None, stderr=f"{tool}: {exc.strerror or exc}")
@@ -77,6 +83,8 @@ def run_process(
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         running.wait()
     except sh.SignalException as exc:
+        if watchdog.interrupted:
+            return interrupted(tool, args)
         if watchdog.fired:
             return timed_out(tool, args, seconds, exc.stderr)
         return m.Proc(
@@ -89,8 +97,11 @@ def run_process(
         raise
     finally:
         watchdog.finished()
+        _FOREGROUND.discard(watchdog)
         if guards is not None:
             guards.discard(watchdog)
+    if watchdog.interrupted:
+        return interrupted(tool, args)
     if watchdog.fired:  # it exited on SIGTERM with a status of its own: still not an answer
         return timed_out(tool, args, seconds, running.stderr)
     return m.Proc(
@@ -106,7 +117,18 @@ def timed_out(tool: str, args: tuple[str, ...], seconds: float, stderr: bytes) -
     return m.Proc(exit_code=None, stderr=message + (f"\n{said}" if said else ""))
 
 
+def interrupted(tool: str, args: tuple[str, ...]) -> m.Proc:
+    return m.Proc(exit_code=None, stderr=f"{tool} interrupted: {shlex.join(args)}")
+
+
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def interrupt_foreground() -> None:
+    """The run is being interrupted (``shell/run/interrupts.py``): end the reads in flight on the
+    main thread now, as their deadline would; each is observed as interrupted, never as an answer."""
+    for watchdog in list(_FOREGROUND):
+        watchdog.cut()
 
 
 def _start(path: str, args: tuple[str, ...], env: Mapping[str, str], mask: set[int | signal.Signals],
@@ -148,7 +170,9 @@ class Watchdog:
     def __init__(self, pgid: int, seconds: float) -> None:
         self.pgid = pgid
         self.fired = False
-        self._lock = threading.Lock()
+        self.interrupted = False
+        # re-entrant: ``cut`` runs in a signal handler, on the thread that may hold it in ``finished``
+        self._lock = threading.RLock()
         self._done = False
         self._pending = _TIMERS.arm(time.monotonic() + seconds, self._expire)
 
@@ -179,6 +203,15 @@ class Watchdog:
             time.sleep(0.01)
         self._signal(signal.SIGKILL)
 
+    def cut(self) -> None:
+        """End the group as an expiry would, now; the call is observed as interrupted."""
+        with self._lock:
+            if self._done or self.fired:
+                return
+            self.interrupted = True
+            self._pending.cancel()
+            self._expire()
+
     def finished(self) -> None:
         """The leader was reaped. After an expiry, also kill what is left of its group."""
         with self._lock:
@@ -186,6 +219,9 @@ class Watchdog:
             self._pending.cancel()
             if self.fired:
                 self._signal(signal.SIGKILL)
+
+
+_FOREGROUND: set[Watchdog] = set()  # the main thread's call in flight (an interrupt ends it)
 
 
 class _Pending:

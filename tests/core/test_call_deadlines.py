@@ -212,13 +212,38 @@ def test_scale_up_whose_split_hangs_rolls_back_and_leaves_no_lock(tmp_path: Path
     assert_all_gone(pids)
 
 
-def test_sigterm_during_a_call_releases_the_locks_and_kills_the_call(tmp_path: Path) -> None:
-    run, team, log, pids = _scale_up(tmp_path, "tmux=60")
+def _split_running(run: subprocess.Popen[str], team: UpTeam, pids: Path) -> None:
     deadline = time.monotonic() + 30
     while not (pids.exists() and pids.read_text().strip()):  # split-window is running, the lock is held
         assert run.poll() is None and time.monotonic() < deadline, run.communicate()
         time.sleep(0.02)
     assert _lock_dirs(team) == [".team-locks/scale-up.scaling"]
+
+
+def test_sigterm_during_a_change_lets_it_end_within_its_deadline_then_undoes_the_run(tmp_path: Path) -> None:
+    """A change in flight is not cut short (only its answer says what it made): the hanging split
+    ends at its deadline, and the run is undone as on any failure (docs/design-notes.md, "Interrupts")."""
+    run, team, log, pids = _scale_up(tmp_path, "tmux=2")
+    _split_running(run, team, pids)
+    before = membership(team)
+    started = time.monotonic()
+    run.send_signal(signal.SIGTERM)
+    out, _err = run.communicate(timeout=30)
+    assert time.monotonic() - started < 2 + 3
+    assert run.returncode == 130
+    answer = json.loads(out)
+    assert answer["interrupted"] is True and answer["error"].startswith(
+        "Failed to create tmux pane for worker-2: tmux timed out after 2 s: split-window "), answer
+    assert membership(team) == before and not (team.dir / "workers" / "worker-2").exists()
+    assert _lock_dirs(team) == []
+    assert_all_gone(pids)
+
+
+def test_a_second_sigterm_stops_at_once_releases_the_locks_and_kills_the_call(tmp_path: Path) -> None:
+    run, team, log, pids = _scale_up(tmp_path, "tmux=60")
+    _split_running(run, team, pids)
+    run.send_signal(signal.SIGTERM)
+    time.sleep(0.2)
     run.send_signal(signal.SIGTERM)
     run.communicate(timeout=10)
     assert run.returncode == 128 + signal.SIGTERM

@@ -42,7 +42,7 @@ from pure.omx.scale_up.run import (
 )
 from pure.omx.scaling import leader_nudge
 from pure.omx.state import TeamPaths
-from pure.program import Gen, PlanError, expect
+from pure.program import Gen, PlanError, expect, uninterrupted
 
 # ------------------------------------------------------------------------------------- one worker
 
@@ -142,6 +142,20 @@ def launch_worker(run: Run, name: str, index: int, launches: Launches, position:
     rest = ("-d", "-P", "-F", "#{pane_id}", "-c", working_dir, command)
     step = (t.split_step(into, "-h" if leader else "-v", *rest) if placement is None
             else layout.placement_step(placement, into, *rest))
+    cli = PLACEHOLDER if launches.placeholder is not None else plan.worker_cli
+    # 17-20 with interrupts held: an interrupt between the split and the pin would leave a pane
+    # that the rollback cannot prove (docs/design-notes.md, "Interrupts")
+    pane, pid, record, context = yield from uninterrupted(
+        _new_pane(run, name, index, role, cli, step, working_dir, tree, context))
+    return Launched(name=name, index=index, pane=pane, pid=pid, cli=cli, record=record, role=role,
+                    prompt=prompt, tree=tree, context=context)
+
+
+def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step: m.Run, working_dir: str,
+              tree: wt.Worktree | None, context: RollbackContext) -> Gen[tuple[str, int, Json, RollbackContext]]:
+    """Steps 17-20: the split, the pin, the tag (and, watched, the release of the gated pane), the
+    identity that records the pin; the pane, its pid, the worker record and the rollback context."""
+    paths, owner = run.paths, run.owner
     split = yield from expect(step, m.Proc)
     if split.exit_code != 0:
         raise Abort(f"Failed to create tmux pane for {name}: {split.stderr.strip()}", context)
@@ -153,7 +167,6 @@ def launch_worker(run: Run, name: str, index: int, launches: Launches, position:
     # A pane exists from here on: an exception before the record below still names it.
     run.context = evolve(context, pane_id=pane)
     pinned = yield from t.prove(pane)
-    cli = PLACEHOLDER if launches.placeholder is not None else plan.worker_cli
     record = _worker_record(run, name=name, index=index, role=role, cli=cli,
                             pid=pinned.pid if pinned.live else None, pane=pane, working_dir=working_dir, tree=tree)
     context = run.context = RollbackContext(worker=record, pane_id=pane, worker_name=name,
@@ -180,8 +193,7 @@ def launch_worker(run: Run, name: str, index: int, launches: Launches, position:
         run.maybe_inject("identity")
     except StepFailure as error:
         raise Abort(f"scale_up_worker_materialization_failed:{name}:{error}", context) from None
-    return Launched(name=name, index=index, pane=pane, pid=pinned.pid, cli=cli, record=record, role=role,
-                    prompt=prompt, tree=tree, context=context)
+    return pane, pinned.pid, record, context
 
 
 def await_started(run: Run, launched: Sequence[Launched]) -> Gen[None]:

@@ -1,0 +1,97 @@
+"""A scale-up of ten interrupted at moments drawn from its own progress, on a real private tmux server
+with the placeholder agent, through the real CLI (docs/design-notes.md, "Interrupts"): it exits 130,
+and afterwards every pane tagged with the team is a member or gone, and no worker folder, startup
+script or pane running one exists without a member."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TmuxServer
+
+pytestmark = [pytest.mark.tmux, pytest.mark.tmux_executors("control")]
+CLI = [sys.executable, str(Path(__file__).resolve().parents[2] / "cli.py")]
+MOMENTS = 20
+
+
+def _env(clean_env: dict[str, str], server: TmuxServer, state: Path) -> dict[str, str]:
+    return {**clean_env, "PANEFLEET_TMUX_SOCKET": server.name, "OMX_TEAM_SCALING_ENABLED": "1",
+            "PANEFLEET_STATE_DIR": str(state)}
+
+
+def _init(server: TmuxServer, team: str, work: Path, env: dict[str, str]) -> None:
+    work.mkdir(parents=True)
+    leader = server.new_session(f"lead-{team}")
+    done = subprocess.run([*CLI, "team", "init", team, "--leader-pane", leader, "--worker-cli", "placeholder",
+                           "--cwd", str(work)], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done
+
+
+def _steps_so_far(state: Path) -> int:
+    """How many steps the running scale-up has taken: entries in its audit log so far."""
+    logs = list((state / "audit").glob("*team-scale_up*.jsonl"))
+    if not logs:
+        return 0
+    return sum(1 for line in logs[0].read_text(encoding="utf-8").splitlines() if '"type":"entry"' in line
+               or '"type": "entry"' in line)
+
+
+def _scale_up(work: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([*CLI, "team", "scale-up", work.name, "--count", "10", "--cwd", str(work)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _leftovers(server: TmuxServer, team: str, work: Path) -> list[str]:
+    """What exists of the team that its membership does not name."""
+    team_dir = work / ".omx" / "state" / "team" / team
+    config = json.loads((team_dir / "config.json").read_text(encoding="utf-8"))
+    members = {w["name"]: w["pane_id"] for w in config["workers"]}
+    ours = {config["leader_pane_id"], *members.values()}
+    out = []
+    listing = server.cmd("list-panes", "-a", "-F", "#{pane_id}\t#{@omx_team_pane_owner_id}\t#{pane_start_command}")
+    for line in listing.stdout.splitlines():
+        pane, owner, command = line.split("\t", 2)
+        if pane not in ours and (owner == f"team:{team}" or f"/team/{team}/runtime/" in command):
+            out.append(f"pane {pane} ({owner or 'untagged'}: {command})")
+    out += [f"folder {p.name}" for p in sorted((team_dir / "workers").glob("*")) if p.name not in members]
+    out += [f"script {p.name}" for p in sorted((team_dir / "runtime").glob("worker-*-startup.sh"))
+            if p.name.removesuffix("-startup.sh") not in members]
+    return out
+
+
+def test_a_scale_up_interrupted_at_any_moment_leaves_nothing_no_member_names(
+        tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str]) -> None:
+    probe_state = tmp_path / "probe-state"
+    env = _env(clean_env, tmux_server, probe_state)
+    _init(tmux_server, "probe", tmp_path / "probe", env)
+    whole = _scale_up(tmp_path / "probe", env)
+    assert whole.wait(timeout=120) == 0, whole.communicate()
+    total = _steps_so_far(probe_state)
+    assert total > 100, total
+    # the moments: step counts of the run itself, from its first change to well before its end
+    moments = sorted(random.Random(18).sample(range(5, total - 40), MOMENTS))
+    for number, moment in enumerate(moments):
+        team, state = f"t{number}", tmp_path / f"state-{number}"
+        env = _env(clean_env, tmux_server, state)
+        work = tmp_path / team
+        _init(tmux_server, team, work, env)
+        run = _scale_up(work, env)
+        deadline = time.monotonic() + 60
+        while _steps_so_far(state) < moment:
+            assert run.poll() is None, f"the run ended before step {moment}: {run.communicate()}"
+            assert time.monotonic() < deadline
+            time.sleep(0.002)
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+        assert run.returncode == 130, (moment, out, err)
+        assert _leftovers(tmux_server, team, work) == [], (moment, err)
+        if "killed pane(s)" in err:  # the undo is told (shell/cli/common.py undone_text)
+            assert err.startswith("interrupted: killed pane(s) %"), err
