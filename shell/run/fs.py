@@ -113,6 +113,9 @@ TAKEOVER_SUFFIX = ".takeover"
 PID_REUSE_SLACK_MS = 2_000
 # A takeover guard (held for microseconds) this old was left by a process that died inside it.
 TAKEOVER_GUARD_STALE_S = 10.0
+# A lock directory that has carried no token this long was left by a process that died between its
+# mkdir and its owner write (microseconds apart): it is abandoned without waiting out a lease.
+UNOWNED_STALE_MS = 10_000
 
 
 class LockTimeout(Exception):
@@ -209,6 +212,7 @@ class LockHolder:
     alive: bool | None = None  # None: cannot be checked from here
     lease_ms: float | None = None  # mtime of lease (or of the directory)
     stale_ms: int = 300_000
+    unowned_since_ms: float | None = None  # no token in it: the last change of the directory or owner file
 
     @property
     def local(self) -> bool:
@@ -224,6 +228,8 @@ class LockHolder:
             return None
         if self.alive is False:
             return "holder dead"
+        if self.unowned_since_ms is not None and now_ms - self.unowned_since_ms > UNOWNED_STALE_MS:
+            return "no owner written"
         lapses = self.lease_lapses_ms
         if lapses is not None and now_ms > lapses:
             return "lease lapsed"
@@ -261,6 +267,13 @@ def inspect_lock(path: Path, stale_ms: int = 300_000) -> LockHolder:
     token = _read(path / OWNER_FILE)
     holder = LockHolder(path=path, exists=True, token=token, lease_ms=lease_ms, stale_ms=stale_ms)
     parsed = parse_token(token) if token else None
+    if not token:
+        try:
+            owner_ms: float | None = (path / OWNER_FILE).stat().st_mtime * 1000
+        except OSError:
+            owner_ms = None
+        changed = [ms for ms in (dir_mtime, owner_ms) if ms is not None]
+        return replace(holder, unowned_since_ms=max(changed)) if changed else holder
     if parsed is None:
         return holder
     pid, since = parsed
@@ -321,9 +334,11 @@ def acquire_lock(path: Path, *, timeout_ms: int, retry_ms: int, stale_ms: int, t
             time.sleep(retry_ms / 1000)
             continue
         try:
-            # host before owner: whoever can read a token can also read where its pid lives
+            # host before owner: whoever can read a token can also read where its pid lives; the
+            # owner appears whole (renamed into place), so a lock never shows half a token
             (path / HOST_FILE).write_text(host_mark())
-            (path / OWNER_FILE).write_text(token)
+            (path / f".{OWNER_FILE}.tmp").write_text(token)
+            os.replace(path / f".{OWNER_FILE}.tmp", path / OWNER_FILE)
             (path / LEASE_FILE).write_text(token)
         except BaseException:  # also SIGTERM/Ctrl-C here: no half-written lock is left behind
             with contextlib.suppress(OSError):

@@ -208,6 +208,27 @@ def test_unknown_holders_wait_out_the_lease(tmp_path: Path) -> None:
         fs.acquire_lock(foreign, timeout_ms=100, retry_ms=20, stale_ms=STALE, token=fs.owner_token())
 
 
+@pytest.mark.parametrize("owner", [None, ""])
+def test_a_lock_left_without_a_token_is_taken_over_after_seconds_not_minutes(tmp_path: Path,
+                                                                            owner: str | None) -> None:
+    """Its maker died between mkdir and the owner write (or inside an in-place owner write): a lock
+    with no owner file, or an empty one, unchanged for 10 s is abandoned; a younger one still blocks
+    (oh-my-codex writes its owner right after its mkdir)."""
+    lock = tmp_path / "c.lock"
+    lock.mkdir()
+    if owner is not None:
+        (lock / "owner").write_text(owner)
+    with pytest.raises(fs.LockTimeout):
+        fs.acquire_lock(lock, timeout_ms=100, retry_ms=20, stale_ms=STALE, token=fs.owner_token())
+    old = time.time() - fs.UNOWNED_STALE_MS / 1000 - 1
+    for path in (lock, lock / "owner"):
+        if path.exists():
+            os.utime(path, (old, old))
+    token = fs.owner_token()
+    fs.acquire_lock(lock, timeout_ms=100, retry_ms=20, stale_ms=STALE, token=token)
+    assert (lock / "owner").read_text() == token
+
+
 CONTENDER = """
 import sys, time
 from pathlib import Path
