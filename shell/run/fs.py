@@ -250,6 +250,8 @@ class LockHolder:
             who = f"pid {self.pid}{where}{since} ({state})"
         lapses = self.lease_lapses_ms
         lease = "lease lapse unknown" if lapses is None else f"lease lapses at {_iso(lapses)}"
+        if self.unowned_since_ms is not None:  # abandoned if nobody writes its owner by then
+            lease = f"taken over at {_iso(self.unowned_since_ms + UNOWNED_STALE_MS)} unless an owner is written"
         return f"{self.path} held by {who}, {lease}"
 
 
