@@ -263,20 +263,23 @@ def team_status(req: TeamStatusRequest) -> Program:
             seen = t.seen_owned(pane, report["pinnedPid"], verdicts[pane], owners.get(pane), expected_owner) \
                 if isinstance(pane, str) and pane in verdicts else None
             yield from _screen_report(report, clis.get(report["name"], "codex"), seen)
-    stray_text = yield from strays.listing(paths, config)
+    surveyed = yield from strays.survey(paths, config)
     listed = [debt.get(key) for key in ("unresolved_panes", "workers")] if isinstance(debt, dict) else []
     in_debt = {p.get("pane_id") for panes in listed if isinstance(panes, list) for p in panes if isinstance(p, dict)}
-    # a pane the cleanup debt record names is reported there, not again as a stray
-    stray = [s for s in strays.strays_of(stray_text, paths, config) if s["paneId"] not in in_debt] \
-        if stray_text is not None else []
+    # a pane the cleanup debt record names is reported there, not again as a stray; `team debt show`
+    # reports the same survey (pure/omx/strays.py)
+    left = surveyed.to_json(excluded=in_debt)
+    stray, leftover = left["strayPanes"], left["leftoverWorkers"]
     proven = all(r.get("verdict") == "live" and r.get("pidMatch") and r.get("ownerMatch") for r in reports
                  if r["role"] != "hud")
     result = {
         "ok": True, "team": req.team, "stateRoot": root, "ownerId": expected_owner,
         "tmuxSession": config.get("tmux_session"), "workerCount": config.get("worker_count"),
         "configGeneration": config.get("config_generation"), "panes": reports, "debt": debt,
-        "panesProven": proven, "strayPanes": stray, "healthy": proven and debt is None and not stray,
+        "panesProven": proven, "strayPanes": stray, "healthy": proven and debt is None and not stray and not leftover,
     }
+    if leftover:
+        result["leftoverWorkers"] = leftover
     snapshot_verdict = t.verdict_from_answer("%0", snapshot)
     if snapshot_verdict.unavailable:
         message = f"pane_snapshot_unavailable:{snapshot_verdict.reason}:{snapshot_verdict.detail}"

@@ -461,13 +461,15 @@ def debt_reconcile_program(req: DebtRequest) -> Program:
     if state is None or not owner:
         return _ok(result)
     swept = yield from locks.with_scaling_lock(ctx.paths, lambda: strays.sweep(ctx.paths, state.config, owner))
-    if not swept.removed and not swept.kept:
+    if not swept.removed and not swept.kept and not swept.cleaned:
         return _ok(result)
     return _ok({**result, "strayPanes": swept.to_json()}, tuple(swept.debts()))
 
 
 def debt_show_program(req: DebtRequest) -> Program:
-    """Read-only: the recorded debt explained (no lock, no recovery, no tmux)."""
+    """Read-only: the recorded debt explained, and what runs that did not finish left (stray panes,
+    workers' folders and startup scripts, as ``team status`` reports them: ``strays.survey``); no
+    lock, no recovery, tmux asked only when a stray pane can exist."""
     ctx = context(_team(req.team), req.cwd, req.env)
     config = yield from txn.read_text(ctx.paths.config)
     if config is None:
@@ -477,6 +479,12 @@ def debt_show_program(req: DebtRequest) -> Program:
     text = yield from txn.read_text(rpaths.debt)
     parsed: Any = None if text is None else parse_json(text, rpaths.debt).value_or(None)
     report = explain_debt(parsed if isinstance(parsed, dict) else None, text, ctx.paths.team)
+    if state is not None:
+        surveyed = yield from strays.survey(ctx.paths, state.config)
+        named = {row.get("pane_id") for row in report.get("panes") or [] if isinstance(row, dict)}
+        left = surveyed.to_json(excluded=named)
+        if left["strayPanes"] or left["leftoverWorkers"] or left["strayListing"] != "read":
+            report = {**report, "leftovers": left}
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(report)))
 
 

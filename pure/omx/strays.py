@@ -16,12 +16,16 @@ while it still runs that process and carries the team's owner tag. A stray no re
 before the record was written), one whose process is not the recorded one (respawned since) and one
 that cannot be proven ours (untagged) are kept and reported, never killed. Callers hold the scaling
 lock, so no scale-up of the team is in flight (docs/scale-up.md, "Stray panes").
+
+What such a run left on disk goes too (``leftover_workers``): the folder and startup script of a
+worker that is no member, that no cleanup debt record names (a scale-down's debt cleans its own) and
+that no stray pane kept for it may still use — only once tmux was asked, when a script is there.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from attrs import frozen
 
@@ -72,11 +76,15 @@ def find(stdout: str, paths: TeamPaths, config: Json) -> tuple[Stray, ...]:
 class Sweep:
     removed: tuple[Stray, ...] = ()
     kept: tuple[tuple[Stray, str], ...] = ()  # with why it could not be proven ours
+    cleaned: tuple[str, ...] = ()  # workers (no members) whose folder and startup script were removed
 
     def to_json(self) -> Json:
-        return {"removed": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker} for s in self.removed],
-                "kept": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker, "reason": why}
-                         for s, why in self.kept]}
+        out: Json = {"removed": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker} for s in self.removed],
+                     "kept": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker, "reason": why}
+                              for s, why in self.kept]}
+        if self.cleaned:
+            out["cleanedWorkers"] = list(self.cleaned)
+        return out
 
     def debts(self) -> tuple[m.Debt, ...]:
         return tuple(m.Debt(kind="stray_pane", subject=s.pane_id, reason=why,
@@ -85,6 +93,85 @@ class Sweep:
 
 _SCRIPT_FILE = re.compile(r"worker-([0-9]{1,9})-startup\.sh")
 _INTENT_FILE = re.compile(r"worker-([0-9]{1,9})\.respawn-intent")
+_WORKER_DIR = re.compile(r"worker-([0-9]{1,9})")
+
+
+@frozen(kw_only=True)
+class Leftovers:
+    """Workers a run left on disk without making them members: ``folders`` (``workers/<name>``) and
+    ``scripts`` (``runtime/<name>-startup.sh``), by worker name; ``suspect``: a stray pane can exist
+    (a startup script of a worker that is no member, or a respawn intent), so tmux is asked."""
+
+    folders: tuple[str, ...] = ()
+    scripts: tuple[str, ...] = ()
+    suspect: bool = False
+
+    @property
+    def workers(self) -> tuple[str, ...]:
+        return tuple(sorted({*self.folders, *self.scripts}, key=lambda name: int(name.split("-")[1])))
+
+
+def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
+    """The folders and startup scripts of workers that are no members and that no cleanup debt
+    record names (``team status``, ``team debt show`` and ``sweep`` read them alike)."""
+    in_debt = yield from _debt_workers(paths)
+    runtime = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
+    folders = yield from expect(m.ListDir(path=paths.workers_dir), m.Listing)
+    members = {w.get("name") for w in config.get("workers") or [] if isinstance(w, dict)}
+    scripts = [f"worker-{int(found.group(1))}" for found in map(_SCRIPT_FILE.fullmatch, runtime.names or ())
+               if found is not None]
+    suspect = any(n not in members for n in scripts) or any(
+        _INTENT_FILE.fullmatch(name) is not None for name in runtime.names or ())
+    if in_debt is None:  # a record that cannot be read may name any worker: none is a leftover
+        return Leftovers(suspect=suspect)
+    named = [f"worker-{int(found.group(1))}" for found in map(_WORKER_DIR.fullmatch, folders.names or ())
+             if found is not None]
+    spoken_for = members | in_debt
+    return Leftovers(folders=tuple(n for n in named if n not in spoken_for),
+                     scripts=tuple(n for n in scripts if n not in spoken_for), suspect=suspect)
+
+
+@frozen(kw_only=True)
+class Survey:
+    """What runs that did not finish left of a team: its stray panes (None: tmux could not be asked)
+    and leftover workers on disk. ``team status``, ``team debt show`` and ``sweep`` read the same."""
+
+    strays: tuple[Stray, ...] | None
+    files: Leftovers
+
+    def to_json(self, excluded: Collection[object] = ()) -> Json:
+        """For reports: the strays (but panes in ``excluded``, named elsewhere) and leftover workers."""
+        return {"strayPanes": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker}
+                               for s in self.strays or () if s.pane_id not in excluded],
+                "strayListing": "read" if self.strays is not None else "unavailable",
+                "leftoverWorkers": [{"worker": w, "folder": w in self.files.folders, "startupScript":
+                                     w in self.files.scripts} for w in self.files.workers]}
+
+
+def survey(paths: TeamPaths, config: Json) -> Gen[Survey]:
+    """The leftover workers on disk, and — only when one can exist — the stray panes (one ``list-panes``)."""
+    files = yield from leftover_workers(paths, config)
+    if not files.suspect:
+        return Survey(strays=(), files=files)
+    answer = yield from expect(listing_step(), m.Proc)
+    if answer.exit_code != 0:
+        return Survey(strays=None, files=files)
+    return Survey(strays=find(answer.stdout, paths, config), files=files)
+
+
+def _debt_workers(paths: TeamPaths) -> Gen[set[object] | None]:
+    """The workers a cleanup debt record names; None when there is a record that cannot be read."""
+    data = yield from expect(m.ReadFile(path=paths.debt), m.FileData)
+    if data.content is None and not data.error:
+        return set()
+    record = None if data.content is None else parse_object(data.content, paths.debt).value_or(None)
+    if record is None:
+        return None
+    names: set[object] = set()
+    for key in ("removed_worker_names", "workers", "unresolved_panes", "resource_workers"):
+        for entry in record.get(key) or [] if isinstance(record.get(key), list) else []:
+            names.add(entry.get("name") if isinstance(entry, dict) else entry)
+    return names
 
 
 def intent_path(paths: TeamPaths, worker: str) -> str:
@@ -92,28 +179,6 @@ def intent_path(paths: TeamPaths, worker: str) -> str:
     pin, and removed after its commit (``pure/omx/respawn.py``): a member's second pane is looked for
     only while this exists, and removed only when this names it with its pid."""
     return f"{paths.runtime_dir}/{worker}.respawn-intent"
-
-
-def suspected(paths: TeamPaths, config: Json) -> Gen[bool]:
-    """Whether a stray pane can exist at all, from the runtime directory alone: a startup script of a
-    worker that is no member, or a respawn intent. Only then is tmux asked (one ``list-panes``)."""
-    listing = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
-    members = {w.get("name") for w in config.get("workers") or [] if isinstance(w, dict)}
-    for name in listing.names or ():
-        script = _SCRIPT_FILE.fullmatch(name)
-        if script is not None and f"worker-{int(script.group(1))}" not in members:
-            return True
-        if _INTENT_FILE.fullmatch(name) is not None:
-            return True
-    return False
-
-
-def listing(paths: TeamPaths, config: Json) -> Gen[str | None]:
-    """The stray listing's text, or None when no stray can exist or tmux could not be asked."""
-    if not (yield from suspected(paths, config)):
-        return None
-    answer = yield from expect(listing_step(), m.Proc)
-    return answer.stdout if answer.exit_code == 0 else None
 
 
 def pin_records(paths: TeamPaths, worker: str) -> tuple[str, str]:
@@ -140,12 +205,13 @@ def unpinned(paths: TeamPaths, stray: Stray) -> Gen[str | None]:
 
 
 def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
-    """Find this team's stray panes and remove each one that is provably ours."""
-    text = yield from listing(paths, config)
-    if text is None:
+    """Find this team's stray panes and remove each one that is provably ours, then what the runs that
+    left them (or left only files) left on disk."""
+    surveyed = yield from survey(paths, config)
+    leftovers = surveyed.files
+    if surveyed.strays is None:  # tmux could not be asked: a pane may run a leftover script, touch nothing
         return Sweep()
-    listing_text = text
-    strays = find(listing_text, paths, config)
+    strays = surveyed.strays
     removed: list[Stray] = []
     kept: list[tuple[Stray, str]] = []
     for stray in strays:
@@ -161,8 +227,25 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
             removed.append(stray)
         else:
             kept.append((stray, (result.detail or result.reason) if result is not None else "excluded"))
-    yield from _forget_intents(paths, strays, kept)
-    return Sweep(removed=tuple(removed), kept=tuple(kept))
+    if leftovers.suspect:  # a respawn intent is one reason to suspect
+        yield from _forget_intents(paths, strays, kept)
+    cleaned = yield from _clean(paths, leftovers, {s.worker for s, _ in kept})
+    return Sweep(removed=tuple(removed), kept=tuple(kept), cleaned=cleaned)
+
+
+def _clean(paths: TeamPaths, leftovers: Leftovers, in_use: set[str]) -> Gen[tuple[str, ...]]:
+    """Remove the leftover workers' folders and startup scripts, but those a kept stray may still use."""
+    cleaned = []
+    for worker in leftovers.workers:
+        if worker in in_use:
+            continue
+        if worker in leftovers.folders:
+            yield from expect(m.RemovePath(path=paths.worker_dir(worker), recursive=True, note="leftover"), m.Ack)
+        if worker in leftovers.scripts:
+            yield from expect(m.RemovePath(path=paths.startup_script(int(worker.split("-")[1])), note="leftover"),
+                              m.Ack)
+        cleaned.append(worker)
+    return tuple(cleaned)
 
 
 def _forget_intents(paths: TeamPaths, strays: Sequence[Stray], kept: Sequence[tuple[Stray, str]]) -> Gen[None]:
@@ -178,8 +261,3 @@ def _forget_intents(paths: TeamPaths, strays: Sequence[Stray], kept: Sequence[tu
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def strays_of(stdout: str, paths: TeamPaths, config: Json) -> Sequence[Json]:
-    """For read-only reports (``team status``): the stray panes a listing shows."""
-    return [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker} for s in find(stdout, paths, config)]

@@ -67,24 +67,38 @@ def render_status(result: dict[str, Any]) -> str:
     ]
     lines.extend(_pane_line(p) for p in result.get("panes", []))
     debt = result.get("debt")
+    leftovers = leftover_lines(result.get("strayPanes") or [], result.get("leftoverWorkers") or [])
     if debt is None:
-        lines.append("debt: none")
+        lines.append("debt: none" + (" recorded, but a run that did not finish left:" if leftovers else ""))
     elif debt.get("malformed"):
         lines.append("debt: the debt file is not valid JSON (see `panefleet team debt show`)")
     else:
         lines.append(f"debt: status {debt.get('status')}, unresolved "
                      f"{', '.join(str(p.get('pane_id')) for p in debt.get('unresolved_panes') or []) or '-'}; "
                      f"reasons: {', '.join(debt.get('reasons') or []) or '-'}  (see `panefleet team debt show`)")
-    for stray in result.get("strayPanes") or []:
-        lines.append(f"stray: pane {stray['paneId']} (pid {stray['pid']}) runs {stray['worker']}'s startup script but "
-                     "is no member (left by a crashed scale-up; `panefleet team debt reconcile` removes it)")
+    lines += leftovers
     if result.get("healthy"):
         lines.append("healthy: every pane proven live, pid pinned and owner-tagged")
     elif not result.get("panesProven"):
         lines.append("attention: not every pane is proven live with its pinned pid and owner tag")
-    else:
+    elif debt is not None:
         lines.append("attention: every pane is proven, but cleanup debt is recorded")
+    else:
+        lines.append("attention: every pane is proven, but a run that did not finish left what no member names")
     return "\n".join(lines)
+
+
+def leftover_lines(stray_panes: list[dict[str, Any]], workers: list[dict[str, Any]]) -> list[str]:
+    """What a crashed or interrupted run left (pure/omx/strays.py ``Survey``), as ``team status`` and
+    ``team debt show`` print it."""
+    fix = "`panefleet team debt reconcile` or the next scale-up removes it"
+    lines = [f"  stray: pane {s['paneId']} (pid {s['pid']}) runs {s['worker']}'s startup script but is no member "
+             f"({fix} when its pid is pinned, else keeps it as debt)" for s in stray_panes]
+    for left in workers:
+        what = " and ".join(w for w, there in (("folder", left.get("folder")), ("startup script",
+                                                                                 left.get("startupScript"))) if there)
+        lines.append(f"  leftover: {left['worker']}'s {what}, no member ({fix})")
+    return lines
 
 
 # ------------------------------------------------------------------ informative prose for structured answers

@@ -206,8 +206,24 @@ def render_task(result: dict[str, Any]) -> str:
 def render_debt(result: dict[str, Any]) -> str:
     if result.get("ok") is False:
         return f"error: {result.get('error')}"
+    left = result.get("leftovers")
     if result.get("debt") is None:
-        return f"team {result.get('team')}: {result.get('summary')}"
+        return f"team {result.get('team')}: {result.get('summary')}" + ("" if left is None else _leftovers(left))
+    return _recorded_debt(result) + ("" if left is None else _leftovers(left))
+
+
+def _leftovers(left: dict[str, Any]) -> str:
+    """The survey of what runs that did not finish left (the same lines as `team status`)."""
+    from shell.cli.render import leftover_lines
+
+    lines = ["", "left by a run that did not finish (no member and no record names it):"]
+    lines += leftover_lines(left.get("strayPanes") or [], left.get("leftoverWorkers") or [])
+    if left.get("strayListing") != "read":
+        lines.append("  (tmux could not be asked whether a pane still runs a leftover startup script)")
+    return "\n".join(lines)
+
+
+def _recorded_debt(result: dict[str, Any]) -> str:
     out = [f"team {result.get('team')}: cleanup debt, status {result.get('status')}",
            f"  removed workers: {', '.join(result.get('removed_workers') or [])}",
            f"  recorded {result.get('created_at')}" + (f", updated {result['updated_at']}"

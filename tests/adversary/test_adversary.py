@@ -645,9 +645,14 @@ def test_crash_between_split_and_record_leaves_no_unrecorded_pane(machine: Adver
 def test_a_stray_the_crash_left_pinned_is_removed(machine: AdversaryMachine) -> None:
     stray = _crash_after_tagging_a_new_worker(machine, identity=True)
     pid = machine.world.server.panes[stray].pid
+    team_dir = machine.state_root / "team" / "alpha"
+    assert (team_dir / "workers" / "worker-2").is_dir() and (team_dir / "runtime" / "worker-2-startup.sh").exists()
     swept = _stray_sweep(machine)
-    assert swept == {"removed": [{"paneId": stray, "pid": pid, "worker": "worker-2"}], "kept": []}
+    assert swept == {"removed": [{"paneId": stray, "pid": pid, "worker": "worker-2"}], "kept": [],
+                     "cleanedWorkers": ["worker-2"]}
     assert stray not in machine.world.server.panes
+    assert not (team_dir / "workers" / "worker-2").exists()  # what the crashed run left on disk went too
+    assert not (team_dir / "runtime" / "worker-2-startup.sh").exists()
     assert machine.world.violations == []
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from shell.run import fs
 from tests.conftest import TmuxServer
 
 pytestmark = [pytest.mark.tmux, pytest.mark.tmux_executors("control")]
@@ -95,3 +96,62 @@ def test_a_scale_up_interrupted_at_any_moment_leaves_nothing_no_member_names(
         assert _leftovers(tmux_server, team, work) == [], (moment, err)
         if "killed pane(s)" in err:  # the undo is told (shell/cli/common.py undone_text)
             assert err.startswith("interrupted: killed pane(s) %"), err
+
+
+def _json(args: list[str], env: dict[str, str]) -> tuple[int, dict[str, object]]:
+    done = subprocess.run([*CLI, *args, "-o", "json"], capture_output=True, text=True, env=env, timeout=120)
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_a_scale_up_killed_at_any_moment_is_reported_alike_and_swept_by_the_next_command(
+        tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str]) -> None:
+    """SIGKILL (no undo at all) at moments drawn from the run's progress: ``team status`` and ``team debt
+    show`` report the same leftovers, and the next ``team debt reconcile`` (odd moments) or ``team
+    scale-up`` (even ones) leaves nothing that no member or debt names."""
+    probe_state = tmp_path / "probe-state"
+    env = _env(clean_env, tmux_server, probe_state)
+    _init(tmux_server, "probe", tmp_path / "probe", env)
+    assert _scale_up(tmp_path / "probe", env).wait(timeout=120) == 0
+    total = _steps_so_far(probe_state)
+    moments = sorted(random.Random(180).sample(range(5, total - 40), 10))
+    kept_as_debt = 0
+    for number, moment in enumerate(moments):
+        team, state = f"k{number}", tmp_path / f"kill-state-{number}"
+        env = _env(clean_env, tmux_server, state)
+        work = tmp_path / team
+        _init(tmux_server, team, work, env)
+        run = _scale_up(work, env)
+        while _steps_so_far(state) < moment:
+            assert run.poll() is None, run.communicate()
+            time.sleep(0.002)
+        run.kill()
+        run.communicate(timeout=60)
+        left = _leftovers(tmux_server, team, work)
+        code, status = _json(["team", "status", team, "--cwd", str(work)], env)
+        give_up = time.monotonic() + fs.UNOWNED_STALE_MS / 1000 + 10
+        while "unless an owner is written" in str(status.get("error")):  # killed inside a lock's making
+            assert time.monotonic() < give_up, status
+            time.sleep(1)
+            code, status = _json(["team", "status", team, "--cwd", str(work)], env)
+        _code, shown = _json(["team", "debt", "show", team, "--cwd", str(work)], env)
+        assert "strayPanes" in status, (moment, status)
+        reported = {"strayPanes": status["strayPanes"], "leftoverWorkers": status.get("leftoverWorkers", [])}
+        assert (code == 3) == bool(left), (moment, left, status)
+        if left:  # everything left is reported, by both alike
+            leftovers = shown["leftovers"]
+            assert {k: leftovers[k] for k in reported} == reported, (moment, shown, status)
+            named = {s["paneId"] for s in reported["strayPanes"]} | {w["worker"] for w in reported["leftoverWorkers"]}
+            for item in left:
+                kind, name = item.split(" ", 2)[:2]
+                assert (name if kind == "pane" else name.split("'")[0]) in named or any(
+                    w["worker"] in item for w in reported["leftoverWorkers"]), (moment, item, reported)
+        command = ["team", "debt", "reconcile", team] if number % 2 else ["team", "scale-up", team, "--count", "1"]
+        code, after = _json([*command, "--cwd", str(work)], env)
+        still = _leftovers(tmux_server, team, work)
+        if still:  # only a stray no record pins (killed between its split and its identity) stays: as debt
+            kept = {k["paneId"]: k["reason"] for k in after["strayPanes"]["kept"]}  # type: ignore[index]
+            assert code == 3 and all(item.split(" ")[1] in kept for item in still if item.startswith("pane")), (
+                moment, still, after)
+            kept_as_debt += 1
+    print(f"{kept_as_debt} of {len(moments)} kills left a stray no record pins, kept as debt")
+    assert kept_as_debt <= 3, kept_as_debt

@@ -84,10 +84,9 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     if not isinstance(owner, str) or not owner.strip():
         raise refused(f"scale_up_split_target_owner_unavailable:{target}")
     owner = owner.strip()
-    swept = strays.Sweep()
-    if req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1":
-        # panes a crashed run of this team left behind go first (pure/omx/strays.py)
-        swept = yield from strays.sweep(paths, config, owner)
+    # what a crashed or interrupted run of this team left behind goes first (pure/omx/strays.py), in
+    # every mode: oh-my-codex leaves it (docs/scale-up.md, "Stray panes")
+    swept = yield from strays.sweep(paths, config, owner)
     expected_before_migration = expected
     pre_migration_manifest = state.manifest_text
     if expected is None:
@@ -157,10 +156,9 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
                                                               run.context)), answers=True))
     result: Json = {"ok": True, "addedWorkers": run.added, "newWorkerCount": run.config["worker_count"],
                     "nextWorkerIndex": run.config["next_worker_index"]}
-    if not run.supervised:
-        return ok_done(result)
-    result["deliveries"] = run.deliveries
-    if swept.removed or swept.kept:
+    if run.supervised:
+        result["deliveries"] = run.deliveries
+    if swept.removed or swept.kept or swept.cleaned:
         result["strayPanes"] = swept.to_json()
     undelivered = tuple(m.Debt(kind="task_delivery", subject=d["worker"], reason=d["reason"])
                         for d in run.deliveries if d["status"] != "delivered")
