@@ -179,6 +179,13 @@ def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step:
         raise Abort(f"Failed to tag tmux pane for {name}: {problem}", context)
     run.tagged.add(pane)
     run.launched.append(record)
+    # 20. identity, right after the tag: from here a crash leaves a stray the next sweep can prove
+    # (pure/omx/strays.py); only then may the gated pane start its agent
+    try:
+        yield from acked(m.WriteFile(path=paths.worker_file(name, "identity.json"), content=render_json(record)))
+        run.maybe_inject("identity")
+    except StepFailure as error:
+        raise Abort(f"scale_up_worker_materialization_failed:{name}:{error}", context) from None
     if run.supervised:
         # Keep the pane if its CLI exits during start-up, so that its last lines can be read; only
         # then let the gated pane start its CLI.
@@ -187,12 +194,6 @@ def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step:
             problem = yield from supervise.release(pane, pinned.pid, owner)
         if problem is not None:
             raise Abort(f"scale_up_worker_start_failed:{name}: {problem}", context)
-    # 20. identity
-    try:
-        yield from acked(m.WriteFile(path=paths.worker_file(name, "identity.json"), content=render_json(record)))
-        run.maybe_inject("identity")
-    except StepFailure as error:
-        raise Abort(f"scale_up_worker_materialization_failed:{name}:{error}", context) from None
     return pane, pinned.pid, record, context
 
 
