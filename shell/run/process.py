@@ -132,14 +132,30 @@ def interrupt_foreground() -> None:
 
 
 def _start(path: str, args: tuple[str, ...], env: Mapping[str, str], mask: set[int | signal.Signals],
-           **io: Any) -> Any:
+           die_with_parent: bool = False, **io: Any) -> Any:
     """Start ``path`` through ``sh`` as every process panefleet starts: in the background, in a
     session (and process group) of its own, every exit status an answer, with panefleet's
     interruption handlers undone in the child (``_child_signals``). ``io``: its streams and cwd."""
     import sh
 
     return sh.Command(path)(*args, _ok_code=list(range(256)), _env=dict(env), _bg=True, _bg_exc=False,
-                            _new_session=True, _preexec_fn=_child_signals(mask), **io)
+                            _new_session=True, _preexec_fn=_child_signals(mask, die_with_parent), **io)
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl``, looked up before the fork (the child only calls it), or None off Linux."""
+    if not os.path.exists("/proc/self"):
+        return None
+    import ctypes
+
+    try:
+        function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return function
 
 
 def _fork_failure(exc: Exception) -> str:
@@ -148,15 +164,23 @@ def _fork_failure(exc: Exception) -> str:
     return said.splitlines()[-1] if said else "could not start"
 
 
-def _child_signals(mask: set[int | signal.Signals]) -> Callable[[], None]:
+def _child_signals(mask: set[int | signal.Signals], die_with_parent: bool = False) -> Callable[[], None]:
     """What the child does before ``exec``: panefleet's interruption handlers (``cli.py``) and
     ``sh``'s background mode (SIGHUP ignored) are undone — default actions again, except for a
-    signal panefleet itself was started with ignored (``nohup``) — then the signal mask is restored."""
+    signal panefleet itself was started with ignored (``nohup``) — then the signal mask is restored.
+    ``die_with_parent``: the child gets SIGTERM when panefleet ends, however it ends (Linux's
+    parent-death signal; where there is none, the child still sees its pipes close)."""
     ignored = {sig for sig in INTERRUPTS if signal.getsignal(sig) == signal.SIG_IGN}
+    prctl = _prctl() if die_with_parent else None
+    parent = os.getpid()
 
     def setup() -> None:
         for sig in INTERRUPTS:
             signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+            if os.getppid() != parent:  # panefleet ended before the signal was asked for
+                os.kill(os.getpid(), signal.SIGTERM)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     return setup
@@ -302,7 +326,10 @@ def spawn_control_client(path: str, args: tuple[str, ...], env: Mapping[str, str
 
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
     try:
-        return _start(path, args, env, mask,
+        # The client ends with panefleet however it ends (a SIGKILL included): one left attached keeps
+        # the server waiting for it, and `tmux kill-server` with it. Started on the main thread, so the
+        # parent-death signal follows the process, not a thread that ends before it.
+        return _start(path, args, env, mask, die_with_parent=threading.current_thread() is threading.main_thread(),
                       _in=open(stdin, "rb", buffering=0, closefd=False),  # sh dups each descriptor for the child
                       _out=stdout, _err=stderr)
     except sh.ForkException as exc:

@@ -31,7 +31,9 @@ How the client is started (tmux 3.3a)::
   control client still attached to a server being killed, whose owner exits right after, can be
   left hanging), at interpreter exit, and after a reply that misses its deadline. A forked child
   never touches its parent's client. If panefleet is killed outright, the client reads end of input
-  and exits by itself: nothing else holds its pipes.
+  and exits by itself, and — on Linux, for a client started on the main thread — it also gets the
+  parent-death signal (SIGTERM; ``shell/run/process.py`` ``spawn_control_client``): a client left
+  attached would keep the server, and ``kill-server``, waiting for it.
 * ``tmux`` is resolved on ``PATH`` when the client starts (the run's first step that uses it), with
   the run's environment, in a session and process group of its own like every spawned call. Its
   environment is the one a spawned call would get, so tmux decides UTF-8 output (``LC_ALL``,

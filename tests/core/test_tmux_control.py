@@ -506,3 +506,43 @@ def test_the_audit_log_says_how_each_call_was_answered_and_replays(tmux_server: 
     old.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in ("tmux_via", "tmux_executor")}) + "\n"
                            for r in records))
     assert replay(old).ok and replay(old).steps == replay(path).steps == len(journal)
+
+
+OWNER_THEN_HANG = """
+import sys, time
+sys.path.insert(0, {root!r})
+from pure import model as m
+from shell.run.executor import Executor
+executor = Executor(env={env!r}, tmux_socket={socket!r})
+answer = executor.execute(m.Run(tool="tmux", args=("list-panes", "-a", "-F", "#{{pane_id}}")))
+print(executor.tmux_via, executor._client.pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.tmux
+def test_a_killed_owner_leaves_no_client_attached(tmux_server: TmuxServer, tmp_path: Path) -> None:
+    """However panefleet ends — a SIGKILL included — its control client ends with it: no client is
+    left attached, and ``kill-server`` returns at once (a client left attached keeps the server
+    waiting)."""
+    import subprocess
+    import sys
+
+    tmux_server.cmd("-f", "/dev/null", "new-session", "-d", "-s", "a", "sleep 100000")
+    script = tmp_path / "owner.py"
+    script.write_text(OWNER_THEN_HANG.format(root=str(Path(__file__).resolve().parents[2]), env=base_env(),
+                                             socket=tmux_server.name))
+    owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert owner.stdout is not None
+    via, client = owner.stdout.readline().split()
+    assert via == "control" and alive(int(client))
+    assert "1" in tmux_server.cmd("list-clients", "-F", "#{client_control_mode}").stdout
+    owner.kill()
+    owner.wait(timeout=10)
+    deadline = time.monotonic() + 2
+    while alive(int(client)) or tmux_server.cmd("list-clients", "-F", "#{client_pid}").stdout:
+        assert time.monotonic() < deadline, "the control client outlived its owner"
+        time.sleep(0.02)
+    started = time.monotonic()
+    tmux_server.cmd("kill-server")
+    assert time.monotonic() - started < 1

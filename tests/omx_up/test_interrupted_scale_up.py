@@ -6,6 +6,7 @@ script or pane running one exists without a member."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -126,6 +127,7 @@ def test_a_scale_up_killed_at_any_moment_is_reported_alike_and_swept_by_the_next
             time.sleep(0.002)
         run.kill()
         run.communicate(timeout=60)
+        _no_control_client_of(tmux_server)
         left = _leftovers(tmux_server, team, work)
         code, status = _json(["team", "status", team, "--cwd", str(work)], env)
         give_up = time.monotonic() + fs.UNOWNED_STALE_MS / 1000 + 10
@@ -155,3 +157,41 @@ def test_a_scale_up_killed_at_any_moment_is_reported_alike_and_swept_by_the_next
             kept_as_debt += 1
     print(f"{kept_as_debt} of {len(moments)} kills left a stray no record pins, kept as debt")
     assert kept_as_debt <= 3, kept_as_debt
+    started = time.monotonic()
+    tmux_server.kill()  # nothing of panefleet's keeps the server waiting
+    assert time.monotonic() - started < 2
+
+
+def _no_control_client_of(server: TmuxServer) -> None:
+    """The control-mode client of a killed panefleet ends with it (shell/run/tmux_control.py): within
+    2 s no ``tmux -C`` of this server is left attached, and no such process runs."""
+    deadline = time.monotonic() + 2
+    while True:
+        clients = server.cmd("list-clients", "-F", "#{client_control_mode} #{client_pid}", check=False).stdout.split("\n")
+        attached = [line for line in clients if line.startswith("1 ")]
+        running = subprocess.run(["pgrep", "-f", f"tmux -L {server.name} .*-C"], capture_output=True,
+                                 text=True).stdout.split()
+        if not attached and not running:
+            return
+        assert time.monotonic() < deadline, (attached, [_holders(pid) for pid in running])
+        time.sleep(0.05)
+
+
+def _holders(pid: str) -> dict[str, list[str]]:
+    """Who holds each standard stream of process ``pid`` (for a failure's message)."""
+    out: dict[str, list[str]] = {}
+    for fd in ("0", "1", "2"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        holders = set()
+        for path in Path("/proc").glob("[0-9]*/fd/*"):
+            try:
+                if os.readlink(path) == link:
+                    holders.add(Path(f"/proc/{path.parts[2]}/cmdline").read_bytes().replace(b"\0", b" ")[:80]
+                                .decode("utf-8", "replace") + f" [{path.parts[2]}]")
+            except OSError:
+                continue
+        out[f"{fd} {link}"] = sorted(holders)
+    return out
