@@ -412,16 +412,23 @@ class SimExecutor:
 
 
 def drive(factory: ProgramFactory, executor: SimExecutor, stop_after: int | None = None,
-          stop_at: Callable[[m.Step], bool] | None = None) -> m.Done | None:
+          stop_at: Callable[[m.Step], bool] | None = None, interrupt_after: int | None = None) -> m.Done | None:
     """Run a program; stop driving it (the process is killed: None) after ``stop_after`` steps, or
-    right after the first step for which ``stop_at`` holds."""
+    right after the first step for which ``stop_at`` holds; interrupt it (Ctrl-C: ``Driver.interrupt``,
+    as ``shell/run/loop.py`` does) after ``interrupt_after`` steps."""
     driver = Driver(factory)
     steps = 0
+    interrupted = False
     while True:
         decision = driver.decision()
         if isinstance(decision, m.Done):
             executor.release_all()
             return decision
+        if interrupt_after is not None and steps >= interrupt_after and not interrupted:
+            interrupted = True
+            executor.world.count("interrupted")
+            driver.interrupt()
+            continue
         for step in decision.steps:
             if stop_after is not None and steps >= stop_after:
                 executor.abandon()

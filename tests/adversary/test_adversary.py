@@ -10,7 +10,8 @@ team), respawned with the same id and a new pid, die (closed, or kept dead by ``
 server restarts and numbering starts again. Inside an operation, chosen tmux queries fail or time out
 (observed as failed), chosen mutations are refused, adversary events happen right before a chosen
 query, and the process may be killed after k steps (its lock directories are left to a dead pid;
-later operations must cope with whatever it left).
+later operations must cope with whatever it left), or interrupted after k steps (Ctrl-C: it undoes
+what it created, ``pure/program.py`` ``Driver.interrupt``).
 
 Its power is aimed where the proof's rules are (``Aim``): in the windows of the ``L, S, L`` that guards
 each kill, split, keystroke and tag — right before ``S`` and between ``S`` and the final ``L`` — the
@@ -110,6 +111,7 @@ class Plan:
     refused_mutations: frozenset[int] = frozenset()
     events: dict[int, tuple[str, int]] = field(factory=dict)  # query number → (event, choice)
     aims: tuple[Aim, ...] = ()
+    interrupt_after: int | None = None  # Ctrl-C after this many steps (the run undoes what it created)
     # targeted tests only (never drawn): kill the process right after it tags a new pane, or right
     # after it writes a new worker's identity; respawn the new pane between split-window and the pin
     stop_at_tag: bool = False
@@ -141,6 +143,7 @@ FAULTY = st.builds(
     events=st.dictionaries(st.integers(1, 60), st.tuples(st.sampled_from(EVENTS), st.integers(0, 10**6)),
                            max_size=2),
     aims=st.lists(AIMS, max_size=1).map(tuple),
+    interrupt_after=st.none() | st.integers(0, 160),
 )
 AIMED = st.builds(Plan, aims=st.lists(AIMS, min_size=1, max_size=2).map(tuple))  # nothing else goes wrong
 PLANS = st.one_of(st.just(QUIET), FAULTY, AIMED)
@@ -232,7 +235,8 @@ class AdversaryMachine(RuleBasedStateMachine):
                                fail_mutations=plan.refused_mutations, env=ENV, clock_start=self.clock)
         executor.before_query = self._hook(plan, executor)
         done = drive(lambda: program, executor, stop_after=plan.crash_after,
-                     stop_at=_is_tag if plan.stop_at_tag else _is_identity if plan.stop_at_identity else None)
+                     stop_at=_is_tag if plan.stop_at_tag else _is_identity if plan.stop_at_identity else None,
+                     interrupt_after=plan.interrupt_after)
         self.clock = executor.ticks + 1000
         TOTALS["program steps"] += executor.steps
         if done is None:
