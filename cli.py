@@ -30,6 +30,8 @@ EXIT_CODES = """exit codes:
   3  finished, but something needs attention: cleanup debt was recorded
      (see `panefleet team debt show`), or for `team status` a pane not proven ours
   4  refused: nothing was changed
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP): the run undid what it created; a second
+     Ctrl-C stops at once, and the next scale-up or `team debt reconcile` sweeps the rest
 """
 
 
