@@ -51,6 +51,35 @@ def _scale_up(work: Path, env: dict[str, str]) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
+def _moments(server: TmuxServer, tmp_path: Path, clean_env: dict[str, str], seed: int, count: int) -> list[int]:
+    """Moments drawn from a scale-up's own progress: step counts of one whole run of it, from its
+    first change to well before its end."""
+    state = tmp_path / "probe-state"
+    env = _env(clean_env, server, state)
+    _init(server, "probe", tmp_path / "probe", env)
+    whole = _scale_up(tmp_path / "probe", env)
+    assert whole.wait(timeout=120) == 0, whole.communicate()
+    total = _steps_so_far(state)
+    assert total > 100, total
+    return sorted(random.Random(seed).sample(range(5, total - 40), count))
+
+
+def _started_until(server: TmuxServer, tmp_path: Path, clean_env: dict[str, str], team: str,
+                   moment: int) -> tuple[subprocess.Popen[str], Path, dict[str, str]]:
+    """A new team ``team`` and its scale-up of ten, once that has taken ``moment`` steps."""
+    state = tmp_path / f"state-{team}"
+    env = _env(clean_env, server, state)
+    work = tmp_path / team
+    _init(server, team, work, env)
+    run = _scale_up(work, env)
+    deadline = time.monotonic() + 60
+    while _steps_so_far(state) < moment:
+        assert run.poll() is None, f"the run ended before step {moment}: {run.communicate()}"
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    return run, work, env
+
+
 def _leftovers(server: TmuxServer, team: str, work: Path) -> list[str]:
     """What exists of the team that its membership does not name."""
     team_dir = work / ".omx" / "state" / "team" / team
@@ -71,26 +100,9 @@ def _leftovers(server: TmuxServer, team: str, work: Path) -> list[str]:
 
 def test_a_scale_up_interrupted_at_any_moment_leaves_nothing_no_member_names(
         tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str]) -> None:
-    probe_state = tmp_path / "probe-state"
-    env = _env(clean_env, tmux_server, probe_state)
-    _init(tmux_server, "probe", tmp_path / "probe", env)
-    whole = _scale_up(tmp_path / "probe", env)
-    assert whole.wait(timeout=120) == 0, whole.communicate()
-    total = _steps_so_far(probe_state)
-    assert total > 100, total
-    # the moments: step counts of the run itself, from its first change to well before its end
-    moments = sorted(random.Random(18).sample(range(5, total - 40), MOMENTS))
-    for number, moment in enumerate(moments):
-        team, state = f"t{number}", tmp_path / f"state-{number}"
-        env = _env(clean_env, tmux_server, state)
-        work = tmp_path / team
-        _init(tmux_server, team, work, env)
-        run = _scale_up(work, env)
-        deadline = time.monotonic() + 60
-        while _steps_so_far(state) < moment:
-            assert run.poll() is None, f"the run ended before step {moment}: {run.communicate()}"
-            assert time.monotonic() < deadline
-            time.sleep(0.002)
+    for number, moment in enumerate(_moments(tmux_server, tmp_path, clean_env, 18, MOMENTS)):
+        team = f"t{number}"
+        run, work, _ = _started_until(tmux_server, tmp_path, clean_env, team, moment)
         run.send_signal(signal.SIGINT)
         out, err = run.communicate(timeout=60)
         assert run.returncode == 130, (moment, out, err)
@@ -109,22 +121,11 @@ def test_a_scale_up_killed_at_any_moment_is_reported_alike_and_swept_by_the_next
     """SIGKILL (no undo at all) at moments drawn from the run's progress: ``team status`` and ``team debt
     show`` report the same leftovers, and the next ``team debt reconcile`` (odd moments) or ``team
     scale-up`` (even ones) leaves nothing that no member or debt names."""
-    probe_state = tmp_path / "probe-state"
-    env = _env(clean_env, tmux_server, probe_state)
-    _init(tmux_server, "probe", tmp_path / "probe", env)
-    assert _scale_up(tmp_path / "probe", env).wait(timeout=120) == 0
-    total = _steps_so_far(probe_state)
-    moments = sorted(random.Random(180).sample(range(5, total - 40), 10))
+    moments = _moments(tmux_server, tmp_path, clean_env, 180, 10)
     kept_as_debt = 0
     for number, moment in enumerate(moments):
-        team, state = f"k{number}", tmp_path / f"kill-state-{number}"
-        env = _env(clean_env, tmux_server, state)
-        work = tmp_path / team
-        _init(tmux_server, team, work, env)
-        run = _scale_up(work, env)
-        while _steps_so_far(state) < moment:
-            assert run.poll() is None, run.communicate()
-            time.sleep(0.002)
+        team = f"k{number}"
+        run, work, env = _started_until(tmux_server, tmp_path, clean_env, team, moment)
         run.kill()
         run.communicate(timeout=60)
         _no_control_client_of(tmux_server)
