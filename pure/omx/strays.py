@@ -93,7 +93,7 @@ class Sweep:
 
 _SCRIPT_FILE = re.compile(r"worker-([0-9]{1,9})-startup\.sh")
 _INTENT_FILE = re.compile(r"worker-([0-9]{1,9})\.respawn-intent")
-_WORKER_DIR = re.compile(r"worker-([0-9]{1,9})")
+_WORKER = re.compile(r"worker-[1-9][0-9]{0,8}")  # a worker's name as scale-up makes it, and only that
 
 
 @frozen(kw_only=True)
@@ -118,14 +118,13 @@ def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
     runtime = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
     folders = yield from expect(m.ListDir(path=paths.workers_dir), m.Listing)
     members = {w.get("name") for w in config.get("workers") or [] if isinstance(w, dict)}
-    scripts = [f"worker-{int(found.group(1))}" for found in map(_SCRIPT_FILE.fullmatch, runtime.names or ())
-               if found is not None]
+    scripts = [name.removesuffix("-startup.sh") for name in runtime.names or ()
+               if name.endswith("-startup.sh") and _WORKER.fullmatch(name.removesuffix("-startup.sh"))]
     suspect = any(n not in members for n in scripts) or any(
         _INTENT_FILE.fullmatch(name) is not None for name in runtime.names or ())
     if in_debt is None:  # a record that cannot be read may name any worker: none is a leftover
         return Leftovers(suspect=suspect)
-    named = [f"worker-{int(found.group(1))}" for found in map(_WORKER_DIR.fullmatch, folders.names or ())
-             if found is not None]
+    named = [name for name in folders.names or () if _WORKER.fullmatch(name)]
     spoken_for = members | in_debt
     return Leftovers(folders=tuple(n for n in named if n not in spoken_for),
                      scripts=tuple(n for n in scripts if n not in spoken_for), suspect=suspect)

@@ -3,10 +3,10 @@
 The first SIGINT, SIGTERM or SIGHUP while a program runs does not stop panefleet where it is: it is
 noted, a read in flight is ended as its deadline would (``shell/run/process.py``
 ``interrupt_foreground``; observed as interrupted, never as an answer) while a change in flight
-finishes, and the program is interrupted at the next step boundary (``pure/program.py`` ``Driver.interrupt``), so that it undoes what it
-created exactly as on a failure. A second one stops at once (``KeyboardInterrupt``, or ``SystemExit``
-for SIGTERM and SIGHUP, as ``cli.py`` does without a run): what the run created is left to the next
-command. A signal panefleet was started with ignored (``nohup``) stays ignored; off the main thread
+finishes, and the program is interrupted at the next step boundary (``pure/program.py``
+``Driver.interrupt``), so that it undoes what it created exactly as on a failure. A second one stops
+at once (``KeyboardInterrupt``, or ``SystemExit`` for SIGTERM and SIGHUP, as ``cli.py`` does without
+a run): what the run created is left to the next command. A signal panefleet was started with ignored (``nohup``) stays ignored; off the main thread
 (where Python runs no signal handler) nothing is installed.
 """
 
