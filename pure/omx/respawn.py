@@ -1,6 +1,7 @@
 """``team.respawn``: restart a dead worker in a new proven pane, keeping its name, identity and inbox.
 
-Under the scaling lock: the worker's recorded pane must be proven gone first (absent, or dead and
+Under the scaling lock, after the stray sweep a scale-up makes too (``pure/omx/strays.py``): the
+worker's recorded pane must be proven gone first (absent, or dead and
 still provably ours — then it is removed); a live pane with the pinned pid refuses (nothing to
 respawn), and an unreadable proof refuses. The new pane is placed like a scale-up's
 (``pure/omx/layout.py``, among the team's other live panes), proven, split, pinned, tagged and
@@ -76,6 +77,8 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     if not isinstance(owner, str) or not owner.strip():
         raise _refuse(f"respawn_owner_unavailable:{paths.team}")
     owner = owner.strip()
+    # what a crashed or interrupted run of this team left goes first, as in a scale-up (pure/omx/strays.py)
+    swept = yield from strays.sweep(paths, config, owner)
     old_pane, old_pid = record.get("pane_id"), record.get("pid")
     if isinstance(old_pane, str) and t.is_pane_id(old_pane):
         verdict = yield from t.prove(old_pane)
@@ -122,7 +125,17 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
         return (yield from _undo_interrupted(paths, req.worker, owner, created))
     if isinstance(started, m.Done):
         return started
-    return (yield from _committed(req, paths, record, started))
+    return _with_sweep((yield from _committed(req, paths, record, started)), swept)
+
+
+def _with_sweep(done: m.Done, swept: strays.Sweep) -> m.Done:
+    """The respawn's answer with what its sweep removed (``strayPanes``) and kept (debt, exit 3)."""
+    if not (swept.removed or swept.kept or swept.cleaned) or not isinstance(done.outcome.result, dict):
+        return done
+    result = {**done.outcome.result, "strayPanes": swept.to_json()}
+    status = "debt" if swept.kept or done.outcome.status == "debt" else done.outcome.status
+    return m.Done(outcome=m.Outcome(status=status, result=m.JsonValue(result), message=done.outcome.message),
+                  debt=done.debt + swept.debts())
 
 
 @define
