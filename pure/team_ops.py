@@ -265,7 +265,8 @@ def team_status(req: TeamStatusRequest) -> Program:
             yield from _screen_report(report, clis.get(report["name"], "codex"), seen)
     surveyed = yield from strays.survey(paths, config)
     listed = [debt.get(key) for key in ("unresolved_panes", "workers")] if isinstance(debt, dict) else []
-    in_debt = {p.get("pane_id") for panes in listed if isinstance(panes, list) for p in panes if isinstance(p, dict)}
+    in_debt = {p.get("pane_id") for panes in listed if isinstance(panes, list) for p in panes
+               if isinstance(p, dict) and isinstance(p.get("pane_id"), str)}
     # a pane the cleanup debt record names is reported there, not again as a stray; `team debt show`
     # reports the same survey (pure/omx/strays.py)
     left = surveyed.to_json(excluded=in_debt)

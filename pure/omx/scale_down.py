@@ -481,7 +481,8 @@ def debt_show_program(req: DebtRequest) -> Program:
     report = explain_debt(parsed if isinstance(parsed, dict) else None, text, ctx.paths.team)
     if state is not None:
         surveyed = yield from strays.survey(ctx.paths, state.config)
-        named = {row.get("pane_id") for row in report.get("panes") or [] if isinstance(row, dict)}
+        named = {row.get("pane_id") for row in report.get("panes") or []
+                 if isinstance(row, dict) and isinstance(row.get("pane_id"), str)}
         left = surveyed.to_json(excluded=named)
         if left["strayPanes"] or left["leftoverWorkers"] or left["strayListing"] != "read":
             report = {**report, "leftovers": left}

@@ -117,7 +117,7 @@ def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
     in_debt = yield from _debt_workers(paths)
     runtime = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
     folders = yield from expect(m.ListDir(path=paths.workers_dir), m.Listing)
-    members = {w.get("name") for w in config.get("workers") or [] if isinstance(w, dict)}
+    members = {w.get("name") for w in config.get("workers") or [] if isinstance(w, dict) and isinstance(w.get("name"), str)}
     scripts = [name.removesuffix("-startup.sh") for name in runtime.names or ()
                if name.endswith("-startup.sh") and _WORKER.fullmatch(name.removesuffix("-startup.sh"))]
     suspect = any(n not in members for n in scripts) or any(
@@ -169,7 +169,9 @@ def _debt_workers(paths: TeamPaths) -> Gen[set[object] | None]:
     names: set[object] = set()
     for key in ("removed_worker_names", "workers", "unresolved_panes", "resource_workers"):
         for entry in record.get(key) or [] if isinstance(record.get(key), list) else []:
-            names.add(entry.get("name") if isinstance(entry, dict) else entry)
+            name = entry.get("name") if isinstance(entry, dict) else entry
+            if isinstance(name, str):
+                names.add(name)
     return names
 
 
