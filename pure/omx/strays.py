@@ -17,9 +17,10 @@ before the record was written), one whose process is not the recorded one (respa
 that cannot be proven ours (untagged) are kept and reported, never killed. Callers hold the scaling
 lock, so no scale-up of the team is in flight (docs/scale-up.md, "Stray panes").
 
-What such a run left on disk goes too (``leftover_workers``): the folder and startup script of a
+What such a run left on disk goes too (``leftover_workers``): the folder (and startup script) of a
 worker that is no member, that no cleanup debt record names (a scale-down's debt cleans its own) and
-that no stray pane kept for it may still use — only once tmux was asked, when a script is there.
+that no stray pane kept for it may still use — only once tmux was asked, when a script is there. A
+startup script alone is no leftover: a scale-down leaves it, as oh-my-codex does.
 """
 
 from __future__ import annotations
@@ -112,8 +113,8 @@ class Leftovers:
 
 
 def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
-    """The folders and startup scripts of workers that are no members and that no cleanup debt
-    record names (``team status``, ``team debt show`` and ``sweep`` read them alike)."""
+    """The folders of workers that are no members and that no cleanup debt record names, with their
+    startup scripts (``team status``, ``team debt show`` and ``sweep`` read them alike)."""
     in_debt = yield from _debt_workers(paths)
     runtime = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
     folders = yield from expect(m.ListDir(path=paths.workers_dir), m.Listing)
@@ -124,10 +125,10 @@ def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
         _INTENT_FILE.fullmatch(name) is not None for name in runtime.names or ())
     if in_debt is None:  # a record that cannot be read may name any worker: none is a leftover
         return Leftovers(suspect=suspect)
-    named = [name for name in folders.names or () if _WORKER.fullmatch(name)]
-    spoken_for = members | in_debt
-    return Leftovers(folders=tuple(n for n in named if n not in spoken_for),
-                     scripts=tuple(n for n in scripts if n not in spoken_for), suspect=suspect)
+    # A scale-up makes a worker's folder before anything else of it; a scale-down removes the folder
+    # and, as oh-my-codex does, leaves the startup script: a folder is what marks a leftover worker.
+    left = [name for name in folders.names or () if _WORKER.fullmatch(name) and name not in members | in_debt]
+    return Leftovers(folders=tuple(left), scripts=tuple(n for n in scripts if n in left), suspect=suspect)
 
 
 @frozen(kw_only=True)

@@ -190,3 +190,22 @@ def test_worktree_dry_run_predicts_the_worktree_and_changes_nothing(
     assert team_files(work) == before_files and tmux_server.panes() == before_panes
     listed = subprocess.run(["git", "worktree", "list"], cwd=work, capture_output=True, text=True).stdout
     assert len(listed.strip().splitlines()) == 1
+
+
+def test_a_team_scaled_down_is_healthy_with_nothing_left_over(tmux_server: TmuxServer,
+                                                                team: tuple[dict[str, str], Path, str]) -> None:
+    """A scale-down removes a worker's folder and, as oh-my-codex does, leaves its startup script: that
+    is no leftover of an unfinished run (pure/omx/strays.py), and the team stays healthy."""
+    env, work, _leader = team
+    code, _ = pf_json("team", "scale-up", "alpha", "--count", "2", "--cwd", str(work), env=env)
+    assert code == 0
+    code, down = pf_json("team", "scale-down", "alpha", "--worker", "worker-3", "--force", "--cwd", str(work), env=env)
+    assert code == 0, down
+    team_dir = work / ".omx/state/team/alpha"
+    assert not (team_dir / "workers/worker-3").exists() and (team_dir / "runtime/worker-3-startup.sh").exists()
+    code, status = pf_json("team", "status", "alpha", "--cwd", str(work), env=env)
+    assert code == 0 and status["healthy"] is True and "leftoverWorkers" not in status, status
+    code, shown = pf_json("team", "debt", "show", "alpha", "--cwd", str(work), env=env)
+    assert code == 0 and "leftovers" not in shown, shown
+    code, up = pf_json("team", "scale-up", "alpha", "--count", "1", "--cwd", str(work), env=env)
+    assert code == 0 and "strayPanes" not in up and (team_dir / "runtime/worker-3-startup.sh").exists(), up
