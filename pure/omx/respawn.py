@@ -77,8 +77,6 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     if not isinstance(owner, str) or not owner.strip():
         raise _refuse(f"respawn_owner_unavailable:{paths.team}")
     owner = owner.strip()
-    # what a crashed or interrupted run of this team left goes first, as in a scale-up (pure/omx/strays.py)
-    swept = yield from strays.sweep(paths, config, owner)
     old_pane, old_pid = record.get("pane_id"), record.get("pid")
     if isinstance(old_pane, str) and t.is_pane_id(old_pane):
         verdict = yield from t.prove(old_pane)
@@ -94,6 +92,9 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     script = paths.startup_script(int(record.get("index", 0)))
     if (yield from expect(m.Stat(path=script), m.Value)).value != "file":
         raise _refuse(f"respawn_startup_script_missing:{script}")
+    # not refused: what a crashed or interrupted run of this team left goes first, before anything is
+    # proven for the split, as in a scale-up (pure/omx/strays.py)
+    swept = yield from strays.sweep(paths, config, owner)
     others = {**config, "workers": [w for w in workers if w.get("name") != req.worker]}
     target, expected, _leader = split_target(others)
     placements = yield from plan_placements(others, target, expected, 1)
