@@ -36,6 +36,8 @@ def exit_code(done: m.Done) -> int:
     if isinstance(result, dict) and result.get("interrupted") is True:
         return EXIT_INTERRUPTED
     return EXIT_BY_STATUS.get(done.outcome.status, EXIT_ERROR)
+
+
 TextRenderer = Callable[[dict[str, Any]], str]
 RunRenderer = Callable[[dict[str, Any], m.Done, list[m.Entry]], str]
 Predictor = Callable[[m.Run], m.Proc]
