@@ -34,17 +34,7 @@ from pure.omx.scale_up.run import (
 from pure.omx.scale_up.worker import Launched, await_started, finish_event, hand_over, launch_worker, settle
 from pure.omx.scaling import DISABLED, scaling_enabled
 from pure.omx.state import TeamPaths, resolve_state_root
-from pure.program import (
-    INTERRUPTED,
-    Gen,
-    Interrupted,
-    PlanError,
-    Program,
-    expect,
-    fail,
-    refused,
-    uninterrupted,
-)
+from pure.program import INTERRUPTED, Gen, Interrupted, PlanError, Program, expect, fail, refused
 
 # ---------------------------------------------------------------------------------------- program
 
@@ -143,17 +133,14 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
                                                           request["trigger_message"])
                 yield from settle(run, worker, request, delivery)
         yield from finish_event(run)
-    # every rollback holds interrupts: one that comes during it must not part it (docs/design-notes.md,
-    # "Interrupts")
     except Abort as abort:
-        return (yield from uninterrupted(rollback(run, abort), answers=True))
-    except Interrupted:  # undone as on any failure
-        return (yield from uninterrupted(rollback(run, Abort(INTERRUPTED, run.context)), answers=True))
+        return (yield from rollback(run, abort))
+    except Interrupted:  # undone as on any failure (docs/design-notes.md, "Interrupts")
+        return (yield from rollback(run, Abort(INTERRUPTED, run.context)))
     except PlanError as error:  # a typed failure nobody turned into an Abort: still roll back
-        return (yield from uninterrupted(rollback(run, Abort(error.outcome.message, run.context)), answers=True))
+        return (yield from rollback(run, Abort(error.outcome.message, run.context)))
     except Exception as error:  # noqa: BLE001 - safety net: a bug must not leak a tagged pane
-        return (yield from uninterrupted(rollback(run, Abort(f"internal_error:{type(error).__name__}:{error}",
-                                                              run.context)), answers=True))
+        return (yield from rollback(run, Abort(f"internal_error:{type(error).__name__}:{error}", run.context)))
     result: Json = {"ok": True, "addedWorkers": run.added, "newWorkerCount": run.config["worker_count"],
                     "nextWorkerIndex": run.config["next_worker_index"]}
     if run.supervised:

@@ -39,7 +39,7 @@ from pure.omx.scale_up.run import (
 )
 from pure.omx.scale_up.worker import leader_event
 from pure.omx.state import read_team_state
-from pure.program import Gen, PlanError, expect, fail
+from pure.program import Gen, PlanError, expect, fail, uninterrupted
 
 # ------------------------------------------------------------------------------------------ rollback
 
@@ -194,6 +194,12 @@ def _guard(action: Callable[[], Gen[T]]) -> Gen[tuple[T | None, str | None]]:
 
 
 def rollback(run: Run, abort: Abort) -> Gen[m.Done]:
+    """Undo what the run created, with interrupts held: one that comes during the undo is answered by
+    it, never parts it (docs/design-notes.md, "Interrupts")."""
+    return (yield from uninterrupted(_rollback(run, abort), answers=True))
+
+
+def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
     paths, context = run.paths, abort.context
     rollback_workers = _rollback_workers(run, context)
     _, problem = yield from _guard(lambda: _tracking_commit(run, rollback_workers))
