@@ -92,16 +92,16 @@ class Sweep:
                             detail=f"started by {s.worker}'s startup script; pid {s.pid}") for s, why in self.kept)
 
 
-_SCRIPT_FILE = re.compile(r"worker-([0-9]{1,9})-startup\.sh")
 _INTENT_FILE = re.compile(r"worker-([0-9]{1,9})\.respawn-intent")
 _WORKER = re.compile(r"worker-[1-9][0-9]{0,8}")  # a worker's name as scale-up makes it, and only that
 
 
 @frozen(kw_only=True)
 class Leftovers:
-    """Workers a run left on disk without making them members: ``folders`` (``workers/<name>``) and
-    ``scripts`` (``runtime/<name>-startup.sh``), by worker name; ``suspect``: a stray pane can exist
-    (a startup script of a worker that is no member, or a respawn intent), so tmux is asked."""
+    """Workers a run left on disk without making them members: their ``folders`` (``workers/<name>``),
+    and of those, the ones whose ``scripts`` (``runtime/<name>-startup.sh``) are there too, by worker
+    name; ``suspect``: a stray pane can exist (a startup script of a worker that is no member, or a
+    respawn intent), so tmux is asked."""
 
     folders: tuple[str, ...] = ()
     scripts: tuple[str, ...] = ()
@@ -109,7 +109,7 @@ class Leftovers:
 
     @property
     def workers(self) -> tuple[str, ...]:
-        return tuple(sorted({*self.folders, *self.scripts}, key=lambda name: int(name.split("-")[1])))
+        return tuple(sorted(self.folders, key=lambda name: int(name.split("-")[1])))
 
 
 def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
@@ -118,7 +118,8 @@ def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
     in_debt = yield from _debt_workers(paths)
     runtime = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
     folders = yield from expect(m.ListDir(path=paths.workers_dir), m.Listing)
-    members = {w.get("name") for w in config.get("workers") or [] if isinstance(w, dict) and isinstance(w.get("name"), str)}
+    members = {w.get("name") for w in config.get("workers") or []
+               if isinstance(w, dict) and isinstance(w.get("name"), str)}
     scripts = [name.removesuffix("-startup.sh") for name in runtime.names or ()
                if name.endswith("-startup.sh") and _WORKER.fullmatch(name.removesuffix("-startup.sh"))]
     suspect = any(n not in members for n in scripts) or any(
@@ -144,8 +145,8 @@ class Survey:
         return {"strayPanes": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker}
                                for s in self.strays or () if s.pane_id not in excluded],
                 "strayListing": "read" if self.strays is not None else "unavailable",
-                "leftoverWorkers": [{"worker": w, "folder": w in self.files.folders, "startupScript":
-                                     w in self.files.scripts} for w in self.files.workers]}
+                "leftoverWorkers": [{"worker": w, "folder": True, "startupScript": w in self.files.scripts}
+                                    for w in self.files.workers]}
 
 
 def survey(paths: TeamPaths, config: Json) -> Gen[Survey]:
@@ -241,8 +242,7 @@ def _clean(paths: TeamPaths, leftovers: Leftovers, in_use: set[str]) -> Gen[tupl
     for worker in leftovers.workers:
         if worker in in_use:
             continue
-        if worker in leftovers.folders:
-            yield from expect(m.RemovePath(path=paths.worker_dir(worker), recursive=True, note="leftover"), m.Ack)
+        yield from expect(m.RemovePath(path=paths.worker_dir(worker), recursive=True, note="leftover"), m.Ack)
         if worker in leftovers.scripts:
             yield from expect(m.RemovePath(path=paths.startup_script(int(worker.split("-")[1])), note="leftover"),
                               m.Ack)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from pure import model as m
 from pure import ops, wire
@@ -107,9 +107,7 @@ def _marked_interrupted(done: m.Done) -> m.Done:
     result = done.outcome.result
     if not isinstance(result, dict):
         return done
-    import attrs
-
-    return attrs.evolve(done, outcome=attrs.evolve(done.outcome, result=m.JsonValue({**result, "interrupted": True})))
+    return evolve(done, outcome=evolve(done.outcome, result=m.JsonValue({**result, "interrupted": True})))
 
 
 def _drive(
