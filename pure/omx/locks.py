@@ -14,6 +14,8 @@ API (every helper is a generator to be used with ``yield from``):
   the proof that the barrier is held. Re-entrancy is structural: pass the token you hold as
   ``held`` and the body runs without a second acquisition (oh-my-codex uses AsyncLocalStorage
   for the same effect). Sub-programs that require the barrier take a ``Barrier`` argument.
+* ``with_barrier_to_read(paths, body, unlocked)`` – the barrier for a command that changes nothing;
+  a lock directory that cannot be made (read-only state) runs ``unlocked(ack)`` instead.
 * ``with_claim_lock(paths, task_id, body)`` – ``team/<team>/claims/task-<id>.lock``, retry 25 ms,
   5 s; returns ``ClaimLockTimeout`` instead of raising (oh-my-codex answers ``{ok:false}``).
 * ``with_claim_locks(paths, task_ids, body)`` – every claim lock in ascending numeric id order;
@@ -123,6 +125,20 @@ def with_barrier(paths: TeamPaths, body: Callable[[Barrier], Gen[T]], held: Barr
     if held is not None and held.covers(paths):
         return (yield from body(held))
     ack = yield from _acquire(paths.membership_lock, BARRIER_TIMEOUT_MS, BARRIER_RETRY_MS)
+    if not ack.ok:
+        raise fail(_timeout_or_error(ack, f"Timed out acquiring team task lock for {paths.team}"))
+    return (yield from _held(paths.membership_lock, body(Barrier(paths.team_dir))))
+
+
+def with_barrier_to_read(paths: TeamPaths, body: Callable[[Barrier], Gen[T]],
+                         unlocked: Callable[[m.Ack], Gen[T]]) -> Gen[T]:
+    """For a command that changes nothing: ``body`` under the barrier, as :func:`with_barrier`; but when
+    the lock directory cannot be made at all (read-only team state, no write permission, a full disk —
+    the shell's ``Ack`` error names the directory and why), ``unlocked(ack)`` reads without it. A live
+    holder's timeout still ends the program: someone is changing the team right now."""
+    ack = yield from _acquire(paths.membership_lock, BARRIER_TIMEOUT_MS, BARRIER_RETRY_MS)
+    if not ack.ok and timeout_detail(ack) is None:
+        return (yield from unlocked(ack))
     if not ack.ok:
         raise fail(_timeout_or_error(ack, f"Timed out acquiring team task lock for {paths.team}"))
     return (yield from _held(paths.membership_lock, body(Barrier(paths.team_dir))))

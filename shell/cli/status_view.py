@@ -79,6 +79,8 @@ def render_status_explained(result: dict[str, Any]) -> str:
     for lock in result.get("locks") or []:
         verdict = f"stale ({lock['stale']}): the next run takes it over at once" if lock.get("stale") else "held"
         text += f"\nlock: {lock['lock']} lock {verdict}: {lock['holder']}"
+    if result.get("readUnlocked"):  # pure/team_ops.py load_team: team state that cannot be written
+        text += f"\nnote: read without the membership lock, which cannot be taken ({result['readUnlocked']})"
     lines = legend(result) if "panes" in result else []
     return text + ("\n" + "\n".join(lines) if lines else "")
 

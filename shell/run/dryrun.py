@@ -5,16 +5,25 @@ files, ``git rev-parse`` …) so the plan starts from the true state, like a Ter
 Every mutation is predicted instead of executed: files are written into an in-memory overlay that
 later reads see, tmux mutations update a simulated pane table (new panes get the next free id and
 a placeholder pid), locks are assumed free. Nothing outside the process changes.
+
+A predicted file change (a write, an append, a folder, a removal, a lock directory) is checked first:
+it can happen when its folder exists — or an earlier predicted step makes it — and can be written.
+A folder on a read-only mount (``statvfs``: as root ``os.access`` alone would say yes) or without
+write permission is predicted to fail exactly as the real step would (``shell/run/executor.py``
+``os_error``/``named``: ``OSError: Read-only file system: <path>``), so the plan's result and exit
+status are those of the real run.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import posixpath
 from collections.abc import Callable, Mapping
 
 from pure import model as m
 from pure import tmux as t
-from shell.run.executor import Executor
+from shell.run.executor import Executor, os_error
 
 # Verbs that only read. Anything else is predicted, never run, whatever the step claims.
 READ_ONLY: dict[str, frozenset[str]] = {
@@ -154,7 +163,7 @@ class DryRunExecutor:
     def _lock(self, step: m.AcquireLock) -> m.Ack:
         """A lock is read, not taken: held by a live holder, the real run would wait out its timeout
         behind it, so that is the prediction (with who holds it); free or abandoned, it is predicted
-        taken (``shell/run/fs.py`` takes an abandoned lock over at once)."""
+        taken (``shell/run/fs.py`` takes an abandoned lock over at once) when its folder can be written."""
         import time
         from pathlib import Path
 
@@ -163,7 +172,57 @@ class DryRunExecutor:
         holder = fs.inspect_lock(Path(step.path), step.stale_ms)
         if holder.exists and holder.abandoned(time.time() * 1000) is None:
             return m.Ack(ok=False, error=f"timeout: {holder.describe()}")
-        return m.Ack(ok=True)
+        # made with its missing parents; an abandoned one is taken over beside it (shell/run/fs.py)
+        failure = self._removal_failure(step.path, tree=False) if holder.exists else self._make_failure(step.path)
+        return failure or m.Ack(ok=True)
+
+    # ------------------------------------------------------------------------- can it be written?
+    def _made(self, path: str) -> bool:
+        """A folder an earlier predicted step makes (a folder at or below it, a file written below it)."""
+        prefix = path.rstrip("/") + "/"
+        return any(d == path or d.startswith(prefix) for d in self.dirs) or any(
+            content is not None and file.startswith(prefix) for file, content in self.files.items())
+
+    def _is_dir(self, path: str) -> bool:
+        return self._made(path) or (not self._removed(path) and os.path.isdir(path))
+
+    def _new(self, folder: str) -> bool:
+        """A folder only the plan makes: made by an earlier predicted step, so it can be written."""
+        return self._made(folder) and (self._removed(folder) or not os.path.isdir(folder))
+
+    def _make_failure(self, path: str) -> m.Ack | None:
+        """What making the folder ``path`` with its missing parents would observe: the first missing
+        one is made in the nearest folder that exists (or is predicted), which must be writable."""
+        if self._is_dir(path):
+            return None
+        missing = path
+        while not self._is_dir(posixpath.dirname(missing)) and posixpath.dirname(missing) != missing:
+            missing = posixpath.dirname(missing)
+        folder = posixpath.dirname(missing)
+        return None if self._new(folder) else _unwritable(folder, missing)
+
+    def _file_failure(self, path: str, *, append: bool = False) -> m.Ack | None:
+        """What writing (or appending to) the file ``path`` would observe: its folder is made first."""
+        folder = posixpath.dirname(path)
+        if not self._is_dir(folder):
+            return self._make_failure(folder)
+        if self._new(folder):
+            return None
+        failure = _unwritable(folder, path)
+        if failure is None and append and path not in self.files and os.path.isfile(path) and not os.access(
+                path, os.W_OK, effective_ids=os.access in os.supports_effective_ids):
+            failure = _failed(errno.EACCES, path)
+        return failure
+
+    def _removal_failure(self, path: str, *, tree: bool) -> m.Ack | None:
+        """What removing ``path`` would observe: nothing to do when it is not there for real (or only
+        predicted); else its folder, and for a tree the tree itself, must be writable."""
+        if path in self.files or self._made(path) or self._removed(path) or not os.path.lexists(path):
+            return None
+        failure = _unwritable(posixpath.dirname(path), path)
+        if failure is None and tree and os.path.isdir(path) and not os.path.islink(path):
+            failure = _unwritable(path, path)
+        return failure
 
     def execute(self, step: m.Step) -> m.Observation:  # noqa: PLR0911
         if isinstance(step, m.Run):
@@ -178,13 +237,22 @@ class DryRunExecutor:
         if isinstance(step, m.ReadFile):
             return self._read(step.path)
         if isinstance(step, m.WriteFile):
+            failure = self._file_failure(step.path)
+            if failure is not None:
+                return failure
             self.files[step.path] = step.content
             return m.Ack(ok=True)
         if isinstance(step, m.AppendFile):
+            failure = self._file_failure(step.path, append=True)
+            if failure is not None:
+                return failure
             before = self._read(step.path).content or ""
             self.files[step.path] = before + step.content
             return m.Ack(ok=True)
         if isinstance(step, m.RemovePath):
+            failure = self._removal_failure(step.path, tree=step.recursive)
+            if failure is not None:
+                return failure
             self.files[step.path] = None
             if step.recursive:
                 self.removed_trees.add(step.path)
@@ -193,6 +261,9 @@ class DryRunExecutor:
                         self.files[file] = None
             return m.Ack(ok=True)
         if isinstance(step, m.MakeDir):
+            failure = self._make_failure(step.path)
+            if failure is not None:
+                return failure
             self.dirs.add(step.path)
             self.removed_trees.discard(step.path)
             return m.Ack(ok=True)
@@ -220,5 +291,25 @@ class DryRunExecutor:
         if isinstance(step, m.Store):
             if step.action.startswith(("get", "list", "read", "load")):
                 return self.real.execute(step)
+            if self.real.store is not None:  # the herdr store, opened read-only in a folder that cannot be written
+                from shell.store.herdr import change_failure
+
+                refused = change_failure(self.real.env)
+                if refused is not None:
+                    return m.JsonResult(ok=False, error=refused)
             return m.JsonResult(ok=True)
         raise TypeError(f"unknown step {step!r}")  # pragma: no cover
+
+
+def _failed(code: int, path: str) -> m.Ack:
+    """The observation the real step gives for ``code`` at ``path`` (``shell/run/executor.py``)."""
+    return m.Ack(ok=False, error=os_error(OSError(code, os.strerror(code), path)))
+
+
+def _unwritable(folder: str, path: str) -> m.Ack | None:
+    """The failure of making or removing ``path`` in the existing ``folder`` (``shell/run/fs.py``
+    ``unwritable``: a read-only mount, no write permission); None when it can be written."""
+    from shell.run import fs
+
+    code = fs.unwritable(folder)
+    return None if code is None else _failed(code, path)

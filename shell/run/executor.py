@@ -119,13 +119,13 @@ class Executor:
             except UnicodeDecodeError:
                 return m.FileData(content=None, error="not_utf8")
         if isinstance(step, m.WriteFile):
-            return _ack(lambda: fs.atomic_write(Path(step.path), step.content.encode("utf-8"), step.mode))
+            return _ack(lambda: fs.atomic_write(Path(step.path), step.content.encode("utf-8"), step.mode), step.path)
         if isinstance(step, m.AppendFile):
-            return _ack(lambda: _append(Path(step.path), step.content))
+            return _ack(lambda: _append(Path(step.path), step.content), step.path)
         if isinstance(step, m.RemovePath):
-            return _ack(lambda: fs.remove_path(Path(step.path), step.recursive))
+            return _ack(lambda: fs.remove_path(Path(step.path), step.recursive), step.path)
         if isinstance(step, m.MakeDir):
-            return _ack(lambda: Path(step.path).mkdir(parents=True, exist_ok=step.exist_ok))
+            return _ack(lambda: Path(step.path).mkdir(parents=True, exist_ok=step.exist_ok), step.path)
         if isinstance(step, m.ListDir):
             try:
                 return m.Listing(names=tuple(sorted(os.listdir(step.path))))
@@ -150,8 +150,8 @@ class Executor:
             except fs.LockTimeout as exc:
                 # "timeout: <dir> held by pid … since … (alive), lease lapses at …" (pure/omx/locks.py)
                 return m.Ack(ok=False, error=f"timeout: {exc}")
-            except OSError as exc:
-                return m.Ack(ok=False, error=f"{type(exc).__name__}: {exc.strerror or exc}")
+            except OSError as exc:  # the lock directory cannot be made: "OSError: Read-only file system: <dir>"
+                return m.Ack(ok=False, error=os_error(named(exc, step.path)))
             if not self._locks:
                 self._lease_due = time.monotonic() + _lease_interval(step.stale_ms)
             self._locks[step.path] = token
@@ -337,5 +337,17 @@ def observe(io: IOResult[T, OSError], on_error: Callable[[OSError], T]) -> T:
     return unsafe_perform_io(io.lash(lambda exc: IOSuccess(on_error(exc))).unwrap())
 
 
-def _ack(action: Callable[[], object]) -> m.Ack:
-    return observe(attempt(action).map(lambda _: m.Ack(ok=True)), lambda exc: m.Ack(ok=False, error=os_error(exc)))
+def named(exc: OSError, path: str) -> OSError:
+    """``exc`` as it names ``path`` or a folder above it (a parent that could not be made); any other
+    file it names — the temporary file an atomic write renames into place, an entry of a tree being
+    removed (``shutil.rmtree`` names it relative to its folder) — becomes ``path``, the step's own path.
+    So a failed write names what the step was to change, as a dry run predicts (``shell/run/dryrun.py``)."""
+    name = exc.filename
+    if exc.errno is None or (isinstance(name, str) and (name == path or path.startswith(name.rstrip("/") + "/"))):
+        return exc
+    return OSError(exc.errno, exc.strerror, path)  # the same subclass (PermissionError for EACCES …)
+
+
+def _ack(action: Callable[[], object], path: str) -> m.Ack:
+    return observe(attempt(action).map(lambda _: m.Ack(ok=True)),
+                   lambda exc: m.Ack(ok=False, error=os_error(named(exc, path))))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import functools
 import os
 import shutil
@@ -78,6 +79,20 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     fsync_dir(path.parent)
 
 
+def unwritable(folder: str | Path) -> int | None:
+    """Why nothing can be made or removed in the existing ``folder``, as an errno: ``EROFS`` on a
+    read-only mount (as root too, where ``os.access`` alone may say yes), ``EACCES`` without write
+    and search permission; None when it can be written or it cannot be told."""
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return errno.EROFS
+    except OSError:
+        return None
+    if not os.access(folder, os.W_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids):
+        return errno.EACCES
+    return None
+
+
 def remove_path(path: Path, recursive: bool) -> None:
     if path.is_symlink() or path.is_file():
         path.unlink()
@@ -104,6 +119,7 @@ def remove_path(path: Path, recursive: bool) -> None:
 # a lock without ``host`` (oh-my-codex writes none) is assumed to be held on this machine: team state
 # lives next to the tmux server its panes run in (docs/design-notes.md, "Locks").
 
+UNWRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})  # no retry makes these writable
 LEASE_FILE = "lease"
 OWNER_FILE = "owner"
 HOST_FILE = "host"
@@ -300,7 +316,9 @@ def _take_over(path: Path, seen: LockHolder) -> bool:
             if time.time() - guard.stat().st_mtime > TAKEOVER_GUARD_STALE_S:
                 guard.rmdir()
         return False
-    except OSError:
+    except OSError as exc:
+        if exc.errno in UNWRITABLE:  # a folder that cannot be written: waiting out the timeout changes nothing
+            raise
         return False
     try:
         now = inspect_lock(path, seen.stale_ms)
@@ -321,7 +339,8 @@ def acquire_lock(path: Path, *, timeout_ms: int, retry_ms: int, stale_ms: int, t
     """Acquire an oh-my-codex lock directory (``owner``, ``lease`` and panefleet's ``host`` inside).
 
     A lock whose holder is provably dead, or whose lease is older than ``stale_ms``, is taken over.
-    Raises LockTimeout after ``timeout_ms`` naming the directory, the holder and its lease."""
+    Raises LockTimeout after ``timeout_ms`` naming the directory, the holder and its lease; an OSError
+    at once when the directory (or an abandoned one's takeover guard) cannot be made."""
     deadline = time.monotonic() + timeout_ms / 1000
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:

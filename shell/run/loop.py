@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from attrs import evolve, frozen
 
@@ -34,12 +36,30 @@ def state_dir(env: Mapping[str, str]) -> Path:
 
 
 class AuditLog:
-    """One JSON Lines file per run: start, every step with its observation, the final decision."""
+    """One JSON Lines file per run: start, every step with its observation, the final decision.
+
+    The log is optional to the run: a log that cannot be made or written (a read-only state folder, a
+    full disk) stops being written, and ``problem`` says where and why (``<path>: <reason>``);
+    :func:`run_operation` names it on stderr once."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = path.open("a", encoding="utf-8")
+        self.problem = ""
+        self.made = False  # the file was made (one that failed part-way holds the records up to there)
+        self._handle: TextIO | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = path.open("a", encoding="utf-8")
+            self.made = True
+        except OSError as exc:
+            self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        self.problem = f"{self.path}: {exc.strerror or exc}"
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            with contextlib.suppress(OSError):
+                handle.close()
 
     @classmethod
     def create(cls, env: Mapping[str, str], operation: str, run_id: str) -> AuditLog:
@@ -50,11 +70,21 @@ class AuditLog:
         return cls(state_dir(env) / "audit" / name)
 
     def write(self, record: Mapping[str, Any]) -> None:
-        self._handle.write(wire.dumps(dict(record), pretty=False) + "\n")
-        self._handle.flush()
+        if self._handle is None:
+            return
+        try:
+            self._handle.write(wire.dumps(dict(record), pretty=False) + "\n")
+            self._handle.flush()
+        except OSError as exc:
+            self._failed(exc)
 
     def close(self) -> None:
-        self._handle.close()
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            try:
+                handle.close()
+            except OSError as exc:
+                self._failed(exc)
 
 
 Listener = Callable[[m.Step, m.Observation], None]
@@ -166,25 +196,24 @@ def run_operation(
         raise KeyError(f"unknown operation {name}")
     log: AuditLog | None = None
     if audit:
-        try:
-            log = AuditLog.create(env, name, os.urandom(8).hex())
-            log.write(
-                {
-                    "type": "start",
-                    "format_version": m.FORMAT_VERSION,
-                    "panefleet_version": panefleet_version(),
-                    "operation": name,
-                    "request": wire.unstructure(request),
-                }
-            )
-        except OSError:
-            log = None
+        log = AuditLog.create(env, name, os.urandom(8).hex())
+        log.write(
+            {
+                "type": "start",
+                "format_version": m.FORMAT_VERSION,
+                "panefleet_version": panefleet_version(),
+                "operation": name,
+                "request": wire.unstructure(request),
+            }
+        )
     try:
         done, journal = run_program(lambda: op.program(request), executor, audit=log, listener=listener)
     finally:
         if log is not None:
             log.close()
-    return done, journal, (log.path if log is not None else None)
+            if log.problem:  # the run went on without it; said once, on stderr (also with -o json)
+                sys.stderr.write(f"panefleet: audit log not written: {log.problem}\n")
+    return done, journal, (log.path if log is not None and log.made else None)
 
 
 def panefleet_version() -> str:

@@ -15,6 +15,7 @@ path and what was wrong; nothing is written to it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -97,22 +98,48 @@ def store_path(env: Mapping[str, str]) -> Path:
     return state_dir(env) / FILENAME
 
 
+READ_ONLY_CHANGE = "attempt to write a readonly database"  # sqlite3's answer to a change of a read-only store
+
+
+def change_failure(env: Mapping[str, str]) -> str | None:
+    """What a change answers when the store opens read-only (its folder cannot be written; see
+    ``HerdrStore``), as ``HerdrStore.handle`` words it; None when it can be written. A dry run's
+    prediction (``shell/run/dryrun.py``)."""
+    from shell.run import fs
+
+    path = store_path(env)
+    if not path.is_file() or fs.unwritable(path.parent) is None:
+        return None
+    return f"store {path}: {READ_ONLY_CHANGE}"
+
+
 class HerdrStore:
+    """``read_only`` (``""`` when the store can be written) says why it was opened read-only: its folder
+    cannot be written (a read-only mount, no permission). It then answers reads (``herdr status``,
+    ``herdr run list``); a change fails naming the store (``attempt to write a readonly database``)."""
+
     def __init__(self, path: Path) -> None:
+        from shell.run import fs
+
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"store directory {path.parent}: {exc.strerror or exc}") from None
+        blocked = fs.unwritable(path.parent)
+        self.read_only = "" if blocked is None else f"{path.parent}: {os.strerror(blocked)}"
         try:
-            self.conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            self.conn = self._connect_read_only() if self.read_only else sqlite3.connect(
+                str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         except sqlite3.Error as exc:
-            raise StoreError(f"store {path}: cannot open: {exc}") from None
+            raise StoreError(f"store {path}: cannot open: {exc}" + (
+                f" (read-only: {self.read_only})" if self.read_only else "")) from None
         try:
             self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._check_and_migrate()
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
+            if not self.read_only:
+                self.conn.execute("PRAGMA journal_mode = WAL")
+                self.conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
             self.conn.close()
             raise StoreError(f"store {path}: not a usable panefleet store: {exc}") from None
@@ -123,6 +150,25 @@ class HerdrStore:
     @classmethod
     def open(cls, env: Mapping[str, str]) -> HerdrStore:
         return cls(store_path(env))
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """The store in a folder that cannot be written. A store in WAL mode needs its ``-shm`` file
+        to be read as it is; without one (and with no ``-wal`` holding changes not yet checkpointed
+        into the store) it is read as the immutable file it is here."""
+        if not self.path.exists():
+            raise StoreError(f"store {self.path}: does not exist and cannot be created ({self.read_only})")
+        import urllib.parse
+
+        uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro"
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn.execute("PRAGMA user_version").fetchone()
+            return conn
+        except sqlite3.Error:
+            if wal.exists() and wal.stat().st_size > 0:
+                raise
+        return sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
 
     def close(self) -> None:
         self.conn.close()
@@ -138,7 +184,7 @@ class HerdrStore:
         self.conn.execute("COMMIT")
 
     def _check_and_migrate(self) -> None:
-        with self._tx() as conn:
+        with (contextlib.nullcontext(self.conn) if self.read_only else self._tx()) as conn:
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if version == 0 and tables:
@@ -151,6 +197,9 @@ class HerdrStore:
                 app = conn.execute("SELECT value FROM meta WHERE key = 'app'").fetchone()
                 if app is None or app[0] != "panefleet-herdr":
                     raise StoreError(f"store {self.path}: not a panefleet herdr store")
+            if version < SCHEMA_VERSION and self.read_only:
+                raise StoreError(f"store {self.path}: schema version {version} must be upgraded to "
+                                 f"{SCHEMA_VERSION}, which needs writing ({self.read_only})")
             for number in range(version, SCHEMA_VERSION):
                 for statement in MIGRATIONS[number]:
                     conn.execute(statement)
