@@ -94,6 +94,11 @@ def _pane_rows(obs: m.Observation) -> dict[str, int | None]:
     return rows
 
 
+def _under_any(path: str, folders: Sequence[str]) -> bool:
+    """``path`` is one of ``folders`` or lies under one of them."""
+    return any(path == f or path.startswith(f + "/") for f in folders)
+
+
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
@@ -111,11 +116,23 @@ class _Builder:
         self.cwd = str(getattr(request, "cwd", "") or "")
         self.team = str(getattr(request, "team", "") or "")
         self.team_dir = self._team_dir()
-        # what the plan read before it changed anything (first reads), and what it left (last writes)
+        # what each file held before the plan changed it (its first read before the plan's first change
+        # of that file or of a folder above it: a later read shows what the plan itself wrote), and the
+        # files a listing showed before then; what the plan left is in its last writes
         self.first_read: dict[str, m.FileData] = {}
+        self.listed: set[str] = set()
+        changed: list[str] = []
         for entry in journal:
-            if isinstance(entry.step, m.ReadFile) and isinstance(entry.observation, m.FileData):
-                self.first_read.setdefault(entry.step.path, entry.observation)
+            step = entry.step
+            if isinstance(step, m.ReadFile) and isinstance(entry.observation, m.FileData):
+                if not _under_any(step.path, changed):
+                    self.first_read.setdefault(step.path, entry.observation)
+            elif isinstance(step, m.ListDir) and isinstance(entry.observation, m.Listing):
+                if not _under_any(step.path, changed):
+                    self.listed.update(posixpath.join(step.path, n) for n in entry.observation.names or ()
+                                       if not _under_any(posixpath.join(step.path, n), changed))
+            elif isinstance(step, (m.WriteFile, m.AppendFile, m.RemovePath)):  # a new folder changes no file
+                changed.append(step.path)
 
     def _team_dir(self) -> str:
         if not self.team or not self.operation.startswith("team."):
@@ -149,7 +166,11 @@ class _Builder:
         return None
 
     def mutations(self) -> list[tuple[int, m.Entry]]:
-        return [(i, e) for i, e in enumerate(self.journal, start=1) if is_mutation(e.step)]
+        """The change steps, less the file and store changes observed to fail (a folder that cannot be
+        written, ``shell/run/dryrun.py``): they change nothing, and the predicted result says why."""
+        return [(i, e) for i, e in enumerate(self.journal, start=1) if is_mutation(e.step) and not (
+            isinstance(e.step, (m.WriteFile, m.AppendFile, m.MakeDir, m.RemovePath, m.Store))
+            and isinstance(e.observation, (m.Ack, m.JsonResult)) and not e.observation.ok)]
 
     # ----------------------------------------------------------------------------------- build
     def build(self) -> list[Change]:
@@ -376,14 +397,19 @@ class _Builder:
 
     def _task(self, number: str, path: str) -> Change:
         read = self.first_read.get(path)
-        before, after = _json(read.content if read else None), _json(self._last_write(path))
-        if not isinstance(before, dict):
-            subject = after.get("subject") if isinstance(after, dict) else None
-            owner = after.get("owner") if isinstance(after, dict) else None
+        before = _json(read.content if read else None)
+        after = None if isinstance(self._last_step(path), m.RemovePath) else _json(self._last_write(path))
+        existed = read.content is not None if read is not None else path in self.listed
+        if not existed:  # a task file this run creates
+            if not isinstance(after, dict):
+                return self.thing("task", f"task {number}", "add", "created, then removed again (rolled back)")
+            subject, owner = after.get("subject"), after.get("owner")
             detail = f"created: {subject}" if subject else "created"
             return self.thing("task", f"task {number}", "add", detail + (f" (owner {owner})" if owner else ""))
         if not isinstance(after, dict):
             return self.thing("task", f"task {number}", "remove", "removed")
+        if not isinstance(before, dict):  # it existed, but the plan did not read it before changing it
+            return self.thing("task", f"task {number}", "change", "rewritten")
         bits = []
         old_owner, new_owner = before.get("owner"), after.get("owner")
         if before.get("claim") and not after.get("claim"):

@@ -1,9 +1,8 @@
-"""``panefleet team scale-up TEAM --count N [--agent-type ROLE] [--task JSON]... [--cwd DIR] [--dry-run]``."""
+"""``panefleet team scale-up TEAM --count N [--agent-type ROLE] [--task TEXT|JSON]... [--cwd DIR] [--dry-run]``."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -32,6 +31,8 @@ DEBT_TEXT = {
 
 
 def register(team_subparsers: Any) -> None:
+    from shell.cli.args import examples
+
     p = team_subparsers.add_parser(
         "scale-up", help="add workers to a team: proven splits, owner tags, exact rollback (oh-my-codex scaleUp)",
         description="Add COUNT worker panes to TEAM, each split from the largest team pane (a new window when "
@@ -39,12 +40,19 @@ def register(team_subparsers: Any) -> None:
         "trust and bypass prompts are answered by policy, and each task is typed and confirmed from the screen "
         "(docs/scale-up.md). Any failure rolls back exactly what this run created; what cannot be proven safe to "
         "undo is kept and reported as cleanup debt. With OMX_TEAM_SKIP_READY_WAIT=1 it behaves exactly as "
-        "oh-my-codex (split from the newest worker, nothing watched).")
-    p.add_argument("team")
+        "oh-my-codex (split from the newest worker, nothing watched). It runs only with "
+        "OMX_TEAM_SCALING_ENABLED=1, as in oh-my-codex.",
+        epilog=examples(("panefleet team scale-up alpha --count 2 --dry-run", "what would change"),
+                        ("panefleet team scale-up alpha --count 1 --task '{\"subject\": \"fix the login bug\", "
+                         "\"description\": \"the form rejects valid emails\"}'", "one worker with its task"),
+                        ("panefleet team scale-up alpha --count 3 --agent-type test-engineer --plan-out up.json",
+                         "save the plan for `panefleet apply up.json`")))
+    p.add_argument("team", help="the team's name")
     p.add_argument("--count", type=positive_int, required=True, help="number of workers to add (at least 1)")
     p.add_argument("--agent-type", default="executor", metavar="ROLE", help="default worker role (executor)")
-    p.add_argument("--task", action="append", default=[], metavar="JSON",
-                   help='one task: {"subject", "description", "owner"?, "role"?, "blocked_by"?} (repeatable)')
+    p.add_argument("--task", action="append", default=[], metavar="TEXT|JSON",
+                   help='one task (repeatable, at most one per new worker): plain text (first line the subject, '
+                        'the rest the description) or {"subject", "description", "owner"?, "role"?, "blocked_by"?}')
     complete_path(p.add_argument("--cwd", default=".", help="the team's working directory (default: .)"),
                   directory=True)
     add_output(p)
@@ -55,9 +63,10 @@ def register(team_subparsers: Any) -> None:
         "respawn", help="restart a dead worker in a new proven pane (same name, identity and inbox)",
         description="Prove WORKER's recorded pane gone (a dead pane still ours is removed), start its agent in "
         "a new pane placed like a scale-up's, wait until it is ready, deliver its trigger again and record the "
-        "new pane. A worker whose pane is live with its pinned pid is refused: nothing to respawn.")
-    r.add_argument("team")
-    r.add_argument("worker")
+        "new pane. A worker whose pane is live with its pinned pid is refused: nothing to respawn.",
+        epilog=examples("panefleet team respawn alpha worker-2", "panefleet team respawn alpha worker-2 --dry-run"))
+    r.add_argument("team", help="the team's name")
+    r.add_argument("worker", help="the worker's name, e.g. worker-2 (`panefleet team status TEAM` lists them)")
     complete_path(r.add_argument("--cwd", default=".", help="the team's working directory (default: .)"),
                   directory=True)
     add_output(r)
@@ -67,38 +76,24 @@ def register(team_subparsers: Any) -> None:
 
 
 def parse_task(text: str) -> Any:
-    from pure.omx.scale_up import TaskSpec
+    """One ``--task``: plain text or a JSON object (``shell/cli/task_input.py``)."""
+    from shell.cli.task_input import parse_task as parse
 
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--task is not JSON: {exc.msg}") from None
-    if not isinstance(value, dict):
-        raise ValueError("--task must be a JSON object")
-    unknown = set(value) - {"subject", "description", "owner", "role", "blocked_by"}
-    if unknown:
-        raise ValueError(f"--task has unknown keys: {', '.join(sorted(unknown))}")
-    for key in ("subject", "description"):
-        if not isinstance(value.get(key), str):
-            raise ValueError(f"--task needs a string {key!r}")
-    for key in ("owner", "role"):
-        if key in value and value[key] is not None and not isinstance(value[key], str):
-            raise ValueError(f"--task {key!r} must be a string")
-    blocked = value.get("blocked_by")
-    if blocked is not None and (not isinstance(blocked, list) or not all(isinstance(b, str) for b in blocked)):
-        raise ValueError("--task 'blocked_by' must be a list of task id strings")
-    return TaskSpec(subject=value["subject"], description=value["description"], owner=value.get("owner"),
-                    role=value.get("role"), blocked_by=tuple(blocked) if blocked is not None else None)
+    return parse(text)
 
 
 def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
     from pure.omx.scale_up import ScaleUpRequest
+    from shell.cli.task_input import count_problem
 
     path = environ.get("PATH", os.defpath)
     # "" = looked for on PATH and not found: scale-up refuses a worker that would launch it.
     cli_paths = {cli: shutil.which(cli, path=path) or "" for cli in ("codex", "claude", "gemini")}
     cli_paths["placeholder"] = str(PLACEHOLDER_AGENT)
     tasks = tuple(parse_task(text) for text in args.task)
+    too_many = count_problem(len(tasks), args.count)
+    if too_many is not None:
+        raise ValueError(too_many)
     return ScaleUpRequest(
         team=args.team, count=args.count, cwd=os.path.abspath(args.cwd), agent_type=args.agent_type, tasks=tasks,
         env=recorded_env(environ), process_argv=tuple(sys.argv), cli_paths=cli_paths,
@@ -220,12 +215,18 @@ def render_scale_up(result: dict[str, Any], done: Any, journal: list[Any], searc
 
 def cmd_scale_up(args: argparse.Namespace) -> int:
     from shell.cli.common import run_cli_operation, usage_error
+    from shell.cli.task_input import check_against_team, task_checks
 
     environ = dict(os.environ)
     try:
         request = build_request(args, environ)
     except ValueError as exc:
         return usage_error(args, "team scale-up", str(exc))
+    roles, blocked = task_checks(request.tasks)
+    problem = check_against_team(args, request.team, request.cwd, request.env,
+                                 roles=[("--agent-type", request.agent_type), *roles], blocked=blocked)
+    if problem is not None:
+        return usage_error(args, "team scale-up", problem)
     search_path = environ.get("PATH", os.defpath)
     return run_cli_operation(
         "team.scale_up", request, args, env=environ,

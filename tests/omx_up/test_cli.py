@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -21,9 +22,17 @@ def test_parse_task_accepts_the_documented_shape() -> None:
         "s", "d", "worker-2", "writer", ("1",))
 
 
+def test_parse_task_takes_plain_text_as_subject_and_description() -> None:
+    spec = parse_task("not json\n  but a task\n")
+    assert (spec.subject, spec.description, spec.owner, spec.role, spec.blocked_by) == (
+        "not json", "but a task", None, None, None)
+    spec = parse_task("[1] one line")
+    assert (spec.subject, spec.description) == ("[1] one line", "[1] one line")
+
+
 @pytest.mark.parametrize(("text", "problem"), [
-    ("not json", "not JSON"),
-    ("[1]", "JSON object"),
+    ("{not json", "not JSON"),
+    ("   ", "empty"),
     ('{"subject": "s"}', "description"),
     ('{"subject": "s", "description": "d", "colour": "red"}', "unknown keys: colour"),
     ('{"subject": "s", "description": "d", "blocked_by": [1]}', "blocked_by"),
@@ -44,8 +53,10 @@ def test_disabled_gate_prints_one_json_object_and_refuses(tmp_path: Path) -> Non
     env = {"PATH": "/usr/bin:/bin", "PANEFLEET_STATE_DIR": str(tmp_path / "pf")}
     done = subprocess.run([*CLI, "team", "scale-up", "alpha", "--count", "1", "--cwd", str(tmp_path), "-o", "json"],
                           capture_output=True, text=True, env=env, timeout=60)
-    assert done.stdout == ('{"ok": false, "error": "Dynamic scaling is disabled. Set OMX_TEAM_SCALING_ENABLED=1 '
-                           'to enable."}\n')
+    answer = json.loads(done.stdout)
+    assert done.stdout.count("\n") == 1 and (answer["ok"], answer["error_code"]) == (False, "scaling_disabled")
+    assert answer["error_detail"] == "Dynamic scaling is disabled. Set OMX_TEAM_SCALING_ENABLED=1 to enable."
+    assert "OMX_TEAM_SCALING_ENABLED=1 panefleet team scale-up" in answer["error"]
     assert done.returncode == 4
 
 

@@ -126,11 +126,22 @@ def _home_dir(env: dict[str, str]) -> str:
     return env.get("HOME", "/root") or "/root"
 
 
+def codex_home_dir(env: dict[str, str], cwd: str, setup_scope: str | None) -> tuple[str | None, str]:
+    """The launch's ``CODEX_HOME`` override (None: none) and the directory its files are read from:
+    the override, else the environment's ``CODEX_HOME``, else ``~/.codex``."""
+    override = ln.resolve_codex_home_override(env, cwd, setup_scope)
+    home_dir = override or env.get("CODEX_HOME", "").strip() or posixpath.join(_home_dir(env), ".codex")
+    return override, posixpath.normpath(posixpath.join(cwd, home_dir))
+
+
+def prompt_dirs(cwd: str, home_dir: str) -> tuple[str, ...]:
+    """Where a role's prompt ``<role>.md`` is looked for, in order (``role_prompt``)."""
+    return posixpath.join(cwd, ".codex", "prompts"), posixpath.join(home_dir, "prompts")
+
+
 def plan_launches(req: ScaleUpRequest, paths: TeamPaths, start: int, state: TeamState) -> Gen[Launches]:
     setup_scope = yield from read_optional(posixpath.join(req.cwd, ".omx", "setup-scope.json"))
-    override = ln.resolve_codex_home_override(req.env, req.cwd, setup_scope)
-    home_dir = override or req.env.get("CODEX_HOME", "").strip() or posixpath.join(_home_dir(req.env), ".codex")
-    home_dir = posixpath.normpath(posixpath.join(req.cwd, home_dir))
+    override, home_dir = codex_home_dir(req.env, req.cwd, setup_scope)
     omx_config = yield from read_optional(posixpath.join(home_dir, ".omx-config.json"))
     config_toml = yield from read_optional(posixpath.join(home_dir, "config.toml"))
     home = ln.CodexHome(omx_config_json=omx_config, config_toml=config_toml)
@@ -165,8 +176,8 @@ def plan_launches(req: ScaleUpRequest, paths: TeamPaths, start: int, state: Team
         env["CODEX_HOME"] = override
     host = ln.LaunchHost(process_env=env, process_argv=req.process_argv, cli_paths=req.cli_paths,
                          node_path=req.node_path, codex_home=home)
-    prompts = (posixpath.join(req.cwd, ".codex", "prompts"), posixpath.join(home_dir, "prompts"))
-    return Launches(policies=planned.unwrap(), host=host, prompt_dirs=prompts, placeholder=placeholder)
+    return Launches(policies=planned.unwrap(), host=host, prompt_dirs=prompt_dirs(req.cwd, home_dir),
+                    placeholder=placeholder)
 
 
 CLI_UNAVAILABLE = "worker_cli_unavailable"
@@ -177,8 +188,12 @@ def cli_unavailable(cli: str, worker: str) -> str:
             "install it or fix PATH, or choose another CLI (OMX_TEAM_WORKER_CLI, OMX_TEAM_WORKER_CLI_MAP)")
 
 
+# a role whose prompt file may be looked for (a name that cannot leave its prompt folder)
+ROLE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
 def role_prompt(launches: Launches, role: str) -> Gen[str | None]:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", role):
+    if not ROLE_NAME.fullmatch(role):
         return None
     for folder in launches.prompt_dirs:
         data = yield from expect(m.ReadFile(path=posixpath.join(folder, f"{role}.md")), m.FileData)
