@@ -5,7 +5,8 @@
 real reads, predicted changes); ``status`` shows the store and what herdr lists; ``follow`` is the
 follower a worker pane displays. ``--session NAME`` or ``HERDR_SESSION`` picks the herdr session
 (default ``fleet``); ``PANEFLEET_STATE_DIR`` (else ``$XDG_STATE_HOME/panefleet``) holds the store;
-``herdr`` is resolved on PATH at call time. Heavy modules are imported inside the handlers.
+``herdr`` is resolved on PATH at call time; without it, the commands that drive herdr refuse at once and
+the others say what they did not check (``need_herdr``). Heavy modules are imported inside the handlers.
 """
 
 from __future__ import annotations
@@ -23,68 +24,135 @@ _PROJECT = re.compile(r"^[A-Za-z0-9._-]{1,80}$")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    group = subparsers.add_parser("herdr", help="Herdr worker fleet: owned workspaces, worker panes, reconcile")
+    from shell.cli.args import AUDIT_VERBOSE, examples
+
+    start = "panefleet herdr run start --project api --issue 42 --attempt 1 --run-id api-42-1 --pid 51234"
+    group = subparsers.add_parser(
+        "herdr", help="Herdr worker fleets: runs, owned workspaces and worker panes",
+        description="Herdr worker fleets: panefleet keeps the live runs in its store (`run start`, `run "
+        "settle`) and makes the workspaces it owns in herdr show a worker pane for each of them (`open`, "
+        "`retire`, `reconcile`), touching only workspaces and panes it can prove are its own. It drives the "
+        "`herdr` found on PATH (docs/herdr-fleet.md).",
+        epilog=examples((start, "a live run of project api"),
+                        ("panefleet herdr reconcile --dry-run", "what a pass would open and close"),
+                        ("panefleet herdr status", "the store beside what herdr lists")))
     sub = group.add_subparsers(dest="herdr_command", metavar="HERDR_COMMAND")
     sub.required = True
 
-    run = sub.add_parser("run", help="the live run set kept in the store")
+    run = sub.add_parser(
+        "run", help="the live run set kept in the store",
+        description="The runs panefleet's store keeps for each herdr session ($PANEFLEET_STATE_DIR, else "
+        "$XDG_STATE_HOME/panefleet): live ones get a worker pane, settled ones are kept to tell what a "
+        "leftover pane belonged to.",
+        epilog=examples(start, "panefleet herdr run settle api-42-1", "panefleet herdr run list"))
     run_sub = run.add_subparsers(dest="run_command", metavar="RUN_COMMAND")
     run_sub.required = True
-    p = run_sub.add_parser("start", help="add a run to the live set")
-    p.add_argument("--project", required=True)
-    p.add_argument("--issue", required=True, type=int)
-    p.add_argument("--attempt", required=True, type=int)
-    p.add_argument("--run-id", required=True)
-    p.add_argument("--pid", type=int, default=None, help="the session-host pid the pane represents")
-    p.add_argument("--session-file", default=None)
+    p = run_sub.add_parser(
+        "start", help="add a run to the live set",
+        description="Add a run to the live set of the herdr session (starting a run again resets its attempt "
+        "budget). Only the store changes: `open` or `reconcile` gives the run its pane.",
+        epilog=examples((start, "needs --pid to get a pane"),
+                        ("panefleet herdr run start --project api --issue 42 --attempt 2 --run-id api-42-2 "
+                         "--pid 51300 --dry-run", "what it would record")))
+    p.add_argument("--project", required=True,
+                   help="the project the run works for; its workers' workspace is labelled PROJECT-workers "
+                        "(letters, digits, '.', '_', '-'; at most 80)")
+    p.add_argument("--issue", required=True, type=int, help="the number of the issue the run works on")
+    p.add_argument("--attempt", required=True, type=int, help="which attempt at the issue the run is")
+    p.add_argument("--run-id", required=True,
+                   help="the run's id (letters, digits, '.', '_', ':', '-'; at most 128)")
+    p.add_argument("--pid", type=int, default=None,
+                   help="the pid of the session host the run's pane represents (no pane is opened without it)")
+    p.add_argument("--session-file", default=None, metavar="FILE",
+                   help="the run's agent session file, recorded with the run")
     _common(p, dry_run=True)
     p.set_defaults(handler=cmd_run_start)
-    p = run_sub.add_parser("settle", help="mark a run settled (its pane is retired by the next reconcile)")
-    p.add_argument("run_id")
+    p = run_sub.add_parser(
+        "settle", help="mark a run settled (its pane is retired by the next reconcile)",
+        description="Mark a run settled: the next `reconcile` closes its pane. The run stays in the store, so "
+        "that a pane it leaves is still known as its own.",
+        epilog=examples("panefleet herdr run settle api-42-1", "panefleet herdr run settle api-42-1 --dry-run"))
+    p.add_argument("run_id", help="the run's id (its --run-id)")
     _common(p, herdr=False, dry_run=True)
     p.set_defaults(handler=cmd_run_settle)
-    p = run_sub.add_parser("list", help="every run of the herdr session in the store")
+    p = run_sub.add_parser(
+        "list", help="every run of the herdr session in the store",
+        description="Every run of the herdr session in the store, live or settled, with its pid, pane and "
+        "spent attempts. Nothing is asked of herdr.",
+        epilog=examples("panefleet herdr run list", "panefleet herdr run list --session review -o json"))
     _common(p)
     p.set_defaults(handler=cmd_run_list)
 
-    p = sub.add_parser("open", help="open a worker pane for a live run (zero residue on failure)")
-    p.add_argument("run_id")
+    p = sub.add_parser(
+        "open", help="open a worker pane for a live run (zero residue on failure)",
+        description="Open the worker pane of a live run in its project's owned workspace (made when "
+        "missing); a pane of the run that still stands is reused. An open that fails closes what it "
+        "created.",
+        epilog=examples("panefleet herdr open api-42-1 --dry-run", "panefleet herdr open api-42-1"))
+    p.add_argument("run_id", help="the live run's id (its --run-id)")
     _common(p, dry_run=True)
     p.set_defaults(handler=cmd_open)
 
-    p = sub.add_parser("retire", help="prove a run's pane is ours, release it and close it")
-    p.add_argument("run_id")
+    p = sub.add_parser(
+        "retire", help="prove a run's pane is ours, release it and close it",
+        description="Prove the run's pane is ours (listed in a workspace panefleet owns), release it and "
+        "close it; a pane that cannot be proven ours is refused and left alone.",
+        epilog=examples("panefleet herdr retire api-42-1", "panefleet herdr retire api-42-1 --session review"))
+    p.add_argument("run_id", help="the run's id (its --run-id)")
     _common(p, dry_run=True)
     p.set_defaults(handler=cmd_retire)
 
-    p = sub.add_parser("reconcile", help="make the owned worker workspaces agree with the live run set")
+    p = sub.add_parser(
+        "reconcile", help="make the owned worker workspaces agree with the live run set",
+        description="One pass over the workspaces panefleet owns: open a pane for each live run that has "
+        "none, close the panes of settled runs and stray ones, remove a workspace left empty. What it owns "
+        "but could not close is recorded as debt (exit 3) and retried by the next pass.",
+        epilog=examples(("panefleet herdr reconcile --dry-run", "what the pass would do"),
+                        "panefleet herdr reconcile",
+                        ("panefleet herdr reconcile --managed api --managed web",
+                         "also clean api's and web's workspaces")))
     p.add_argument("--managed", action="append", default=[], metavar="PROJECT",
                    help="also clean this project's workspaces when it has no live run (repeatable)")
-    p.add_argument("--max-attempts", type=int, default=3, help="re-establishment budget per run (default 3)")
+    p.add_argument("--max-attempts", type=int, default=3, metavar="N",
+                   help="how many failed re-establishments in a row a run may have (default 3)")
     _common(p, dry_run=True)
     p.set_defaults(handler=cmd_reconcile)
 
-    p = sub.add_parser("status", help="the store's runs and workspaces, and what herdr lists for them")
+    p = sub.add_parser(
+        "status", help="the store's runs and workspaces, and what herdr lists for them",
+        description="The store's runs and workspaces of the herdr session beside what herdr lists for them. "
+        "Nothing is changed.",
+        epilog=examples("panefleet herdr status", ("panefleet herdr status --watch", "redraw every 2 s"),
+                        "panefleet herdr status --session review -o json"))
     p.add_argument("--watch", action="store_true",
                    help="on a terminal, redraw until interrupted (without a terminal: once)")
-    p.add_argument("--interval", type=float, default=2.0, metavar="SECONDS", help="refresh interval of --watch")
-    _common(p)
+    p.add_argument("--interval", type=float, default=2.0, metavar="SECONDS",
+                   help="refresh interval of --watch (default: 2)")
+    _common(p, verbose=AUDIT_VERBOSE)
     p.set_defaults(handler=cmd_status)
 
-    p = sub.add_parser("follow", help="show a run's state (what a worker pane displays)")
-    p.add_argument("run_id")
+    p = sub.add_parser(
+        "follow", help="show a run's state (what a worker pane displays)",
+        description="Show a run's state as its worker pane does, redrawn until the run settles or leaves the "
+        "store. Only the store is read.",
+        epilog=examples("panefleet herdr follow api-42-1", ("panefleet herdr follow api-42-1 --once", "print it once")))
+    p.add_argument("run_id", help="the run's id (its --run-id)")
     p.add_argument("--once", action="store_true", help="print the state once and exit")
-    p.add_argument("--interval", type=float, default=2.0, help="seconds between refreshes")
+    p.add_argument("--interval", type=float, default=2.0, metavar="SECONDS",
+                   help="seconds between refreshes (default: 2)")
     _common(p, herdr=False)
     p.set_defaults(handler=cmd_follow)
 
 
-def _common(parser: argparse.ArgumentParser, *, herdr: bool = True, dry_run: bool = False) -> None:
-    from shell.cli.args import add_dry_run, add_output, add_session
+def _common(parser: argparse.ArgumentParser, *, herdr: bool = True, dry_run: bool = False,
+            verbose: str | None = None) -> None:
+    from shell.cli.args import add_dry_run, add_output, add_session, add_verbose
 
     add_output(parser)
     if herdr:
         add_session(parser, "herdr session (default: $HERDR_SESSION, else fleet)")
+    if verbose is not None:
+        add_verbose(parser, verbose)
     if dry_run:
         add_dry_run(parser)
 
@@ -127,12 +195,44 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
         sys.stdout.write(text.rstrip("\n") + "\n")
 
 
-def _fail(args: argparse.Namespace, reason: str, code: int = 1) -> int:
+def _fail(args: argparse.Namespace, reason: str, code: int = 1, *, error_code: str | None = None) -> int:
     if args.output == "json":
-        sys.stdout.write(json.dumps({"ok": False, "error": reason}, ensure_ascii=False) + "\n")
+        if error_code is None:  # a usage error, or a failure in words (shell/cli/explain.py)
+            from shell.cli.explain import Scene, explain
+
+            error_code = "usage_error" if code == 2 else explain(reason, Scene()).code
+        answer = {"ok": False, "error": reason, "error_code": error_code}
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
     else:
         sys.stderr.write(f"panefleet herdr: {reason}\n")
     return code
+
+
+HERDR_NOT_FOUND = "herdr_not_found"
+ABOUT_HERDR = (
+    "Herdr is a terminal workspace manager for coding agents, and panefleet drives its command line "
+    "(faithful to herdr 0.8.2; docs/herdr-fleet.md). Install it (https://herdr.dev: its installer, Homebrew, or a "
+    "release binary from https://github.com/herdrdev/herdr/releases) and put the directory that holds `herdr` on "
+    "PATH, where panefleet looks it up at every call."
+)
+
+
+def need_herdr(args: argparse.Namespace, env: Mapping[str, str], *, without: str | None = None) -> int | None:
+    """The one check every ``panefleet herdr`` command makes for the herdr binary, found as every herdr
+    step finds it (an executable ``herdr`` on ``env``'s PATH, ``shell/run/process.py`` ``which``).
+
+    A command that drives herdr (``without`` None) calls it right after its usage checks and, when herdr
+    is missing, answers exit 1 with ``error_code`` ``herdr_not_found``: nothing was read or written. A
+    command that touches only panefleet's run store goes on; ``without`` says, in a note on stderr,
+    what it therefore did not check. None: go on. docs/herdr-fleet.md, "Without herdr"."""
+    from shell.run.process import which
+
+    if which("herdr", env) is not None:
+        return None
+    if without is None:
+        return _fail(args, f"herdr was not found on PATH. {ABOUT_HERDR}", 1, error_code=HERDR_NOT_FOUND)
+    sys.stderr.write(f"panefleet herdr: note: herdr was not found on PATH, so {without}. {ABOUT_HERDR}\n")
+    return None
 
 
 def _open_store(env: Mapping[str, str]) -> Any:
@@ -266,6 +366,8 @@ def cmd_run_start(args: argparse.Namespace) -> int:
         return _fail(args, f"--attempt must be >= 0, not {args.attempt}", 2)
     if args.pid is not None and args.pid < 1:
         return _fail(args, f"--pid must be a positive process id, not {args.pid}", 2)
+    need_herdr(args, env, without="no herdr pane shows this run until `panefleet herdr reconcile` runs with herdr "
+                                  "(only panefleet's run store is touched)")
     request = RunStartRequest(session=session_of(args, env), run_id=args.run_id, project=args.project,
                               issue=args.issue, attempt=args.attempt, pid=args.pid, session_file=args.session_file)
     return _run_operation("herdr.run_start", request, args, env, render_run_start(request))
@@ -274,6 +376,8 @@ def cmd_run_start(args: argparse.Namespace) -> int:
 def cmd_run_settle(args: argparse.Namespace) -> int:
     from shell.store.herdr_runs import RunSettleRequest
 
+    need_herdr(args, os.environ, without="the run's herdr pane stays until `panefleet herdr reconcile` runs with "
+                                         "herdr (only panefleet's run store is touched)")
     return _run_operation("herdr.run_settle", RunSettleRequest(run_id=args.run_id), args, dict(os.environ),
                           render_run_settle)
 
@@ -281,6 +385,8 @@ def cmd_run_settle(args: argparse.Namespace) -> int:
 def cmd_run_list(args: argparse.Namespace) -> int:
     from pure import wire
 
+    need_herdr(args, os.environ, without="what herdr shows of these runs was not checked (this lists panefleet's "
+                                         "run store only)")
     store = _with_store(args, os.environ)
     if store is None:
         return 1
@@ -301,6 +407,8 @@ def cmd_open(args: argparse.Namespace) -> int:
     from pure.herdr.fleet import OpenRequest
 
     env = dict(os.environ)
+    if (refused := need_herdr(args, env)) is not None:
+        return refused
     request = OpenRequest(session=session_of(args, env), run_id=args.run_id, follower=follower_prefix(env),
                           lock_path=lock_path(env))
     return _run_operation("herdr.open", request, args, env, render_open)
@@ -310,6 +418,8 @@ def cmd_retire(args: argparse.Namespace) -> int:
     from pure.herdr.fleet import RetireRequest
 
     env = dict(os.environ)
+    if (refused := need_herdr(args, env)) is not None:
+        return refused
     request = RetireRequest(session=session_of(args, env), run_id=args.run_id, lock_path=lock_path(env))
     return _run_operation("herdr.retire", request, args, env, render_retire)
 
@@ -318,8 +428,10 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     from pure.herdr.fleet import ReconcileRequest
 
     env = dict(os.environ)
-    if args.max_attempts < 0:
+    if args.max_attempts < 0:  # a usage error is named first, herdr or not
         return _fail(args, "--max-attempts must be >= 0", 2)
+    if (refused := need_herdr(args, env)) is not None:
+        return refused
     request = ReconcileRequest(
         session=session_of(args, env),
         managed=tuple(sorted(set(args.managed))),
@@ -334,6 +446,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     from pure.herdr.fleet import StatusRequest
 
     env = dict(os.environ)
+    if (refused := need_herdr(args, env)) is not None:  # its point is what herdr lists; `run list` reads the store
+        return refused
     request = StatusRequest(session=session_of(args, env))
     if getattr(args, "watch", False) and sys.stdout.isatty() and getattr(args, "output", "text") == "text":
         from shell.cli.status_view import watch
@@ -368,6 +482,8 @@ def cmd_follow(args: argparse.Namespace) -> int:
 
     startup.release()  # a loop that may run for hours, with no step to end start-up (shell/run/startup.py)
     env = dict(os.environ)
+    need_herdr(args, env, without="what herdr shows of this run was not checked (this follows panefleet's run "
+                                  "store only)")
     last = ""
     seen = False
     try:
