@@ -78,25 +78,23 @@ def test_leader_pane_listed_as_worker_is_never_killed(tmux_server, tmp_path: Pat
 
 
 def test_demo_steps_scale_down_then_debt_report(tmux_server, tmp_path: Path, clean_env) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
     from shell.demo.scale_down import scale_down_demo
+    from shell.demo.team import Transcript
+    from shell.run.loop import state_dir
 
     team, leader, panes = real_team(tmux_server, tmp_path, "demo", 3)
-    executor = Executor(env=dict(os.environ), tmux_socket=tmux_server.name)
-    seen: list[tuple[str, str, dict[str, object]]] = []
-
-    def step(title: str, op: str, request: object, render: object) -> dict[str, object]:
-        done, _, _ = run_operation(op, request, executor, env=dict(os.environ), audit=False)
-        result = done.outcome.result
-        assert isinstance(result, dict)
-        text = render(result)  # type: ignore[operator]
-        assert isinstance(text, str) and text
-        seen.append((op, done.outcome.status, result))
-        return result
-
-    scale_down_demo(step, "demo", str(tmp_path))
+    cli = (sys.executable, str(Path(__file__).resolve().parents[2] / "cli.py"))
+    run = Transcript(words=cli, socket=tmux_server.name, workdir=str(tmp_path), cwd=str(tmp_path), env=clean_env,
+                     audit_dir=state_dir(clean_env) / "audit", as_json=True)
+    scale_down_demo(run, "demo")
+    assert run.steps[1]["command"].startswith(f"tmux -L {tmux_server.name} respawn-pane -k -t {panes[1]} ")
+    seen = [(s["operation"], s["status"], s["result"]) for s in run.steps if s["operation"]]
     assert [(op, status) for op, status, _ in seen] == [
         ("team.scale_down", "ok"), ("team.scale_down", "debt"), ("team.debt_show", "ok"),
         ("team.debt_reconcile", "debt")]
+    assert [s["exitCode"] for s in run.steps] == [0, 0, 3, 0, 3]
     assert seen[0][2] == {"ok": True, "removedWorkers": ["worker-3"], "newWorkerCount": 2}
     assert seen[1][2] == {"ok": False, "error": f"scale_down_pane_proof_unavailable:{panes[1]}:pane_pid_changed"}
     report = seen[2][2]
@@ -120,8 +118,7 @@ def test_cli_exit_codes_and_debt_report(tmux_server, tmp_path: Path, clean_env) 
 
     down = cli("scale-down", "cli-debt", "--worker", "worker-2", "--force", "-o", "json")
     assert down.returncode == 3, down.stderr
-    assert json.loads(down.stdout) == {"ok": False,
-                                       "error": f"scale_down_pane_proof_unavailable:{panes[1]}:pane_pid_changed"}
+    assert json.loads(down.stdout)["error_detail"] == f"scale_down_pane_proof_unavailable:{panes[1]}:pane_pid_changed"
     show = cli("debt", "show", "cli-debt")
     assert show.returncode == 0
     assert f"pane {panes[1]} (worker worker-2" in show.stdout and "pane_pid_changed" in show.stdout
@@ -131,14 +128,16 @@ def test_cli_exit_codes_and_debt_report(tmux_server, tmp_path: Path, clean_env) 
     assert plan.returncode == 3 and "kill-pane" not in plan.stdout
     again = cli("debt", "reconcile", "cli-debt", "-o", "json")
     assert again.returncode == 3
-    assert json.loads(again.stdout) == {"ok": False, "error": f"scale_down_cleanup_debt_unresolved:{panes[1]}"}
+    assert json.loads(again.stdout)["error_detail"] == f"scale_down_cleanup_debt_unresolved:{panes[1]}"
     assert panes[1] in tmux_server.panes()
     # unresolved prior debt blocks every later scale-down of the team (it is reconciled first)
     blocked = cli("scale-down", "cli-debt", "--worker", "worker-9", "--force", "-o", "json")
     assert blocked.returncode == 3
-    assert json.loads(blocked.stdout)["error"] == f"scale_down_cleanup_debt_unresolved:{panes[1]}"
+    assert json.loads(blocked.stdout)["error_detail"] == f"scale_down_cleanup_debt_unresolved:{panes[1]}"
     tmux_server.cmd("kill-pane", "-t", panes[1])
     bad = cli("scale-down", "cli-debt", "--worker", "worker-9", "--force", "-o", "json")
     assert bad.returncode == 4
-    assert json.loads(bad.stdout) == {"ok": False, "error": "Worker worker-9 not found in team cli-debt"}
+    answer = json.loads(bad.stdout)
+    assert answer["error_detail"] == "Worker worker-9 not found in team cli-debt"
+    assert answer["error"] == "Team cli-debt has no worker worker-9; its workers: worker-1."
     assert not team.debt_path().exists()
