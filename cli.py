@@ -6,6 +6,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO, cast
@@ -21,17 +22,31 @@ TEAM_COMMAND_MODULES: dict[str, str | None] = {
     "scale-up": "shell.cli.scale_up", "respawn": "shell.cli.scale_up",
     "scale-down": "shell.cli.scale_down", "debt": "shell.cli.scale_down", "task": "shell.cli.scale_down",
 }
-TOP_COMMAND_MODULES = (("herdr", "shell.cli.herdr", "Herdr worker fleet: owned workspaces, worker panes, reconcile"),)
+HERDR_SUMMARY = "Herdr worker fleets: runs, owned workspaces and worker panes"  # as shell/cli/herdr.py has it
+TOP_COMMAND_MODULES = (("herdr", "shell.cli.herdr", HERDR_SUMMARY),)
+
+# How `panefleet --help` lists the commands (the order they are added in is the same).
+COMMAND_GROUPS = (
+    ("fleets", ("team", "herdr")),
+    ("saved plans", ("apply", "show")),
+    ("trying it and setting up", ("demo", "help", "completion")),
+    ("tools for ports and replay", ("schema", "replay", "decide")),
+)
+
+START_HERE = (("panefleet demo", "a team on a private tmux server: built, proven, cleaned up"),
+              ("panefleet help team", "the team commands, with examples"),
+              ("panefleet help team scale-up", "one command in full"),
+              ("panefleet help options", "the global options"))
 
 EXIT_CODES = """exit codes:
-  0  ok
-  1  runtime error (the outcome says what failed)
-  2  usage error
-  3  finished, but something needs attention: cleanup debt was recorded
-     (see `panefleet team debt show`), or for `team status` a pane not proven ours
-  4  refused: nothing was changed
+  0    ok
+  1    runtime error (the outcome says what failed)
+  2    usage error
+  3    finished, but something needs attention: cleanup debt was recorded
+       (see `panefleet team debt show`), or for `team status` a pane not proven ours
+  4    refused: nothing was changed
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP): the run undid what it created; a second
-     Ctrl-C stops at once, and the next scale-up or `team debt reconcile` sweeps the rest
+       Ctrl-C stops at once, and the next scale-up or `team debt reconcile` sweeps the rest
 """
 
 
@@ -47,10 +62,38 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but usage errors are raised so that `-o json` can still answer with JSON."""
+    """argparse, but usage errors are raised so that `-o json` can still answer with JSON, and they
+    name the command or option a typo was probably meant to be. A parser with ``command_groups``
+    lists its commands under those titles."""
+
+    given: Sequence[str] = ()
+    command_groups: Sequence[tuple[str, Sequence[str]]] = ()
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self.given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> Any:
-        raise UsageError(self, message)
+        from shell.cli.args import unknown_option_hint
+
+        raise UsageError(self, message + unknown_option_hint(self, self.given, message))
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if action.choices is not None and value not in action.choices:
+            from shell.cli.args import closest
+
+            shown = [str(choice) for choice in action.choices if not str(choice).startswith("_")]  # not _names
+            suggestion = closest(str(value), shown)
+            hint = f"did you mean {suggestion!r}?" if suggestion is not None else (
+                f"choose from {', '.join(map(repr, shown))}")
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r} ({hint})")
+
+    def format_help(self) -> str:
+        if not self.command_groups:
+            return super().format_help()
+        from shell.cli.args import grouped_help
+
+        return grouped_help(self, self.command_groups)
 
 
 def _rewritten_team_name(args: argparse.Namespace) -> str | None:
@@ -67,14 +110,17 @@ def _rewritten_team_name(args: argparse.Namespace) -> str | None:
     return problem
 
 
-def _common(parser: argparse.ArgumentParser, *, tmux: bool = True, dry_run: bool = False) -> None:
-    """The options a command shows in its own help (the global ones are added to every parser by
-    ``shell.cli.args.finish_tree`` anyway)."""
-    from shell.cli.args import add_dry_run, add_output, add_tmux
+def _common(parser: argparse.ArgumentParser, *, tmux: bool = True, dry_run: bool = False,
+            verbose: str | None = None) -> None:
+    """The options of a command, and the global ones that apply to it (its help names them; they are
+    added to every parser by ``shell.cli.args.finish_tree`` anyway); ``verbose``: what -v does here."""
+    from shell.cli.args import add_dry_run, add_output, add_tmux, add_verbose
 
     add_output(parser)
     if tmux:
         add_tmux(parser)
+    if verbose is not None:
+        add_verbose(parser, verbose)
     if dry_run:
         add_dry_run(parser)
 
@@ -106,7 +152,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         message = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.strerror else str(exc)
         sys.stderr.write(f"panefleet replay: {message}\n")
         if args.output == "json":
-            emit_json({"ok": False, "error": message})
+            emit_json({"ok": False, "error": message, "error_code": "audit_unreadable"})
         return 1
     hint = ""
     if report.divergence and report.recorded_version != panefleet_version():
@@ -179,13 +225,26 @@ def _leader_pane(args: argparse.Namespace) -> str | None:
 
 def cmd_team_init(args: argparse.Namespace) -> int:
     from pure.team_ops import TeamInitRequest
-    from shell.cli.common import run_cli_operation
+    from shell.cli.common import run_cli_operation, usage_error
     from shell.cli.render import render_init
+    from shell.cli.task_input import check_against_team
 
     cwd = os.path.abspath(args.cwd)
+    leader = _leader_pane(args)
+    if leader is None and not args.new_session:
+        return usage_error(args, "team init", "no leader pane: run inside tmux (panefleet reads $TMUX_PANE), or pass "
+                                              "--leader-pane %ID, or --new-session to start one")
+    if leader is not None and re.fullmatch(r"%\d+", leader) is None:
+        where = "--leader-pane" if args.leader_pane else "$TMUX_PANE"
+        return usage_error(args, "team init", f"{where} must be a tmux pane id like %3, not {leader!r} "
+                                              "(`tmux display -p '#{pane_id}'` prints the current one)")
+    unknown_role = check_against_team(args, args.team, cwd, recorded_env(os.environ),
+                                      roles=[("--agent-type", args.agent_type)])
+    if unknown_role is not None:
+        return usage_error(args, "team init", unknown_role)
     request = TeamInitRequest(
         team=args.team, cwd=cwd, env=recorded_env(os.environ), task=args.task, agent_type=args.agent_type,
-        leader_pane=_leader_pane(args), new_session=args.new_session, session_name=args.session,
+        leader_pane=leader, new_session=args.new_session, session_name=args.session,
         leader_command=args.leader_command, worker_cli=args.worker_cli,
     )
     return run_cli_operation("team.init", request, args, render=render_init)
@@ -193,15 +252,15 @@ def cmd_team_init(args: argparse.Namespace) -> int:
 
 def cmd_team_status(args: argparse.Namespace) -> int:
     from pure.team_ops import TeamStatusRequest
-    from shell.cli.common import run_cli_operation
+    from shell.cli.common import run_cli_operation, usage_error
     from shell.cli.status_view import render_status_explained
 
     request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=recorded_env(os.environ))
+    if not 0.2 <= args.interval <= 3600:  # refused alike with or without a terminal
+        return usage_error(args, "team status", f"--interval must be between 0.2 and 3600 s, not {args.interval:g}")
     if getattr(args, "watch", False) and sys.stdout.isatty() and getattr(args, "output", "text") == "text":
         from shell.cli.status_view import watch
 
-        if not 0.2 <= args.interval <= 3600:
-            raise SystemExit(_usage("panefleet team status", "--interval must be between 0.2 and 3600 s", False))
         return watch(request, args, args.interval)
     return run_cli_operation("team.status", request, args, render=render_status_explained,
                              annotate=lambda result: {"locks": _team_locks(request.team, request.cwd)}
@@ -246,6 +305,33 @@ def cmd_completion(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_help(args: argparse.Namespace) -> int:
+    """The help of the command named (``options``: the global options); an unknown one is a usage error."""
+    from shell.cli.args import closest, global_options_help, subcommands
+
+    words = list(args.topic)
+    if words == ["options"]:
+        text = global_options_help()
+    else:
+        node = build_parser([*words, "--help"])  # builds what the words name in full
+        for depth, word in enumerate(words):
+            children = subcommands(node)
+            if word not in children:
+                where = " ".join(["panefleet", *words[:depth]])
+                known = [*(name for name in children if not name.startswith("_")), *(["options"] if depth == 0 else [])]
+                suggestion = closest(word, known)
+                hint = (f"did you mean {suggestion!r}?" if suggestion is not None
+                        else f"choose from {', '.join(known)}" if known else "it has no subcommands")
+                return _usage("panefleet help", f"{where} has no command {word!r} ({hint})", args.output == "json")
+            node = children[word]
+        text = node.format_help()
+    if args.output == "json":
+        sys.stdout.write(json.dumps({"ok": True, "help": text}, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def cmd_apply(args: argparse.Namespace) -> int:
     from shell.cli.saved_plan import apply_plan
 
@@ -275,14 +361,16 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
                  option_string: str | None = None) -> None:
-        sys.stdout.write(f"panefleet {_version()}\n")
+        if getattr(parser, "answers_json", False):  # -o json anywhere on the line (set by _main)
+            sys.stdout.write(json.dumps({"ok": True, "version": _version()}) + "\n")
+        else:
+            sys.stdout.write(f"panefleet {_version()}\n")
         parser.exit()
 
 
-COMPLETION_HELP = """Print a completion script. Install it with, for bash:
-  panefleet completion bash > ~/.local/share/bash-completion/completions/panefleet
-and for zsh (a directory on $fpath):
-  panefleet completion zsh > ~/.zfunc/_panefleet   # with fpath+=(~/.zfunc) before compinit in ~/.zshrc
+COMPLETION_HELP = """Print a completion script for bash or zsh, made from panefleet's own command tree. Save it
+where the shell looks for completions (see the examples): for bash, bash-completion's directory; for zsh, a
+directory on $fpath, e.g. ~/.zfunc with `fpath+=(~/.zfunc)` before `compinit` in ~/.zshrc.
 """
 
 
@@ -290,7 +378,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The whole command tree; with ``argv``, only the command group it selects is built in full
     (the others get a one-line placeholder), and of the team commands only those of the module that
     defines the selected one, which keeps start-up fast."""
-    from shell.cli.args import complete_path, finish_tree
+    from shell.cli.args import AUDIT_VERBOSE, complete_path, examples, finish_tree
 
     words = command_words(list(argv)) if argv is not None else []
     first = words[0] if words else None
@@ -300,78 +388,74 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = Parser(
         prog="panefleet",
         description="Plan and apply changes to fleets of AI coding-agent worker panes in tmux and Herdr, "
-        "touching only panes it can prove it owns. Global options (-o, --tmux-socket, --session, -v) may "
-        "stand before or after the command.",
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "touching only panes it can prove it owns. Every change to a fleet can be planned first with "
+        "--dry-run: it reads the real state, prints what would change, and changes nothing.",
+        epilog=f"{examples(*START_HERE, title='start here')}\n\n{EXIT_CODES}",
     )
+    parser.command_groups = COMMAND_GROUPS
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="print panefleet's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("schema", help="print the JSON Schema of the wire format")
-    _common(p, tmux=False)
-    p.set_defaults(handler=cmd_schema)
-
-    p = sub.add_parser("replay", help="re-derive every decision of a recorded run from its audit log")
-    complete_path(p.add_argument("audit_file"))
-    _common(p, tmux=False)
-    p.set_defaults(handler=cmd_replay)
-
-    p = sub.add_parser("decide", help="answer one planning question: JSON {operation, request, journal} on stdin")
-    _common(p, tmux=False)
-    p.set_defaults(handler=cmd_decide)
-
-    p = sub.add_parser("demo", help="run a self-contained demo on a private tmux server")
-    p.add_argument("--keep", action="store_true", help="leave the demo server running to attach to")
-    _common(p)
-    p.set_defaults(handler=cmd_demo)
-
-    p = sub.add_parser("apply", help="carry out a plan saved with --plan-out; refused when its reads changed",
-                       description="Run the saved plan's request for real. Before the first change, every read "
-                       "must observe what the plan saw (the clock, fresh ids, locks and waits excepted): "
-                       "otherwise nothing is changed and the first fact that differs is named (exit 4).")
-    complete_path(p.add_argument("plan_file", metavar="FILE"))
-    _common(p)
-    p.set_defaults(handler=cmd_apply)
-
-    p = sub.add_parser("show", help="show a plan saved with --plan-out")
-    complete_path(p.add_argument("plan_file", metavar="FILE"))
-    p.add_argument("--steps", action="store_true", help="also list every step of the plan")
-    _common(p, tmux=False)
-    p.set_defaults(handler=cmd_show)
-
-    p = sub.add_parser("completion", help="print a bash or zsh completion script", description=COMPLETION_HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("shell", choices=("bash", "zsh"))
-    _common(p, tmux=False)
-    p.set_defaults(handler=cmd_completion)
-
-    team = sub.add_parser("team", help="oh-my-codex teams of tmux worker panes")
+    team = sub.add_parser(
+        "team", help="oh-my-codex teams of tmux worker panes: scale, prove, respawn",
+        description="oh-my-codex teams: a leader pane and worker panes running agent CLIs (Codex, Claude, "
+        "Gemini) in tmux, with the team's state in .omx/state/team/TEAM, shared with oh-my-codex 0.20.3. "
+        "scale-up and scale-down run only with OMX_TEAM_SCALING_ENABLED=1, as in oh-my-codex. Every "
+        "command that changes something takes --dry-run.",
+        epilog=examples(('panefleet team init alpha --leader-pane "$TMUX_PANE" --worker-cli codex',
+                         "a team led by this pane"),
+                        ("panefleet team scale-up alpha --count 2 --dry-run", "what adding two workers would do"),
+                        ("panefleet team status alpha", "every pane proven live and ours, or not")))
     team_sub = team.add_subparsers(dest="team_command", metavar="TEAM_COMMAND")
     team_sub.required = True
 
-    p = team_sub.add_parser("init", help="write team state bound to a proven, owner-tagged leader pane")
-    p.add_argument("team")
+    p = team_sub.add_parser(
+        "init", help="write team state bound to a proven, owner-tagged leader pane",
+        description="Write the state of the new team TEAM, bound to its leader pane: the pane given (default: "
+        "$TMUX_PANE, the pane it runs in) or the first pane of a new tmux session (--new-session). The pane is "
+        "proven live and tagged as the team's first; a pane another team owns is refused.",
+        epilog=examples(('panefleet team init alpha --leader-pane "$TMUX_PANE" --worker-cli codex',
+                         "led by this pane, workers run Codex"),
+                        ("panefleet team init alpha --new-session --session alpha-lead --dry-run",
+                         "what a new leader session would be"),
+                        ("panefleet team init demo --new-session --worker-cli placeholder",
+                         "no agent CLI needed")))
+    p.add_argument("team", help="the new team's name: 1-30 characters of a-z and 0-9 joined by single '-'")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--leader-pane", metavar="%ID", help="bind to this pane (default: $TMUX_PANE)")
+    where.add_argument("--leader-pane", metavar="%ID", help="bind to this tmux pane (default: $TMUX_PANE)")
     where.add_argument("--new-session", action="store_true", help="start a new tmux session for the leader")
-    p.add_argument("--session", metavar="NAME", help="tmux session name (default omx-team-TEAM)")
-    p.add_argument("--leader-command", metavar="CMD", help="command for a --new-session leader pane")
+    p.add_argument("--session", metavar="NAME",
+                   help="the team's tmux session: the name --new-session gives it (default: omx-team-TEAM)")
+    p.add_argument("--leader-command", metavar="CMD", help="command for a --new-session leader pane "
+                   "(default: a shell)")
     p.add_argument("--task", default="", help="the team's task description")
-    p.add_argument("--agent-type", default="executor")
-    p.add_argument("--worker-cli", choices=("codex", "claude", "gemini", "placeholder"), default=None)
-    complete_path(p.add_argument("--cwd", default=".", help="the team's working directory"), directory=True)
+    p.add_argument("--agent-type", default="executor", metavar="ROLE",
+                   help="the team's agent type, recorded in its config (default: executor)")
+    p.add_argument("--worker-cli", choices=("codex", "claude", "gemini", "placeholder"), default=None,
+                   help="the agent CLI the workers run unless OMX_TEAM_WORKER_CLI or OMX_TEAM_WORKER_CLI_MAP "
+                        "chooses; placeholder is panefleet's stand-in agent (default: chosen at each scale-up, "
+                        "as oh-my-codex does)")
+    complete_path(p.add_argument("--cwd", default=".", help="the team's working directory (default: .)"),
+                  directory=True)
     _common(p, dry_run=True)
     p.set_defaults(handler=cmd_team_init)
 
-    p = team_sub.add_parser("status", help="membership with a live proof of every pane, and recorded debt")
-    p.add_argument("team")
-    complete_path(p.add_argument("--cwd", default="."), directory=True)
+    p = team_sub.add_parser(
+        "status", help="membership with a live proof of every pane, and recorded debt",
+        description="The team's members, each pane proven live and ours (or not) with what its agent's screen "
+        "shows, the cleanup debt recorded and the locks held. Exit 3 when a pane is not proven live and ours.",
+        epilog=examples("panefleet team status alpha",
+                        ("panefleet team status alpha --watch --interval 5", "redraw every 5 s"),
+                        ("panefleet team status alpha -o json", "for programs")))
+    p.add_argument("team", help="the team's name")
+    complete_path(p.add_argument("--cwd", default=".", help="the team's working directory (default: .)"),
+                  directory=True)
     p.add_argument("--watch", action="store_true",
                    help="on a terminal, redraw until interrupted: one snapshot per refresh (without a terminal: once)")
-    p.add_argument("--interval", type=float, default=2.0, metavar="SECONDS", help="refresh interval of --watch")
-    _common(p)
+    p.add_argument("--interval", type=float, default=2.0, metavar="SECONDS",
+                   help="refresh interval of --watch (default: 2)")
+    _common(p, verbose=AUDIT_VERBOSE)
     p.set_defaults(handler=cmd_team_status)
 
     for module_name in team_modules:
@@ -381,7 +465,91 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             _register(module_name, sub)
         else:
             sub.add_parser(group, help=summary)
+
+    p = sub.add_parser(
+        "apply", help="carry out a saved plan; refused if what it read has changed",
+        description="Run the saved plan's request for real. Before the first change, every read "
+        "must observe what the plan saw (the clock, fresh ids, locks and waits excepted): "
+        "otherwise nothing is changed and the first fact that differs is named (exit 4).",
+        epilog=examples(("panefleet team scale-up alpha --count 2 --plan-out up.json", "save the plan"),
+                        ("panefleet show up.json", "read it"),
+                        ("panefleet apply up.json", "carry it out, or refuse if the team changed")))
+    complete_path(p.add_argument("plan_file", metavar="FILE", help="a plan file written by --plan-out"))
+    _common(p, verbose=AUDIT_VERBOSE)
+    p.set_defaults(handler=cmd_apply)
+
+    p = sub.add_parser(
+        "show", help="show a plan saved with --plan-out",
+        description="Print a saved plan: the command it was made for, when and by which panefleet, and what "
+        "it would change. Nothing is read from tmux or herdr.",
+        epilog=examples("panefleet show up.json", ("panefleet show up.json --steps", "with every step"),
+                        "panefleet show up.json -o json"))
+    complete_path(p.add_argument("plan_file", metavar="FILE", help="a plan file written by --plan-out"))
+    p.add_argument("--steps", action="store_true", help="also list every step of the plan")
+    _common(p, tmux=False, verbose="also list every step of the plan (as --steps)")
+    p.set_defaults(handler=cmd_show)
+
+    p = sub.add_parser(
+        "demo", help="run a self-contained demo on a private tmux server",
+        description="Build a team on a private tmux server, prove its panes and clean up. No agent CLI is "
+        "needed; tmux is.",
+        epilog=examples("panefleet demo", ("panefleet demo --keep", "leave the server running to attach to")))
+    p.add_argument("--keep", action="store_true", help="leave the demo server running to attach to")
+    _common(p)
+    p.set_defaults(handler=cmd_demo)
+
+    p = sub.add_parser(
+        "help", help="help on a command, or on the global options",
+        description="Print the help of COMMAND (`panefleet help team scale-up` is `panefleet team scale-up "
+        "--help`), of the global options (`panefleet help options`), or without COMMAND panefleet's own.",
+        epilog=examples("panefleet help", "panefleet help team scale-up", "panefleet help options"))
+    p.add_argument("topic", nargs="*", default=[], metavar="COMMAND",
+                   help="a command with its group (`team scale-up`), or `options`")
+    _common(p, tmux=False)
+    p.set_defaults(handler=cmd_help)
+
+    p = sub.add_parser("completion", help="print a bash or zsh completion script", description=COMPLETION_HELP,
+                       epilog=examples("panefleet completion bash > ~/.local/share/bash-completion/completions/panefleet",
+                                       "panefleet completion zsh > ~/.zfunc/_panefleet"))
+    p.add_argument("shell", choices=("bash", "zsh"), help="the shell the script is for")
+    _common(p, tmux=False)
+    p.set_defaults(handler=cmd_completion)
+
+    p = sub.add_parser(
+        "schema", help="print the JSON Schema of the wire format",
+        description="Print the JSON Schema of the wire format (docs/schema.json): steps, observations, journal "
+        "entries and decisions, of which goldens and audit logs are made, for ports and tools (docs/ports.md).",
+        epilog=examples("panefleet schema > schema.json", ("panefleet schema -o json", '{"ok": true, "schema": …}')))
+    _common(p, tmux=False)
+    p.set_defaults(handler=cmd_schema)
+
+    p = sub.add_parser(
+        "replay", help="re-derive every decision of a recorded run from its audit log",
+        description="Feed a run's audit log back to the planner and check that every decision comes out the "
+        "same; a divergence is named (exit 1). Nothing is run. `-v` on a run prints its audit log's path.",
+        epilog=examples("panefleet replay ~/.local/state/panefleet/audit/20260501T093000.000Z-team-scale_up-1f2e3d4c.jsonl"))
+    complete_path(p.add_argument("audit_file", help="an audit log: a .jsonl file in the audit directory of panefleet's "
+                                                    "state ($PANEFLEET_STATE_DIR, else $XDG_STATE_HOME/panefleet, "
+                                                    "else ~/.local/state/panefleet)"))
+    _common(p, tmux=False)
+    p.set_defaults(handler=cmd_replay)
+
+    p = sub.add_parser(
+        "decide", help="answer one planning question given as JSON on stdin",
+        description="Read one planning question, a JSON object {operation, request, journal}, on stdin and print "
+        "the decision: the next steps, or the outcome (docs/ports.md). Nothing is run.",
+        epilog=examples("panefleet decide < question.json", ("panefleet decide -o json < question.json",
+                                                             '{"ok": true, "decision": …}')))
+    _common(p, tmux=False)
+    p.set_defaults(handler=cmd_decide)
+    from shell.cli import complete_names
+
+    complete_names.register(sub)  # hidden: the names the completion scripts offer
     finish_tree(parser)
+    if argv is None:
+        from shell.cli.args import complete_names as names_complete
+
+        names_complete(parser)
     return parser
 
 
@@ -449,11 +617,15 @@ class _Watched:
 
 
 def _usage(parser_prog: str, message: str, as_json: bool, usage: str = "") -> int:
+    from shell.cli.explain import Scene, explain
+
+    explained = explain(message, Scene())  # e.g. a team name oh-my-codex would rewrite, in words
+    message = explained.text if explained.known else message
     if usage:
         sys.stderr.write(usage)
     sys.stderr.write(f"{parser_prog}: error: {message}\n")
     if as_json:
-        sys.stdout.write(json.dumps({"ok": False, "error": f"usage: {message}"}) + "\n")
+        sys.stdout.write(json.dumps({"ok": False, "error": f"usage: {message}", "error_code": "usage_error"}) + "\n")
     return 2
 
 
@@ -477,6 +649,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(args_list)
     parser = build_parser(args_list)
+    parser.answers_json = as_json  # type: ignore[attr-defined]  # for --version
     try:
         args = parser.parse_args(args_list)
     except UsageError as exc:
@@ -502,7 +675,7 @@ def _main(argv: Sequence[str] | None) -> int:
     out, err = sys.stdout, sys.stderr
     watched_out, watched_err = _Watched(out), _Watched(err)
     sys.stdout, sys.stderr = cast(TextIO, watched_out), cast(TextIO, watched_err)
-    code = 1
+    code, failure_code = 1, "failed"
     try:
         code = int(args.handler(args))
     except KeyboardInterrupt:
@@ -515,7 +688,7 @@ def _main(argv: Sequence[str] | None) -> int:
             raise
         message = f"internal error: {type(exc).__name__}: {exc} (set PANEFLEET_DEBUG=1 for a traceback)"
         sys.stderr.write(f"panefleet: {message}\n")
-        code = 1
+        code, failure_code = 1, "internal_error"
     finally:
         sys.stdout, sys.stderr = out, err
         restore_signals()
@@ -524,6 +697,7 @@ def _main(argv: Sequence[str] | None) -> int:
         answer: dict[str, Any] = {"ok": code == 0}
         if code != 0:
             answer["error"] = watched_err.last_line or f"exit status {code}"
+            answer["error_code"] = "interrupted" if code == 130 else failure_code
         sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
     return code
 

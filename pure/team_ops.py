@@ -56,24 +56,37 @@ class TeamStatusRequest:
     env: dict[str, str] = field(factory=dict)
 
 
-def load_team(paths: st.TeamPaths) -> Gen[st.TeamState]:
+def load_team(paths: st.TeamPaths) -> Gen[tuple[st.TeamState, str]]:
     """oh-my-codex's public read: under the membership barrier, recover an interrupted commit, then
-    read config and manifest. A missing team or malformed state ends the program with a typed error."""
+    read config and manifest. A missing team or malformed state ends the program with a typed error.
 
-    def body(barrier: locks.Barrier) -> Gen[tuple[str | None, str | None]]:
+    Team state that cannot be written (a read-only mount: the barrier's lock directory cannot be
+    made) is read without the barrier, as ``team debt show`` reads it; the second value is then the
+    lock's failure (``""`` when the barrier was held). An interrupted commit cannot be recovered that
+    way: the program ends naming its journal and why."""
+
+    def body(barrier: locks.Barrier) -> Gen[tuple[str | None, str | None, str]]:
         yield from txn.recover(paths, barrier)
         config_text = yield from read_text(paths.config)
         manifest_text = None if config_text is None else (yield from read_text(paths.manifest))
-        return config_text, manifest_text
+        return config_text, manifest_text, ""
+
+    def unlocked(ack: m.Ack) -> Gen[tuple[str | None, str | None, str]]:
+        if (yield from read_text(paths.journal)) is not None:
+            raise fail(f"{paths.journal}: an interrupted membership change must be recovered first, and the "
+                       f"membership lock cannot be taken: {ack.error}")
+        config_text = yield from read_text(paths.config)
+        manifest_text = None if config_text is None else (yield from read_text(paths.manifest))
+        return config_text, manifest_text, ack.error
 
     present = yield from expect(m.Stat(path=paths.config), m.Value)
     if present.value == "absent":  # no lock directory is created for a team that does not exist
         raise fail(f"Team {paths.team} not found", status="refused")
-    config_text, manifest_text = yield from locks.with_barrier(paths, body)
+    config_text, manifest_text, unlocked_by = yield from locks.with_barrier_to_read(paths, body, unlocked)
     if config_text is None:
         raise fail(f"Team {paths.team} not found", status="refused")
     loaded = st.read_team_state(paths, config_text, manifest_text)
-    return loaded.alt(lambda e: _raise(f"team_state_malformed:{e}")).unwrap()
+    return loaded.alt(lambda e: _raise(f"team_state_malformed:{e}")).unwrap(), unlocked_by
 
 
 def _raise(message: str) -> Any:
@@ -194,7 +207,7 @@ def _pane_report(role: str, name: str, pane: object, pinned: object, verdict: t.
     return entry
 
 
-def _screen_report(report: dict[str, Any], cli: str, ours: t.SeenPane | None) -> Gen[None]:
+def _screen_report(report: dict[str, Any], cli: str, ours: t.SeenPane | None, team: str) -> Gen[None]:
     """What a worker's agent shows (``pure/agents/screen.py``), read only from a pane found live and
     ours by this status' snapshot and owner read; a gone pane's cause is its verdict."""
     from pure.agents import screen as sc
@@ -203,7 +216,7 @@ def _screen_report(report: dict[str, Any], cli: str, ours: t.SeenPane | None) ->
         report["screen"] = None
         if report.get("verdict") in ("absent", "dead"):
             report["cause"] = f"pane {report.get('paneId')} is {report.get('verdict')}: the agent exited or the pane " \
-                              "was killed (panefleet team respawn TEAM WORKER starts it again)"
+                              f"was killed (`panefleet team respawn {team} {report.get('name')}` starts it again)"
         return
     shot = yield from expect(t.capture_step(ours), m.Proc)
     if shot.exit_code != 0:
@@ -220,7 +233,7 @@ def team_status(req: TeamStatusRequest) -> Program:
     check_team_name(req.team)
     root = st.resolve_state_root(req.cwd, req.env)
     paths = st.TeamPaths(root, req.team)
-    team = yield from load_team(paths)
+    team, unlocked_by = yield from load_team(paths)
     config = team.config
     snapshot = yield from expect(t.list_panes_step(), m.Proc)
     panes: list[tuple[str, str, object, object]] = []
@@ -262,7 +275,7 @@ def team_status(req: TeamStatusRequest) -> Program:
             pane = report["paneId"]
             seen = t.seen_owned(pane, report["pinnedPid"], verdicts[pane], owners.get(pane), expected_owner) \
                 if isinstance(pane, str) and pane in verdicts else None
-            yield from _screen_report(report, clis.get(report["name"], "codex"), seen)
+            yield from _screen_report(report, clis.get(report["name"], "codex"), seen, paths.team)
     surveyed = yield from strays.survey(paths, config)
     listed = [debt.get(key) for key in ("unresolved_panes", "workers")] if isinstance(debt, dict) else []
     in_debt = {p.get("pane_id") for panes in listed if isinstance(panes, list) for p in panes
@@ -281,6 +294,8 @@ def team_status(req: TeamStatusRequest) -> Program:
     }
     if leftover:
         result["leftoverWorkers"] = leftover
+    if unlocked_by:  # read without the membership lock (read-only team state): why it could not be taken
+        result["readUnlocked"] = unlocked_by
     snapshot_verdict = t.verdict_from_answer("%0", snapshot)
     if snapshot_verdict.unavailable:
         message = f"pane_snapshot_unavailable:{snapshot_verdict.reason}:{snapshot_verdict.detail}"

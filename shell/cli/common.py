@@ -75,7 +75,7 @@ def usage_error(args: argparse.Namespace, command: str, message: str) -> int:
     as ``{"ok": false, "error": "usage: …"}`` with ``-o json``."""
     sys.stderr.write(f"panefleet {command}: error: {message}\n")
     if getattr(args, "output", "text") == "json":
-        emit_json({"ok": False, "error": f"usage: {message}"})
+        emit_json({"ok": False, "error": f"usage: {message}", "error_code": "usage_error"})
     return EXIT_USAGE
 
 
@@ -194,12 +194,31 @@ def run_and_print(name: str, request: object, args: argparse.Namespace, executor
     return exit_code(done)
 
 
+def for_people(answer: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """A failed answer with its sentence in ``error`` and its stable code in ``error_code``
+    (shell/cli/explain.py)."""
+    from shell.cli.explain import explained_answer, scene_of
+
+    return explained_answer(answer, scene_of(args, os.environ, answer))
+
+
+def explained_text(text: str, answer: dict[str, Any], args: argparse.Namespace) -> str:
+    """A renderer's text with the failure's code replaced by its sentence (renderers match on the
+    code, so they are given the answer as the planner made it)."""
+    raw, sentence = answer.get("error"), for_people(answer, args).get("error")
+    if not isinstance(raw, str) or not raw or not isinstance(sentence, str) or raw == sentence:
+        return text
+    if f": {raw}" in text:
+        return text.replace(f": {raw}", f": {sentence}", 1)
+    return f"error: {sentence}\n{text}"
+
+
 def print_outcome(done: m.Done, journal: list[m.Entry], args: argparse.Namespace, renderer: RunRenderer) -> None:
     result = answer_of(done)
     if getattr(args, "output", "text") == "json":
-        emit_json(result)
+        emit_json(for_people(result, args))
         return
-    text = renderer(result, done, journal).rstrip("\n") + "\n"
+    text = explained_text(renderer(result, done, journal).rstrip("\n") + "\n", result, args)
     if result.get("interrupted") is True:
         text = undone_text(journal) + text
     (sys.stdout if result.get("ok") is True else sys.stderr).write(text)
@@ -222,7 +241,8 @@ def undone_text(journal: list[m.Entry]) -> str:
 # -------------------------------------------------------------------------------------- dry runs
 
 
-def plan_json(name: str, request: object, done: m.Done, journal: list[m.Entry]) -> dict[str, Any]:
+def plan_json(name: str, request: object, done: m.Done, journal: list[m.Entry], args: argparse.Namespace
+              ) -> dict[str, Any]:
     """``{"ok", "dryRun", "predicted", "changes", "steps"}``: ``predicted`` is exactly what the real run
     would print with ``-o json``; ``ok`` is its ``ok``."""
     from pure import wire
@@ -232,15 +252,15 @@ def plan_json(name: str, request: object, done: m.Done, journal: list[m.Entry]) 
     return {
         "ok": predicted["ok"],
         "dryRun": True,
-        "predicted": predicted,
+        "predicted": for_people(predicted, args),
         "changes": [c.to_json() for c in changes(name, request, journal, predicted, done)],
         "steps": [{"change": is_change(e.step), "step": wire.unstructure(e.step),
                    "observation": wire.unstructure(e.observation)} for e in journal],
     }
 
 
-def plan_text(name: str, request: object, done: m.Done, journal: list[m.Entry], renderer: RunRenderer, *,
-              steps: bool, heading: str = "dry run: reads are real, changes are predicted; nothing was changed"
+def plan_text(name: str, request: object, done: m.Done, journal: list[m.Entry], renderer: RunRenderer,
+              args: argparse.Namespace, *, steps: bool, heading: str = "dry run: reads are real, changes are predicted; nothing was changed"
               ) -> str:
     """What will change (one line per thing), the predicted result in words, the step trace with
     ``steps``, and the count line."""
@@ -251,7 +271,7 @@ def plan_text(name: str, request: object, done: m.Done, journal: list[m.Entry], 
     out = [f"What will change ({heading}):" if found else f"No changes ({heading})."]
     if found:
         out += render_changes(found)
-    words = _placeholder_pids(renderer(predicted, done, journal).rstrip("\n"), journal)
+    words = _placeholder_pids(explained_text(renderer(predicted, done, journal).rstrip("\n"), predicted, args), journal)
     out.append("Predicted result:")
     out += ["  " + line for line in words.splitlines()]
     out += [f"  {line}" for line in debt_lines(done).splitlines()]
@@ -265,29 +285,33 @@ def plan_text(name: str, request: object, done: m.Done, journal: list[m.Entry], 
 
 
 def _placeholder_pids(text: str, journal: list[m.Entry]) -> str:
-    """A planned pane's pid is a placeholder (``shell/run/dryrun.py``): say "new" instead of a number."""
+    """A planned pane's id and pid are guesses (``shell/run/dryrun.py``): the real run gets ids tmux
+    chooses then, so say "(new)" instead of a number."""
     import re
 
     from shell.run.dryrun import PLACEHOLDER_PID_BASE
 
-    created = sum(1 for e in journal if isinstance(e.step, m.Run) and e.step.mutates and e.step.tool == "tmux"
-                  and e.step.args[:1] in (("split-window",), ("new-window",), ("new-session",)))
+    created = [e for e in journal if isinstance(e.step, m.Run) and e.step.mutates and e.step.tool == "tmux"
+               and e.step.args[:1] in (("split-window",), ("new-window",), ("new-session",))]
     if not created:
         return text
-    pids = "|".join(str(PLACEHOLDER_PID_BASE + n) for n in range(1, created + 1))
-    return re.sub(rf"\b({pids})\b", "(new)", text)
+    pids = "|".join(str(PLACEHOLDER_PID_BASE + n) for n in range(1, len(created) + 1))
+    panes = [e.observation.stdout.split()[0] for e in created
+             if isinstance(e.observation, m.Proc) and re.fullmatch(r"%\d+\s*", e.observation.stdout)]
+    text = re.sub(rf"\b({pids})\b", "(new)", text)
+    return re.sub(rf"({'|'.join(panes)})\b", "(new)", text) if panes else text
 
 
 def print_dry_run(name: str, request: object, done: m.Done, journal: list[m.Entry], args: argparse.Namespace,
                   renderer: RunRenderer, *, plan_file: str | None = None) -> None:
     if getattr(args, "output", "text") == "json":
-        answer = plan_json(name, request, done, journal)
+        answer = plan_json(name, request, done, journal, args)
         if plan_file:
             answer["planFile"] = plan_file
         emit_json(answer)
         return
     steps = bool(getattr(args, "steps", False) or getattr(args, "verbose", 0))
-    sys.stdout.write(plan_text(name, request, done, journal, renderer, steps=steps))
+    sys.stdout.write(plan_text(name, request, done, journal, renderer, args, steps=steps))
     if plan_file:
         sys.stdout.write(f"Saved to {plan_file}: `panefleet apply {plan_file}` carries it out, or refuses when "
                          "what it was computed from has changed.\n")

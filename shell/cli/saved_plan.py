@@ -288,12 +288,21 @@ def renderer_for(operation: str, request: Any) -> Any:
 # ------------------------------------------------------------------------------------- commands
 
 
+def planned_scene(args: argparse.Namespace, plan: SavedPlan) -> argparse.Namespace:
+    """``args`` with what the planned command ran on (its team, folder, task and tmux server), for the
+    sentences of a failure (shell/cli/explain.py)."""
+    request = plan.request
+    return argparse.Namespace(**{**vars(args), "team": getattr(request, "team", None),
+                                 "cwd": getattr(request, "cwd", None), "task_id": getattr(request, "task_id", None),
+                                 "tmux_socket": plan.data.get("tmuxSocket")})
+
+
 def _refuse(args: argparse.Namespace, message: str, code: int = 4, **extra: Any) -> int:
     sys.stderr.write(f"panefleet apply: refused, nothing was changed: {message}\n")
     if getattr(args, "output", "text") == "json":
         from shell.cli.common import emit_json
 
-        emit_json({"ok": False, "error": message, "refused": True, **extra})
+        emit_json({"ok": False, "error": message, "refused": True, "error_code": "plan_refused", **extra})
     return code
 
 
@@ -313,7 +322,7 @@ def _show_refusal(args: argparse.Namespace, message: str) -> int:
     if getattr(args, "output", "text") == "json":
         from shell.cli.common import emit_json
 
-        emit_json({"ok": False, "error": message})
+        emit_json({"ok": False, "error": message, "error_code": "plan_unreadable"})
     return 4
 
 
@@ -324,6 +333,12 @@ def apply_plan(args: argparse.Namespace) -> int:
     if isinstance(plan, int):
         return plan
     env = dict(os.environ)
+    if plan.operation.startswith("herdr.") and plan.operation not in ("herdr.run_start", "herdr.run_settle"):
+        from shell.cli.herdr import need_herdr
+
+        missing = need_herdr(args, env)  # a plan that drives herdr, without herdr: said as such, not as stale
+        if missing is not None:
+            return missing
     # the state root this environment gives the plan's request (its cwd with this environment's OMX_*
     # variables; for herdr commands, this environment's panefleet state dir)
     here = state_root_of(plan.operation, plan.request, _team_env(env) if plan.operation.startswith("team.") else env)
@@ -355,7 +370,7 @@ def apply_plan(args: argparse.Namespace) -> int:
             real = Executor(env=env, tmux_socket=socket if isinstance(socket, str) else None)
         checked = CheckedExecutor(real, plan.journal, team_dir)
         try:
-            return run_and_print(plan.operation, plan.request, args, checked, env, renderer)
+            return run_and_print(plan.operation, plan.request, planned_scene(args, plan), checked, env, renderer)
         except StalePlan as stale:
             from pure import wire
 
@@ -375,8 +390,9 @@ def show_plan(args: argparse.Namespace) -> int:
     if isinstance(plan, int):
         return plan
     data = plan.data
+    planned = planned_scene(args, plan)
     if getattr(args, "output", "text") == "json":
-        answer = plan_json(plan.operation, plan.request, plan.decision, plan.journal)
+        answer = plan_json(plan.operation, plan.request, plan.decision, plan.journal, planned)
         answer["ok"] = True  # the plan was read; its prediction is answer["predicted"]["ok"]
         answer["plan"] = {k: data.get(k) for k in ("format", "panefleetVersion", "createdAt", "command", "operation",
                                                    "stateRoot", "tmuxSocket", "fingerprint", "request")}
@@ -387,7 +403,7 @@ def show_plan(args: argparse.Namespace) -> int:
                      f"{data.get('stateRoot')}" + (f" (tmux -L {data['tmuxSocket']})" if data.get("tmuxSocket") else "")
                      + f"\n  {data.get('fingerprint')}\n")
     sys.stdout.write(plan_text(plan.operation, plan.request, plan.decision, plan.journal,
-                               renderer_for(plan.operation, plan.request),
+                               renderer_for(plan.operation, plan.request), planned,
                                steps=bool(getattr(args, "steps", False) or getattr(args, "verbose", 0)),
                                heading="saved plan: reads as they were, changes predicted"))
     return 0

@@ -43,44 +43,96 @@ def _version(text: str) -> int | None:
 
 
 def register(team_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = team_sub.add_parser("scale-down", help="remove workers: commit membership, then prove and kill their panes")
-    p.add_argument("team")
+    from shell.cli.args import examples
+
+    p = team_sub.add_parser(
+        "scale-down", help="remove workers: commit membership, then prove and kill their panes",
+        description="Remove workers from TEAM: those named with --worker, or N idle ones with --count (default "
+        "1); at least one worker stays. Their tasks are released and the new membership is committed first; "
+        "then each pane is proven ours and killed, and a pane that cannot be proven is kept as cleanup debt "
+        "(exit 3; see `panefleet team debt show`). It runs only with OMX_TEAM_SCALING_ENABLED=1, as in "
+        "oh-my-codex (docs/scale-down.md).",
+        epilog=examples(("panefleet team scale-down alpha --count 2 --dry-run", "what would change"),
+                        ("panefleet team scale-down alpha --worker worker-3", "remove worker-3"),
+                        ("panefleet team scale-down alpha --worker worker-2 --worker worker-4 --force",
+                         "even if busy")))
+    p.add_argument("team", help="the team's name")
     select = p.add_mutually_exclusive_group()  # two different ways to choose the workers
     select.add_argument("--worker", action="append", default=[], metavar="NAME",
                         help="a worker to remove (repeatable)")
-    select.add_argument("--count", type=positive_int, default=None, help="remove N idle workers (default 1)")
+    select.add_argument("--count", type=positive_int, default=None, metavar="N",
+                        help="remove N idle workers (default 1)")
     p.add_argument("--force", action="store_true", help="also remove busy workers; skip the drain wait")
     p.add_argument("--drain-timeout-ms", type=non_negative_int, default=30_000, metavar="MS",
                    help="how long to wait for the workers to drain (default 30000)")
     _common(p, dry_run=True)
     p.set_defaults(handler=cmd_scale_down)
 
-    debt = team_sub.add_parser("debt", help="scale-down cleanup debt: show it, or retry it")
+    debt = team_sub.add_parser(
+        "debt", help="scale-down cleanup debt: show it, or retry it",
+        description="What a scale-down could not prove safe to remove (the panes it kept, the resources it "
+        "could not clean) is recorded as cleanup debt in the team's directory, in oh-my-codex's format.",
+        epilog=examples("panefleet team debt show alpha", "panefleet team debt reconcile alpha --dry-run"))
     debt_sub = debt.add_subparsers(dest="debt_command", metavar="DEBT_COMMAND", required=True)
-    p = debt_sub.add_parser("show", help="the debt record explained: panes, reasons, what a retry would do")
-    p.add_argument("team")
-    _common(p, dry_run=False, tmux=False)
+    p = debt_sub.add_parser(
+        "show", help="the debt record explained: panes, reasons, what a retry would do",
+        description="Explain the team's cleanup debt record: the panes kept and why, and what a retry would "
+        "do; and what runs that did not finish left behind. Nothing is changed.",
+        epilog=examples("panefleet team debt show alpha", "panefleet team debt show alpha -o json"))
+    p.add_argument("team", help="the team's name")
+    _common(p, dry_run=False)
     p.set_defaults(handler=cmd_debt_show)
-    p = debt_sub.add_parser("reconcile", help="re-prove debt panes, kill only proven ones, clean resources")
-    p.add_argument("team")
+    p = debt_sub.add_parser(
+        "reconcile", help="re-prove debt panes, kill only proven ones, clean resources",
+        description="Retry the team's cleanup debt: prove each debt pane again, kill only those proven ours "
+        "(one gone counts as done), clean the resources left, and delete the record once everything "
+        "converged. What still cannot be proven stays debt (exit 3).",
+        epilog=examples(("panefleet team debt reconcile alpha --dry-run", "what a retry would do"),
+                        "panefleet team debt reconcile alpha"))
+    p.add_argument("team", help="the team's name")
     _common(p, dry_run=True)
     p.set_defaults(handler=cmd_debt_reconcile)
 
-    task = team_sub.add_parser("task", help="team tasks (oh-my-codex compatible, shares its locks)")
+    task = team_sub.add_parser(
+        "task", help="team tasks (oh-my-codex compatible, shares its locks)",
+        description="The team's tasks, in oh-my-codex's files and under its locks, so both tools can work on "
+        "one team at once.",
+        epilog=examples('panefleet team task create alpha --subject "fix the login bug"',
+                        "panefleet team task claim alpha 1 --worker worker-2"))
     task_sub = task.add_subparsers(dest="task_command", metavar="TASK_COMMAND", required=True)
-    p = task_sub.add_parser("create", help="create a task (next id, version 1)")
-    p.add_argument("team")
-    p.add_argument("--subject", required=True)
-    p.add_argument("--description", required=True)
-    p.add_argument("--owner", default=None)
-    p.add_argument("--status", default=None, choices=("pending", "blocked", "in_progress", "completed", "failed"))
-    p.add_argument("--blocked-by", action="append", default=None, metavar="TASK_ID")
+    p = task_sub.add_parser(
+        "create", help="create a task (next id, version 1)",
+        description="Create a task of TEAM with the next free id, at version 1 (status pending unless "
+        "--status says otherwise). Give it with --subject (and --description), or with --task.",
+        epilog=examples('panefleet team task create alpha --subject "fix the login bug" '
+                        '--description "the form rejects valid emails"',
+                        'panefleet team task create alpha --subject "add a regression test" --owner worker-2 '
+                        '--blocked-by 1',
+                        'panefleet team task create alpha --subject "fix the login bug" --dry-run'))
+    p.add_argument("team", help="the team's name")
+    p.add_argument("--task", default=None, metavar="TEXT|JSON",
+                   help='the task instead of --subject/--description: plain text (first line the subject, the '
+                        'rest the description) or {"subject", "description", "owner"?, "role"?, "blocked_by"?}')
+    p.add_argument("--subject", default=None, help="the task's subject, one line")
+    p.add_argument("--description", default=None, help="what the task asks for (default: the subject)")
+    p.add_argument("--owner", default=None, metavar="WORKER", help="the worker the task is for, e.g. worker-2")
+    p.add_argument("--status", default=None, choices=("pending", "blocked", "in_progress", "completed", "failed"),
+                   help="the task's status (default: pending)")
+    p.add_argument("--blocked-by", action="append", default=None, metavar="TASK_ID",
+                   help="a task that must be done first (repeatable)")
     _common(p, dry_run=True, tmux=False)
     p.set_defaults(handler=cmd_task_create)
-    p = task_sub.add_parser("claim", help="claim a task for a worker (version-checked)")
-    p.add_argument("team")
-    p.add_argument("task_id")
-    p.add_argument("--worker", required=True)
+    p = task_sub.add_parser(
+        "claim", help="claim a task for a worker (version-checked)",
+        description="Claim TASK_ID for a worker of TEAM: the task becomes the worker's, in progress, with a "
+        "claim token and a lease. Refused when the version read no longer matches (--expected-version), "
+        "when another worker holds or owns it, when a task it depends on is not completed, or when it is "
+        "finished.",
+        epilog=examples("panefleet team task claim alpha 3 --worker worker-2 --expected-version 1",
+                        ("panefleet team task claim alpha 3 --worker worker-2", "no version check")))
+    p.add_argument("team", help="the team's name")
+    p.add_argument("task_id", help="the task's id, e.g. 3")
+    p.add_argument("--worker", required=True, metavar="NAME", help="the worker that claims it, e.g. worker-2")
     p.add_argument("--expected-version", type=_version, default=None, metavar="V|null",
                    help="the version you read (null: no version check)")
     _common(p, dry_run=True, tmux=False)
@@ -127,12 +179,53 @@ def render_reconcile_run(result: dict[str, Any], done: m.Done, journal: Sequence
 
 def cmd_task_create(args: argparse.Namespace) -> int:
     from pure.omx.tasks import TaskCreateRequest
-    from shell.cli.common import run_cli_operation
+    from shell.cli.common import run_cli_operation, usage_error
+    from shell.cli.task_input import check_against_team
 
-    request = TaskCreateRequest(team=args.team, cwd=_cwd(args), env=_env(), subject=args.subject,
-                                description=args.description, owner=args.owner, status=args.status,
-                                blocked_by=tuple(args.blocked_by) if args.blocked_by else None)
+    try:
+        task = _task_given(args)
+    except ValueError as exc:
+        return usage_error(args, "team task create", str(exc))
+    request = TaskCreateRequest(team=args.team, cwd=_cwd(args), env=_env(), subject=task.subject,
+                                description=task.description, owner=task.owner, status=args.status,
+                                blocked_by=task.blocked_by, role=task.role)
+    blocker = "--blocked-by" if args.blocked_by else "blocked_by of --task"
+    problem = check_against_team(args, request.team, request.cwd, request.env,
+                                 roles=[("role of --task", task.role)] if task.role is not None else [],
+                                 blocked=[(blocker, task.blocked_by)] if task.blocked_by else [])
+    if problem is not None:
+        return usage_error(args, "team task create", problem)
     return run_cli_operation("team.task_create", request, args, render=render_task)
+
+
+def _task_given(args: argparse.Namespace) -> Any:
+    """The task of ``task create``: ``--task`` (text or JSON, ``shell/cli/task_input.py``), or
+    ``--subject`` with ``--description`` (the subject when not given); ``--owner`` and ``--blocked-by``
+    add to it what ``--task`` does not say itself."""
+    import attrs
+
+    from pure.omx.scale_up.run import TaskSpec
+    from shell.cli.task_input import EXAMPLES, parse_task
+
+    if args.task is not None:
+        if args.subject is not None or args.description is not None:
+            raise ValueError("--task already gives the subject and the description: give --task alone, or "
+                             "--subject (and --description) instead")
+        task = parse_task(args.task)
+    elif args.subject is not None:
+        task = TaskSpec(subject=args.subject, description=args.subject if args.description is None
+                        else args.description)
+    else:
+        raise ValueError(f"a task is needed: --subject (and --description), or --task; {EXAMPLES}")
+    if args.owner is not None:
+        if task.owner is not None:
+            raise ValueError("the owner is given twice: by --task and by --owner")
+        task = attrs.evolve(task, owner=args.owner)
+    if args.blocked_by:
+        if task.blocked_by is not None:
+            raise ValueError("blocked_by is given twice: by --task and by --blocked-by")
+        task = attrs.evolve(task, blocked_by=tuple(args.blocked_by))
+    return task
 
 
 def cmd_task_claim(args: argparse.Namespace) -> int:
@@ -151,33 +244,7 @@ def render_scale_down(result: dict[str, Any], team: str = "TEAM") -> str:
     if result.get("ok"):
         removed = ", ".join(result.get("removedWorkers", []))
         return f"removed {removed}; {result.get('newWorkerCount')} worker(s) remain"
-    error = str(result.get("error"))
-    return f"error: {error}" + "".join(f"\n{line}" for line in scale_down_hint(error, team))
-
-
-def scale_down_hint(error: str, team: str) -> list[str]:
-    """What a scale-down error means for the team, matched on the exact error codes (all of them
-    begin with ``scale_down_cleanup_debt``, so a prefix match would confuse them)."""
-    show = f"`panefleet team debt show {team}`"
-    retry = f"`panefleet team debt reconcile {team}`"
-    untouched = ("nothing was done: scale-down settles earlier cleanup debt first and stopped there "
-                 "(no membership change, no status change, no tmux call)")
-    if error.startswith(("scale_down_cleanup_debt:", "scale_down_pane_proof_unavailable:")):
-        return ["membership is committed; the panes listed below are kept as cleanup debt, not killed",
-                f"inspect with {show}; retry with {retry}"]
-    if error.startswith("scale_down_cleanup_debt_unreadable"):
-        return [f"the team's cleanup debt record (.scale-down-cleanup-debt.json) is not valid JSON; {untouched}",
-                f"inspect it with {show}, then repair or remove the file by hand"]
-    if error == "scale_down_cleanup_debt_malformed":
-        return [f"the team's cleanup debt record (.scale-down-cleanup-debt.json) fails validation; {untouched}",
-                f"inspect it with {show}, then repair or remove the file by hand"]
-    if error == "scale_down_cleanup_debt_membership_inconsistent":
-        return ["the cleanup debt record names removed workers of which only some are still members; "
-                + untouched, f"inspect it with {show}"]
-    if error.startswith(("scale_down_cleanup_debt_unresolved:", "scale_down_cleanup_debt_resource_cleanup_failed:")):
-        return ["cleanup debt could not be settled and is kept (scale-down does nothing more until it is)",
-                f"inspect with {show}; retry with {retry}"]
-    return []
+    return f"error: {result.get('error')}"
 
 
 def render_reconcile(result: dict[str, Any], journal: Sequence[m.Entry], team: str = "TEAM") -> str:
@@ -185,8 +252,6 @@ def render_reconcile(result: dict[str, Any], journal: Sequence[m.Entry], team: s
 
     report = reconcile_report(result, journal)
     head = [] if result.get("ok") else [f"error: {result.get('error')}"]
-    if not result.get("ok") and not report:
-        head += scale_down_hint(str(result.get("error")), team)
     return "\n".join(head + report) or "ok"
 
 

@@ -167,7 +167,7 @@ def test_status_against_a_hanging_tmux_answers_within_the_deadline(tmp_path: Pat
     elapsed = time.monotonic() - started
     assert elapsed < 1 + 1, elapsed
     assert done.returncode == 1, done
-    error = json.loads(done.stdout)["error"]
+    error = json.loads(done.stdout)["error_detail"]
     assert error.startswith("pane_snapshot_unavailable:query_failed:tmux timed out after 1 s: list-panes -a -F ")
     assert_all_gone(pids)
     assert list((tmp_path / ".omx" / "state" / ".team-locks").iterdir()) == []
@@ -202,7 +202,7 @@ def test_scale_up_whose_split_hangs_rolls_back_and_leaves_no_lock(tmp_path: Path
     before = membership(team)
     out, err = run.communicate(timeout=60)
     assert run.returncode == 1, (out, err)
-    error = json.loads(out)["error"]
+    error = json.loads(out)["error_detail"]
     assert error.startswith("Failed to create tmux pane for worker-2: tmux timed out after 1 s: split-window -v "
                             "-t %21 "), error
     assert log.read_text().split().count("split-window") == 1
@@ -232,7 +232,7 @@ def test_sigterm_during_a_change_lets_it_end_within_its_deadline_then_undoes_the
     assert time.monotonic() - started < 2 + 3
     assert run.returncode == 130
     answer = json.loads(out)
-    assert answer["interrupted"] is True and answer["error"].startswith(
+    assert answer["interrupted"] is True and answer["error_detail"].startswith(
         "Failed to create tmux pane for worker-2: tmux timed out after 2 s: split-window "), answer
     assert membership(team) == before and not (team.dir / "workers" / "worker-2").exists()
     assert _lock_dirs(team) == []

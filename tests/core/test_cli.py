@@ -52,7 +52,8 @@ def test_replay_of_a_missing_or_garbage_file(tmp_path: Path) -> None:
 def test_usage_errors_answer_json_when_json_was_asked() -> None:
     done = subprocess.run([*CLI, "team", "status", "-o", "json"], capture_output=True, text=True)
     assert done.returncode == 2
-    assert json.loads(done.stdout) == {"ok": False, "error": "usage: the following arguments are required: team"}
+    assert json.loads(done.stdout) == {"ok": False, "error": "usage: the following arguments are required: team",
+                                      "error_code": "usage_error"}
     done = subprocess.run([*CLI, "team", "status", "x", "--tmux-socket", "", "-o", "json"], capture_output=True, text=True)
     assert done.returncode == 2 and "invalid tmux socket name" in json.loads(done.stdout)["error"]
     done = subprocess.run([*CLI, "replay", "/nonexistent.jsonl", "-o", "json"], capture_output=True, text=True)

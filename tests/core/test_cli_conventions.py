@@ -94,7 +94,7 @@ def test_session_before_a_command_that_has_none_is_a_usage_error(capsys: pytest.
     assert cli.main(["--session", "s", "team", "status", "alpha", "-o", "json"]) == 2
     out = capsys.readouterr().out
     assert json.loads(out) == {"ok": False, "error": "usage: --session does not apply to `team status` "
-                                                     "(it takes no session)"}
+                                                     "(it takes no session)", "error_code": "usage_error"}
 
 
 def test_json_before_the_command(tmp_path: Path, clean_env: dict[str, str]) -> None:
@@ -102,7 +102,9 @@ def test_json_before_the_command(tmp_path: Path, clean_env: dict[str, str]) -> N
                  ["team", "status", "nosuch", "--cwd", str(tmp_path), "-o", "json"]):
         done = subprocess.run([*CLI, *argv], capture_output=True, text=True, env=clean_env)
         assert done.returncode == 4, done.stderr
-        assert json.loads(done.stdout) == {"ok": False, "error": "Team nosuch not found"}
+        answer = json.loads(done.stdout)
+        assert (answer["ok"], answer["error_code"], answer["error_detail"]) == (False, "team_not_found",
+                                                                                "Team nosuch not found")
 
 
 def test_version() -> None:
@@ -170,7 +172,7 @@ def test_text_refusals_go_to_stderr(tmp_path: Path, capsys: pytest.CaptureFixtur
     for argv in (["team", "status", "nosuch"], ["team", "scale-down", "nosuch"], ["team", "debt", "show", "nosuch"]):
         assert cli.main([*argv, "--cwd", str(tmp_path)]) == 4
         text = capsys.readouterr()
-        assert text.out == "" and "Team nosuch not found" in text.err, argv
+        assert text.out == "" and "Team nosuch was not found" in text.err, argv
 
 
 # ----------------------------------------------------------------------- every JSON answer has `ok`
@@ -201,13 +203,19 @@ def test_every_json_answer_has_a_boolean_ok(tmp_path: Path, clean_env: dict[str,
             rest = [str(tmp_path / "plan.json")]
         if path == ("herdr", "follow"):
             rest += ["--once"]
+        if path == ("team", "init"):
+            rest += ["--new-session"]  # without a leader pane it is a usage error (test_exit_codes.py)
+        if path == ("team", "task", "create"):
+            rest += ["--subject", "s"]  # without a task it is a usage error
         variants = [[*path, *rest, "-o", "json"]]
         if any(a.dest == "dry_run" for a in parser._actions):
             variants.append([*path, *rest, "--dry-run", "-o", "json"])
         for argv in variants:
             _, answer = _answer(argv, env, tmp_path)
             assert isinstance(answer, dict) and isinstance(answer.get("ok"), bool), (argv, answer)
-            if "--dry-run" in argv:
+            if answer.get("error_code") == "herdr_not_found":  # refused before planning (docs/herdr-fleet.md)
+                assert path[:1] == ("herdr",) and answer["ok"] is False, argv
+            elif "--dry-run" in argv:
                 assert set(answer) >= {"ok", "dryRun", "predicted", "changes", "steps"}, argv
                 assert answer["ok"] == answer["predicted"]["ok"]
             seen += 1
@@ -305,4 +313,5 @@ def test_main_keeps_stdout_to_one_object_when_a_handler_prints_nothing(monkeypat
     monkeypatch.setattr(sys, "stdout", out)
     monkeypatch.setattr(sys, "stderr", err)
     assert cli.main(["demo", "-o", "json"]) == 1
-    assert json.loads(out.getvalue()) == {"ok": False, "error": "panefleet demo: tmux is not installed"}
+    assert json.loads(out.getvalue()) == {"ok": False, "error": "panefleet demo: tmux is not installed",
+                                          "error_code": "failed"}

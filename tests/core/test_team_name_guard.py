@@ -57,8 +57,10 @@ def test_rewritten_names_are_refused_and_alpha_is_untouched(work: Path, capsys: 
     code = cli.main(["team", *(a.format(name) for a in args), "--cwd", str(work), "-o", "json"])
     out = capsys.readouterr()
     assert code == 2
-    assert json.loads(out.out) == {"ok": False, "error": f"usage: {rewritten_team_name(name)}"}
-    assert f"invalid_team_name:{name} (" in out.err
+    answer = json.loads(out.out)
+    assert answer["error_code"] == "usage_error" and answer["error"].startswith(f"usage: {name!r} is not a team name")
+    assert str(rewritten_team_name(name)).split(" (", 1)[1].rstrip(")") in answer["error"]
+    assert f"{name!r} is not a team name panefleet can use" in out.err
     assert tree(work) == before
 
 

@@ -103,13 +103,14 @@ def test_init_new_session_and_refusals(tmux_server: TmuxServer, tmp_path: Path, 
     w2 = tmp_path / "w2"
     w2.mkdir()
     code, refused = pf_json("team", "init", "gamma", "--leader-pane", other, "--cwd", str(w2), env=env)
-    assert code == 4 and refused == {"ok": False, "error": f"leader_pane_owned_by_other_team:{other}:team:beta"}
+    assert code == 4 and refused["error_detail"] == f"leader_pane_owned_by_other_team:{other}:team:beta"
+    assert refused["error_code"] == "leader_pane_owned_by_other_team" and f"Pane {other} already leads" in refused["error"]
     assert tmux_server.owner(other) == "team:beta"
     assert not (w2 / ".omx").exists()
 
     # a pane that does not exist: proof says absent, nothing written
     code, absent = pf_json("team", "init", "delta", "--leader-pane", "%999", "--cwd", str(w2), env=env)
-    assert code == 4 and absent["error"] == "exact_pane_proof_unavailable:%999:absent"
+    assert code == 4 and absent["error_detail"] == "exact_pane_proof_unavailable:%999:absent"
     assert not (w2 / ".omx").exists()
 
 
@@ -118,24 +119,24 @@ def test_dead_server_missing_binary_and_bad_state(tmp_path: Path, clean_env: dic
     work.mkdir()
     env = {**clean_env, "PANEFLEET_TMUX_SOCKET": "pf-no-server-here"}
     code, dead = pf_json("team", "init", "alpha", "--leader-pane", "%0", "--cwd", str(work), env=env)
-    assert code == 4 and dead["error"] == "exact_pane_proof_unavailable:%0:query_failed"
+    assert code == 4 and dead["error_detail"] == "exact_pane_proof_unavailable:%0:query_failed"
     assert not (work / ".omx").exists()
 
     no_tmux = {**env, "PATH": str(tmp_path / "empty-bin")}
     (tmp_path / "empty-bin").mkdir()
     done = subprocess.run([*CLI, "team", "init", "alpha", "--leader-pane", "%0", "--cwd", str(work), "-o", "json"],
                           capture_output=True, text=True, env=no_tmux)
-    assert done.returncode == 4 and json.loads(done.stdout) == {"ok": False, "error": "tmux is not available"}
+    assert done.returncode == 4 and json.loads(done.stdout)["error_detail"] == "tmux is not available"
 
     code, unknown = pf_json("team", "status", "nosuch", "--cwd", str(work), env=env)
-    assert code == 4 and unknown == {"ok": False, "error": "Team nosuch not found"}
+    assert code == 4 and unknown["error_detail"] == "Team nosuch not found"
 
     team_dir = work / ".omx" / "state" / "team" / "broken"
     team_dir.mkdir(parents=True)
     (team_dir / "config.json").write_text('{"name": "broken", "workers": [')
     code, broken = pf_json("team", "status", "broken", "--cwd", str(work), env=env)
     assert code == 1
-    assert broken["error"].startswith(f"team_state_malformed:{team_dir}/config.json: malformed JSON")
+    assert broken["error_detail"].startswith(f"team_state_malformed:{team_dir}/config.json: malformed JSON")
     (team_dir / "config.json").write_text('{"name": "broken", "workers": [{"name": "worker-1", "index": "1"}]}')
     code, typed = pf_json("team", "status", "broken", "--cwd", str(work), env=env)
     assert code == 1 and "field workers[0].index" in typed["error"]
@@ -230,14 +231,14 @@ def test_refusals_that_leave_no_trace(tmux_server: TmuxServer, tmp_path: Path, c
     leader = tmux_server.new_session("lead")
     missing = tmp_path / "does-not-exist"
     code, out = pf_json("team", "init", "alpha", "--leader-pane", leader, "--cwd", str(missing), env=env)
-    assert code == 4 and out["error"] == f"working directory does not exist: {missing}"
+    assert code == 4 and out["error_detail"] == f"working directory does not exist: {missing}"
     assert not missing.exists() and tmux_server.owner(leader) == ""
 
     work = tmp_path / "w"
     work.mkdir()
     for bad in ("../alpha", "Alpha", "a b", "x" * 31):
         code, out = pf_json("team", "status", bad, "--cwd", str(work), env=env)
-        assert code == 2 and out["error"].startswith(f"usage: invalid_team_name:{bad} (")  # a usage error
+        assert code == 2 and out["error"].startswith(f"usage: {bad!r} is not a team name")  # a usage error
     code, out = pf_json("team", "status", "nosuch", "--cwd", str(work), env=env)
     assert code == 4 and not (work / ".omx").exists()  # no lock directory for a team that does not exist
 
@@ -251,5 +252,5 @@ def test_status_against_a_dead_server_is_an_error(tmux_server: TmuxServer, tmp_p
     assert pf("team", "init", "alpha", "--leader-pane", leader, "--cwd", str(work), env=env).returncode == 0
     tmux_server.kill()
     code, out = pf_json("team", "status", "alpha", "--cwd", str(work), env=env)
-    assert code == 1 and out["ok"] is False and out["error"].startswith("pane_snapshot_unavailable:query_failed:")
+    assert code == 1 and out["ok"] is False and out["error_detail"].startswith("pane_snapshot_unavailable:query_failed:")
     assert out["panes"][0]["verdict"] == "unavailable"

@@ -67,7 +67,7 @@ def test_corrupt_config_is_a_typed_error_not_a_missing_team(env: Path, capsys: p
     before = tree(team.dir)
     code, out = run(capsys, env, *args)
     config = team.dir / "config.json"
-    assert out.startswith(f"error: team_state_malformed:{config}: malformed JSON at line 2 column 1"), out
+    assert out.startswith(f"error: The team's state files cannot be read ({config}: malformed JSON at line 2 column 1"), out
     assert "not found" not in out
     assert code == 1
     assert tree(team.dir) == before  # nothing changed
@@ -79,8 +79,9 @@ def test_config_with_a_bad_field_names_the_field(env: Path, capsys: pytest.Captu
     (team.dir / "manifest.v2.json").unlink()
     code, out = run(capsys, env, "scale-down", "t", "--worker", "worker-1", "-o", "json")
     assert code == 1
-    assert json.loads(out) == {"ok": False, "error": f"team_state_malformed:{team.dir / 'config.json'} field "
-                                                     "workers: must be an array"}
+    answer = json.loads(out)
+    assert answer["error_code"] == "team_state_malformed"
+    assert f"({team.dir / 'config.json'} field workers: must be an array)" in answer["error"]
 
 
 @pytest.mark.parametrize("args", [("scale-down", "t", "--worker", "worker-1"), ("debt", "reconcile", "t")])
@@ -88,7 +89,7 @@ def test_missing_config_is_still_team_not_found(env: Path, capsys: pytest.Captur
                                                 args: tuple[str, ...]) -> None:
     (env / ".omx" / "state" / "team" / "t").mkdir(parents=True)
     code, out = run(capsys, env, *args)
-    assert (code, out) == (4, "error: Team t not found\n")
+    assert code == 4 and out.startswith("error: Team t was not found (looked in ")
 
 
 def test_read_state_distinguishes_missing_from_malformed(tmp_path: Path) -> None:
@@ -126,23 +127,24 @@ def test_scale_down_with_a_bad_debt_record_says_nothing_was_done(
     code, out = run(capsys, env, "scale-down", "t", "--worker", "worker-1", "--force")
     assert code == exit_code
     lines = out.splitlines()
-    assert lines[0].startswith(f"error: {error}")
+    assert lines[0].startswith("error: The team's cleanup debt record (.scale-down-cleanup-debt.json) ")
     assert "committed" not in out and "kept as" not in out and "debt:" not in out
-    assert ".scale-down-cleanup-debt.json" in lines[1] and "nothing was done" in lines[1]
-    assert "no membership change" in lines[1] and "no tmux call" in lines[1]
-    assert "`panefleet team debt show t`" in lines[2]
+    assert "nothing was done" in lines[0] and "no membership change" in lines[0] and "no tmux call" in lines[0]
+    assert "`panefleet team debt show t`" in lines[0]
+    code, out = run(capsys, env, "scale-down", "t", "--worker", "worker-1", "--force", "-o", "json")
+    assert (code, json.loads(out)["error_code"]) == (exit_code, error.split(":")[0])
     assert tree(team.dir) == before
 
 
 def test_committed_debt_still_says_membership_is_committed() -> None:
-    from shell.cli.scale_down import render_scale_down
+    from shell.cli.explain import Scene, explain
 
-    text = render_scale_down({"ok": False, "error": "scale_down_cleanup_debt:pane_teardown_failed:%13;"
-                                                    "pane_teardown_unresolved:%13"}, "t")
+    scene = Scene(command="team scale-down", team="t")
+    text = explain("scale_down_cleanup_debt:pane_teardown_failed:%13;pane_teardown_unresolved:%13", scene).text
     assert "membership is committed" in text and "`panefleet team debt reconcile t`" in text
-    proof = render_scale_down({"ok": False, "error": "scale_down_pane_proof_unavailable:%13:query_failed"}, "t")
+    proof = explain("scale_down_pane_proof_unavailable:%13:query_failed", scene).text
     assert "membership is committed" in proof
-    prior = render_scale_down({"ok": False, "error": "scale_down_cleanup_debt_unresolved:%13"}, "t")
+    prior = explain("scale_down_cleanup_debt_unresolved:%13", scene).text
     assert "membership is committed" not in prior and "could not be settled" in prior
 
 
@@ -151,9 +153,11 @@ def test_committed_debt_still_says_membership_is_committed() -> None:
 
 def test_debt_show_of_an_unknown_team_says_so(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, env, "debt", "show", "nosuch")
-    assert (code, out) == (4, "error: Team nosuch not found\n")
+    assert code == 4 and out.startswith("error: Team nosuch was not found (looked in ")
+    assert "`panefleet team init nosuch --new-session`" in out
     code, out = run(capsys, env, "debt", "show", "nosuch", "-o", "json")
-    assert (code, json.loads(out)) == (4, {"ok": False, "error": "Team nosuch not found"})
+    answer = json.loads(out)
+    assert (code, answer["ok"], answer["error_code"]) == (4, False, "team_not_found")
 
 
 def test_debt_show_without_debt(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -167,12 +171,12 @@ def test_debt_show_without_debt(env: Path, capsys: pytest.CaptureFixture[str]) -
 
 def test_task_create_on_an_unknown_team_is_refused(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, env, "task", "create", "nosuch", "--subject", "s", "--description", "d")
-    assert (code, out) == (4, "error: Team nosuch not found\n")
+    assert code == 4 and out.startswith("error: Team nosuch was not found (looked in ")
 
 
 def test_task_claim_on_an_unknown_team_names_the_team(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, env, "task", "claim", "nosuch", "1", "--worker", "worker-1")
-    assert (code, out) == (4, "error: Team nosuch not found\n")
+    assert code == 4 and out.startswith("error: Team nosuch was not found (looked in ")
     assert not (env / ".omx" / "state" / "team" / "nosuch").exists()
 
 
@@ -310,10 +314,11 @@ def test_reconcile_cli_text(env: Path, capsys: pytest.CaptureFixture[str]) -> No
     team.debt_path().write_text("{")
     code, out = run(capsys, env, "debt", "reconcile", "t")
     assert code == 4
-    assert out.splitlines() == ["error: scale_down_cleanup_debt_unreadable:SyntaxError: Expecting property name "
-                                "enclosed in double quotes",
-                                f"the cleanup debt record {team.debt_path()} is not valid JSON; nothing was done "
-                                "(repair or remove it by hand)"]
+    lines = out.splitlines()
+    assert lines[0].startswith("error: The team's cleanup debt record (.scale-down-cleanup-debt.json) is not valid "
+                               "JSON (SyntaxError: Expecting property name enclosed in double quotes)")
+    assert lines[1:] == [f"the cleanup debt record {team.debt_path()} is not valid JSON; nothing was done "
+                         "(repair or remove it by hand)"]
 
 
 # ------------------------------------------------------------------------------ 6: argument checks

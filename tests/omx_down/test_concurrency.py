@@ -45,7 +45,8 @@ def test_h06_claim_serialized_to_claim_conflict(tmp_path: Path, clean_env: dict[
     time.sleep(0.3)
     assert claim.poll() is None, "the claim must wait for the membership barrier"
     assert result(down) == {"ok": True, "removedWorkers": ["worker-2"], "newWorkerCount": 1}
-    assert result(claim) == {"ok": False, "error": "claim_conflict"}
+    answer = result(claim)
+    assert (answer["ok"], answer["error_code"]) == (False, "claim_conflict") and "error_detail" not in answer
     task = team.task("1")
     assert "owner" not in task and "claim" not in task and task["version"] == 2
 
@@ -66,7 +67,8 @@ def test_h07_creation_and_null_version_claim_wait_for_the_commit(tmp_path: Path,
     time.sleep(0.3)
     assert create.poll() is None and claim.poll() is None, "both must wait for the barrier"
     assert result(down) == {"ok": True, "removedWorkers": ["worker-2"], "newWorkerCount": 1}
-    assert result(claim) == {"ok": False, "error": "worker_not_found"}
+    answer = result(claim)
+    assert (answer["ok"], answer["error_code"]) == (False, "worker_not_found") and "error_detail" not in answer
     created = result(create)
     assert created["ok"] is True
     task = created["task"]

@@ -88,12 +88,14 @@ def test_killed_worker_fails_closed_and_creates_nothing(
     before_files = team_files(work)
     before_panes = tmux_server.panes()
     code, result = pf_json("team", "scale-up", "alpha", "--count", "2", "--cwd", str(work), env=env)
-    assert result == {"ok": False, "error": f"scale_up_split_target_proof_unavailable:{victim}:absent"}
+    assert (result["ok"], result["error_detail"]) == (False, f"scale_up_split_target_proof_unavailable:{victim}:absent")
+    assert f"The team pane {victim} that scale-up would split is not proven the team's: no such pane exists" \
+        in result["error"]
     assert code == 4  # refused: nothing was changed
     assert team_files(work) == before_files
     assert tmux_server.panes() == before_panes
     done = pf("team", "scale-up", "alpha", "--count", "1", "--cwd", str(work), env=env)
-    assert done.stdout == "" and "absent" in done.stderr and "Nothing was changed" in done.stderr
+    assert done.stdout == "" and "no such pane exists" in done.stderr and "Nothing was changed" in done.stderr
 
 
 def test_gone_last_worker_no_longer_blocks_the_team(

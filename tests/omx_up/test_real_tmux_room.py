@@ -68,7 +68,7 @@ def test_a_window_too_small_for_any_worker_is_refused_up_front_and_the_dry_run_s
     env, work, _leader = _team(tmux_server, tmp_path, clean_env, (30, 8))
     before = tmux_server.panes()
     code, plan = pf_json("team", "scale-up", "room", "--count", "1", "--cwd", str(work), "--dry-run", env=env)
-    assert code == 4 and plan["predicted"]["error"].startswith("scale_up_no_room:"), plan
+    assert code == 4 and plan["predicted"]["error_detail"].startswith("scale_up_no_room:"), plan
     code, result = pf_json("team", "scale-up", "room", "--count", "1", "--cwd", str(work), env=env)
     assert code == 4 and result == plan["predicted"]
     assert tmux_server.panes() == before
@@ -97,4 +97,4 @@ def test_a_dead_worker_is_named_by_status_and_respawned_in_a_new_proven_pane(
     code, status = pf_json("team", "status", "room", "--cwd", str(work), env=env)
     assert code == 0 and status["healthy"], status
     code, refused = pf_json("team", "respawn", "room", "worker-1", "--cwd", str(work), env=env)
-    assert code == 4 and refused["error"].startswith("respawn_worker_alive:worker-1:"), refused
+    assert code == 4 and refused["error_detail"].startswith("respawn_worker_alive:worker-1:"), refused
