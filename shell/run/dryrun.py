@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
+import re
 from collections.abc import Callable, Mapping
 
 from pure import model as m
@@ -32,6 +33,7 @@ READ_ONLY: dict[str, frozenset[str]] = {
     "git": frozenset({"rev-parse", "show-ref", "status", "log", "ls-files", "cat-file", "config"}),
 }
 PLACEHOLDER_PID_BASE = 4_000_000
+PANE_NUMBER = re.compile(r"%(\d+)\b")
 
 Predictor = Callable[[m.Run], m.Proc]
 
@@ -56,6 +58,7 @@ class DryRunExecutor:
         self.killed: set[str] = set()
         self.new_panes = 0
         self.ids = 0
+        self.highest_pane = -1  # the highest pane number any step or answer named: tmux never reissues one
 
     # ------------------------------------------------------------------------------------- tmux
     @property
@@ -110,7 +113,7 @@ class DryRunExecutor:
             return answer
         if verb in ("split-window", "new-session", "new-window"):
             rows = self._snapshot()
-            numbers = [int(p[1:]) for p in rows] + [-1]
+            numbers = [int(p[1:]) for p in rows] + [self.highest_pane]
             pane = f"%{max(numbers) + 1}"
             self.new_panes += 1
             rows[pane] = (False, PLACEHOLDER_PID_BASE + self.new_panes)
@@ -224,7 +227,16 @@ class DryRunExecutor:
             failure = _unwritable(path, path)
         return failure
 
-    def execute(self, step: m.Step) -> m.Observation:  # noqa: PLR0911
+    def execute(self, step: m.Step) -> m.Observation:
+        """The step's real or predicted answer; every pane id it or its answer names is remembered, so
+        that a predicted new pane never takes the id of a pane that existed (e.g. a worker's dead one)."""
+        answer = self._execute(step)
+        named = " ".join(step.args) if isinstance(step, m.Run) else ""
+        named += " " + str(getattr(answer, "stdout", "") or getattr(answer, "content", "") or "")
+        self.highest_pane = max([self.highest_pane, *(int(n) for n in PANE_NUMBER.findall(named))])
+        return answer
+
+    def _execute(self, step: m.Step) -> m.Observation:  # noqa: PLR0911
         if isinstance(step, m.Run):
             if step.tool in self.predictors:
                 return self.predictors[step.tool](step)
