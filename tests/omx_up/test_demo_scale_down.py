@@ -29,7 +29,7 @@ class Recorder:
             (self.team.dir / "manifest.v2.json").write_text(json.dumps(manifest))
         return {}
 
-    def tmux(self, *args: str, why: str) -> None:
+    def outside_change(self, *args: str, why: str) -> None:
         self.commands.append(("tmux", *args))
 
 
