@@ -24,7 +24,7 @@ from pure.omx import codec, instructions, locks, strays, txn
 from pure.omx import dispatch as dsp
 from pure.omx import state as st
 from pure.omx.txn import read_text
-from pure.program import Gen, Program, expect, fail
+from pure.program import Gen, PlanError, Program, expect, fail
 
 SESSION_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 TEAM_NAME_RULE = "a team name is 1-30 characters of a-z, 0-9 and '-', starting with a letter or digit"
@@ -161,10 +161,36 @@ def team_init(req: TeamInitRequest) -> Program:
     for source in instructions.source_paths(req.env, req.cwd):
         sources.append((yield from read_text(source)))
     agents = instructions.compose(req.team, sources)
-    yield from locks.with_barrier(paths, lambda _barrier: _write_initial_state(paths, config, manifest, now.value,
-                                                                               agents))
+    try:
+        yield from locks.with_barrier(paths, lambda _barrier: _write_initial_state(paths, config, manifest,
+                                                                                   now.value, agents))
+    except PlanError as failed:  # nothing of the team may outlive it: its session or its tag on the leader
+        tagged_before = claim.proof.owner is not None and claim.proof.owner.kind == "value"
+        undone = yield from _undo_init(leader, claim.token.pid, owner_id, created=req.new_session,
+                                       tagged_before=tagged_before)
+        raise fail(f"{failed.outcome.message}; {undone}", failed.outcome.status) from None
     return _ok({"ok": True, "team": req.team, "stateRoot": root, "tmuxSession": session, "leaderPaneId": leader,
                 "leaderPanePid": claim.token.pid, "leaderSession": leader_session, "ownerId": owner_id})
+
+
+def _undo_init(leader: str, pid: int, owner_id: str, *, created: bool, tagged_before: bool) -> Gen[str]:
+    """Undo what ``team init`` did in tmux before its state could not be written: kill the pane of the
+    session it created (the session goes with it), or take its owner tag off the leader pane it adopted
+    (kept when the pane had that tag already). Each after its proof; what cannot be proven is said."""
+    if created:
+        report = yield from t.teardown([t.TeardownTarget(pane_id=leader, pid=pid)], owner_id=owner_id,
+                                       authorize=True)
+        if report.results and report.results[0].resolved:
+            return f"undone: killed pane {leader}, and with it the tmux session it had started"
+        return f"the tmux session it started (pane {leader}) could not be proven safe to kill and is left"
+    if tagged_before:
+        return f"the leader pane {leader} keeps the owner tag it already had"
+    proof = yield from t.prove_owned(leader, pid, owner_id)
+    if proof.token is not None:
+        untagged = yield from expect(t.untag_step(proof.token), m.Proc)
+        if untagged.exit_code == 0:
+            return f"undone: removed the owner tag it had set on the leader pane {leader}"
+    return f"the owner tag it set on the leader pane {leader} could not be removed (the pane is not proven)"
 
 
 def _write_initial_state(paths: st.TeamPaths, config: dict[str, Any], manifest: dict[str, Any], now: str,

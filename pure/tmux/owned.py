@@ -162,7 +162,7 @@ def prove_claimable(pane_id: str, owner: str) -> Gen[Claim]:
         return Claim(token=None, proof=ended)
     assert first.pid is not None
     return Claim(token=ClaimedPane(pane_id=pane_id, pid=first.pid),
-                 proof=Proof(kind="owned", pane_id=pane_id, pinned_pid=first.pid, verdict=final))
+                 proof=Proof(kind="owned", pane_id=pane_id, pinned_pid=first.pid, verdict=final, owner=tag))
 
 
 @frozen(kw_only=True)
@@ -219,6 +219,12 @@ def remain_on_exit_step(pane: OwnedPane, on: bool) -> m.Run:
 def tag_step(pane: OwnedPane | ClaimedPane, owner: str) -> m.Run:
     """Write the owner tag (docs/tmux-proofs.md, "The owner tag")."""
     return tmux("set-option", "-p", "-t", pane.pane_id, OWNER_OPTION, owner, mutates=True)
+
+
+def untag_step(pane: OwnedPane) -> m.Run:
+    """Remove the owner tag of a pane proven ours (``team init`` undoing its adoption of a leader pane
+    when the team's state cannot be written)."""
+    return tmux("set-option", "-p", "-u", "-t", pane.pane_id, OWNER_OPTION, mutates=True)
 
 
 def split_step(into: OwnedPane, direction: str, *rest: str) -> m.Run:

@@ -263,9 +263,10 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
     _rule(r"cannot (read|write|create) (\S+): (.*)", "state_io_failed",
           lambda m, s: f"panefleet could not {m[1]} {m[2]}: {m[3]}. Check that the path is writable (a changing "
                        "command needs write access to the team's state)."),
-    _rule(r"(?:\w+Error): ([^:]+): (/.*)", "state_not_writable",
-          lambda m, s: f"panefleet could not use {m[2]}: {m[1]}. Nothing more was changed; a changing command needs "
-                       "that path writable (commands that only read, like `team status`, work without)."),
+    _rule(r"(?:\w+Error): ([^:]+): (/[^;]*)(?:; (.*))?", "state_not_writable",
+          lambda m, s: f"panefleet could not use {m[2]}: {m[1]}. {m[3][:1].upper() + m[3][1:] + '. ' if m[3] else ''}Nothing more was "
+                       "changed; a changing command needs that path writable (commands that only read, like "
+                       "`team status`, work without)."),
     _rule(r"working directory does not exist: (.*)", "cwd_missing",
           lambda m, s: f"The working directory {m[1]} does not exist; create it or pass another --cwd."),
     _rule(r"working directory is not a directory: (.*)", "cwd_not_a_directory",
@@ -405,6 +406,9 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
                        f"`panefleet team status {_team(s)}` shows who holds it."),
     _rule(r"interrupted", "interrupted",
           lambda m, s: "Interrupted: the run stopped at a step boundary and undid what it had created."),
+    # --- herdr (pure/herdr/parse.py ``VersionSkew``)
+    _rule(r"herdr_version_skew: (.*)", None,
+          lambda m, s: f"herdr's CLI and server are different versions: {m[1][0].lower()}{m[1][1:]}"),
 )
 
 def explain(message: str, scene: Scene) -> Explained:

@@ -24,6 +24,8 @@ from tests.omx_down.fixtures import Team
 # (message as the planner gives it, the code people's tools see)
 EXAMPLES = [
     ("Team alpha not found", "team_not_found"),
+    ("herdr_version_skew: the herdr CLI speaks client protocol 22 and the running herdr server protocol 20; "
+     "restart the herdr server. Nothing more was asked of herdr.", "herdr_version_skew"),
     ("Team alpha already exists", "team_exists"),
     ("invalid_team_name:../ALPHA (a team name is 1-30 characters; oh-my-codex would act on team 'alpha')",
      "invalid_team_name"),
@@ -36,6 +38,8 @@ EXAMPLES = [
     ("ENOENT: no such file or directory, open '/w/config.json'", "file_missing"),
     ("cannot write /w/config.json: EROFS: read-only file system", "state_io_failed"),
     ("OSError: Read-only file system: /w/.omx/state/team/.team-locks/alpha.scaling", "state_not_writable"),
+    ("OSError: Read-only file system: /w/.omx/state; undone: killed pane %1, and with it the tmux session it had "
+     "started", "state_not_writable"),
     ("working directory does not exist: /nowhere", "cwd_missing"),
     ("working directory is not a directory: /etc/passwd", "cwd_not_a_directory"),
     ("tmux is not available", "tmux_unavailable"),

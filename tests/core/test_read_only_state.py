@@ -163,6 +163,34 @@ def test_read_only_team_state_status_answers_and_scale_up_fails_as_its_dry_run_p
 
 @pytest.mark.tmux
 @pytest.mark.tmux_executors("control")
+@pytest.mark.parametrize("where", ["--new-session", "--leader-pane"])
+def test_team_init_that_cannot_write_its_state_leaves_no_session_and_no_tag(
+        mounts: None, tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str], where: str) -> None:
+    """Nothing of a team outlives its failed init: the session it started is killed, the tag it set on
+    an adopted leader pane is taken off (each after its proof), and the answer says so."""
+    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name}
+    lead = tmux_server.new_session("lead")
+    work = tmp_path / "work"
+    (work / ".omx").mkdir(parents=True)
+    argv = ["team", "init", "alpha", "--cwd", str(work), "-o", "json"]
+    argv += ["--new-session"] if where == "--new-session" else ["--leader-pane", lead]
+    before = tmux_server.panes()
+    done = pf(argv, env, [work / ".omx"])
+    failed = answer(done)
+    assert done.returncode == 1 and failed["ok"] is False, failed
+    assert "Read-only file system" in failed["error"] and "Undone:" in failed["error"]
+    said = "undone: killed pane" if where == "--new-session" else f"undone: removed the owner tag it had set on the " \
+                                                                 f"leader pane {lead}"
+    assert said in failed["error_detail"]
+    assert tmux_server.panes() == before  # the session it started is gone again (or none was started)
+    assert tmux_server.owner(lead) == ""
+    sessions = tmux_server.cmd("list-sessions", "-F", "#{session_name}").stdout.split()
+    assert sessions == ["lead"]
+    assert not list((work / ".omx").iterdir())
+
+
+@pytest.mark.tmux
+@pytest.mark.tmux_executors("control")
 def test_an_audit_log_that_cannot_be_written_is_named_on_stderr_once(
         team: tuple[dict[str, str], Path]) -> None:
     env, work = team
