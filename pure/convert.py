@@ -24,6 +24,7 @@ from typing import Any, get_args
 import attrs
 import cattrs
 from cattrs.cols import is_sequence
+from cattrs.gen import make_dict_unstructure_fn
 from returns.result import Failure, Result, Success
 
 from pure import model as m
@@ -149,6 +150,32 @@ CONVERTER = _make_converter()
 
 for _union, _tag in ((m.Step, "op"), (m.Observation, "kind"), (m.Decision, "kind")):
     CONVERTER.register_structure_hook(*_tagged(_union, _tag))
+
+# A field declared with ``metadata=OMIT_NONE`` is left out of the JSON form while it is None (and read
+# as None when absent): a field added later keeps every document written before it unchanged (the
+# Herdr machine of pure/herdr/fleet/common.py, pure/herdr/records.py).
+OMIT_NONE = {"wire_omit_none": True}
+
+
+def _omits_none(cls: Any) -> bool:
+    return attrs.has(cls) and any(f.metadata.get("wire_omit_none") for f in attrs.fields(cls))
+
+
+def _omit_none_hook(cls: Any) -> Callable[[Any], Any]:
+    names = [f.name for f in attrs.fields(cls) if f.metadata.get("wire_omit_none")]
+    base = make_dict_unstructure_fn(cls, CONVERTER)
+
+    def hook(obj: Any) -> Any:
+        out = base(obj)
+        for name in names:
+            if out.get(name) is None:
+                out.pop(name, None)
+        return out
+
+    return hook
+
+
+CONVERTER.register_unstructure_hook_factory(_omits_none, _omit_none_hook)
 
 
 def _path_of(exc: BaseException) -> str:

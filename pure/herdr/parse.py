@@ -9,8 +9,9 @@ is a reason string, never an exception, and never evidence that something is abs
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from attrs import frozen
 from returns.result import Failure, Result, Success
@@ -57,6 +58,19 @@ def error_code(proc: Proc) -> str | None:
     return code if isinstance(code, str) and code else None
 
 
+# herdr 0.9.1 ``--machine``: the SSH connection to a saved machine dropped. The remote command may
+# have run or not; herdr cannot say, and never falls back to the local server. (The code is the one
+# tests/herdr/fake_herdr/fake.py models, "saved machines".)
+TRANSPORT_CODES = frozenset({"machine_unreachable"})
+
+
+def outcome_unknown(proc: Proc) -> bool:
+    """A failed call that may have changed something all the same: the connection to its machine
+    dropped, or it never finished (``exit_code`` None: timed out or interrupted, or never started).
+    Never evidence that a change was not applied; only a fresh listing says what it did."""
+    return proc.exit_code is None or error_code(proc) in TRANSPORT_CODES
+
+
 def _error_message(proc: Proc) -> str:
     err = _error_object(proc)
     message = err.get("message") if err is not None else None
@@ -65,6 +79,62 @@ def _error_message(proc: Proc) -> str:
 
 def succeeded(proc: Proc) -> bool:
     return proc.exit_code == 0
+
+
+# ------------------------------------------------------------------------------------ version skew
+
+# herdr's own words (src/cli/protocol_guard.rs, 0.8.2 and 0.9): every CLI command first compares its
+# protocol with the running server's and refuses on any difference, before the request is sent.
+_MISMATCH = re.compile(r"client protocol (\d+) is (newer|older) than server protocol (\d+)")
+# A clap usage error naming a verb or an option this herdr does not know: another herdr version.
+_UNKNOWN = re.compile(r"(unrecognized subcommand '[^']*'|unexpected argument '[^']*')")
+
+
+@frozen
+class VersionSkew:
+    """The herdr CLI and the running herdr server (or panefleet and the herdr CLI) are different
+    versions: nothing herdr answers after that can be trusted, so the pass ends on it."""
+
+    client: str | None  # as herdr's answer gives it ("protocol 22"); None when it gives none
+    server: str | None
+    remedy: Literal["restart_server", "update_cli", "match_panefleet"]
+    said: str  # herdr's own message, first line
+
+    def message(self) -> str:
+        todo = {
+            "restart_server": "restart the herdr server (stop it, then start it again with the herdr CLI now on "
+                              "PATH) so that it runs the CLI's version",
+            "update_cli": "update the herdr CLI on PATH to the server's version (or restart the server with the "
+                          "CLI now on PATH)",
+            "match_panefleet": "use a herdr that panefleet speaks (0.8.2, or 0.9.0 to 0.9.3), CLI and server alike",
+        }[self.remedy]
+        if self.client is not None and self.server is not None:
+            which = f"the herdr CLI speaks {self.client} and the running herdr server {self.server}"
+        else:
+            which = f"herdr did not understand panefleet's command ({self.said})"
+        return f"herdr_version_skew: {which}; {todo}. Nothing more was asked of herdr."
+
+    def to_json(self) -> dict[str, Any]:
+        return {"client": self.client, "server": self.server, "remedy": self.remedy, "herdr": self.said}
+
+
+def version_skew(proc: Proc) -> VersionSkew | None:
+    """The one place a herdr answer is read as a version skew: ``protocol_mismatch`` (the versions
+    as its message gives them), or a usage error naming a verb or option herdr does not know."""
+    if proc.exit_code is None or proc.exit_code == 0:
+        return None
+    if error_code(proc) == "protocol_mismatch":
+        said = first_line(_error_message(proc)) or "protocol_mismatch"
+        found = _MISMATCH.search(said)
+        if found is None:
+            return VersionSkew(None, None, "restart_server", said)
+        remedy: Literal["restart_server", "update_cli"] = "restart_server" if found[2] == "newer" else "update_cli"
+        return VersionSkew(f"protocol {found[1]}", f"protocol {found[3]}", remedy, said)
+    if proc.exit_code == 2:
+        unknown = _UNKNOWN.search(proc.stderr)
+        if unknown is not None:
+            return VersionSkew(None, None, "match_panefleet", unknown[1])
+    return None
 
 
 def envelope(stdout: str, verb: str) -> Result[Mapping[str, Any], str]:

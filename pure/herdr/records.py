@@ -17,7 +17,9 @@ Writes (mutations; a dry run predicts an ok answer and writes nothing)
 * ``herdr.workspace.remember`` ``{"session": S, "project": P, "workspace_id": W}`` → ``null`` (idempotent).
 * ``herdr.workspace.forget`` ``{"session": S, "project": P, "workspace_id": W}`` → ``null`` (idempotent).
 
-Workspace ids are herdr's per-session ids, so every workspace record is keyed by session too.
+Workspace ids are herdr's per-server ids, so every workspace record is keyed by session too. A run on a
+saved machine (herdr 0.9.1 ``--machine M``) adds ``"machine": M`` (and ``"session": ""``) to every payload
+that names a session, and to its ``RunRecord``; without the key a payload means this machine's herdr.
 * ``herdr.run.set_pane`` ``{"run_id": R, "pane_id": X, "pane_label": L}`` → ``null``.
 * ``herdr.run.clear_pane`` ``{"run_id": R}`` → ``null``.
 * ``herdr.run.set_attempts`` ``{"run_id": R, "attempts": N}`` → ``null``.
@@ -30,10 +32,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 from returns.result import Failure, Result, Success
 
 from pure import wire
+from pure.convert import OMIT_NONE
 from pure.model import JsonResult, JsonValue, Store
 
 
@@ -52,6 +55,8 @@ class RunRecord:
     settled: bool = False
     attempts: int = 0
     session: str = "fleet"
+    # The saved herdr machine the run lives on (``herdr --machine``; session is then ""), None: this one.
+    machine: str | None = field(default=None, metadata=OMIT_NONE)
 
 
 def store_step(action: str, payload: Mapping[str, Any]) -> Store:

@@ -32,7 +32,7 @@ COMPLETE_DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/", "tcsh":
 GLOBAL_DEFAULTS: dict[str, Any] = {"output": "text", "tmux_socket": None, "verbose": 0}
 SESSION_DEST = "session"
 # options that take a value (what `command_words` skips when it looks for the command)
-VALUE_OPTIONS = frozenset({"-o", "--output", "--tmux-socket", "--session"})
+VALUE_OPTIONS = frozenset({"-o", "--output", "--tmux-socket", "--session", "--machine"})
 
 
 def socket_name(value: str) -> str:

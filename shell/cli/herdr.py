@@ -4,7 +4,8 @@
 ``reconcile`` run the pure programs of ``pure.herdr.fleet`` (docs/herdr-fleet.md) through the shell loop (``--dry-run``:
 real reads, predicted changes); ``status`` shows the store and what herdr lists; ``follow`` is the
 follower a worker pane displays. ``--session NAME`` or ``HERDR_SESSION`` picks the herdr session
-(default ``fleet``); ``PANEFLEET_STATE_DIR`` (else ``$XDG_STATE_HOME/panefleet``) holds the store;
+(default ``fleet``), ``--machine LABEL`` instead a saved herdr machine (``where_of``; docs/herdr-fleet.md,
+"Saved machines"); ``PANEFLEET_STATE_DIR`` (else ``$XDG_STATE_HOME/panefleet``) holds the store;
 ``herdr`` is resolved on PATH at call time; without it, the commands that drive herdr refuse at once and
 the others say what they did not check (``need_herdr``). Heavy modules are imported inside the handlers.
 """
@@ -21,6 +22,8 @@ from typing import Any
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _PROJECT = re.compile(r"^[A-Za-z0-9._-]{1,80}$")
+# A saved herdr machine's label or id, as `herdr machine list` shows it (never an option-like word).
+_MACHINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,127}$")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -151,6 +154,9 @@ def _common(parser: argparse.ArgumentParser, *, herdr: bool = True, dry_run: boo
     add_output(parser)
     if herdr:
         add_session(parser, "herdr session (default: $HERDR_SESSION, else fleet)")
+        parser.add_argument("--machine", metavar="LABEL", default=None,
+                            help="a saved herdr machine (`herdr machine list`): every herdr call goes through "
+                                 "`herdr --machine LABEL` (herdr's own SSH transport), instead of --session")
     if verbose is not None:
         add_verbose(parser, verbose)
     if dry_run:
@@ -162,6 +168,20 @@ def _common(parser: argparse.ArgumentParser, *, herdr: bool = True, dry_run: boo
 
 def session_of(args: argparse.Namespace, env: Mapping[str, str]) -> str:
     return str(getattr(args, "session", None) or env.get("HERDR_SESSION") or "fleet")
+
+
+def where_of(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, str | None] | str:
+    """The (session, machine) a command works in, or why that is a usage error. A saved machine
+    (``--machine``) takes no session: herdr refuses ``--machine`` with ``--session``, so panefleet does
+    too, and ``$HERDR_SESSION`` does not apply to it (its runs are recorded with session "")."""
+    machine = getattr(args, "machine", None)
+    if machine is None:
+        return session_of(args, env), None
+    if getattr(args, "session", None):
+        return "--machine cannot be combined with --session (herdr runs a saved machine's commands on its own server)"
+    if not _MACHINE.match(machine):
+        return f"machine {machine!r} must match {_MACHINE.pattern} (a label or id `herdr machine list` shows)"
+    return "", str(machine)
 
 
 def lock_path(env: Mapping[str, str]) -> str:
@@ -263,7 +283,7 @@ def herdr_predictor(real: Any) -> Any:
             assert isinstance(answer, m.Proc)
             return answer
         words = list(step.args)
-        if "--session" in words[:1]:
+        if words[:1] in (["--session"], ["--machine"]):
             words = words[2:]
         verb = " ".join(words[:2])
         if verb == "workspace create":
@@ -297,7 +317,8 @@ def store_handler(store: Any) -> Any:
             if step.action == "herdr.run.start":
                 store.start_run(run_id=str(payload["run_id"]), project=str(payload["project"]),
                                 issue=int(payload["issue"]), attempt=int(payload["attempt"]), pid=payload.get("pid"),
-                                session_file=payload.get("session_file"), session=str(payload["session"]))
+                                session_file=payload.get("session_file"), session=str(payload["session"]),
+                                machine=payload.get("machine"))
                 return m.JsonResult(ok=True)
             if step.action == "herdr.run.settle":
                 return m.JsonResult(ok=True, value=m.JsonValue(bool(store.settle(str(payload["run_id"])))))
@@ -366,9 +387,12 @@ def cmd_run_start(args: argparse.Namespace) -> int:
         return _fail(args, f"--attempt must be >= 0, not {args.attempt}", 2)
     if args.pid is not None and args.pid < 1:
         return _fail(args, f"--pid must be a positive process id, not {args.pid}", 2)
+    where = where_of(args, env)
+    if isinstance(where, str):
+        return _fail(args, where, 2)
     need_herdr(args, env, without="no herdr pane shows this run until `panefleet herdr reconcile` runs with herdr "
                                   "(only panefleet's run store is touched)")
-    request = RunStartRequest(session=session_of(args, env), run_id=args.run_id, project=args.project,
+    request = RunStartRequest(session=where[0], machine=where[1], run_id=args.run_id, project=args.project,
                               issue=args.issue, attempt=args.attempt, pid=args.pid, session_file=args.session_file)
     return _run_operation("herdr.run_start", request, args, env, render_run_start(request))
 
@@ -385,18 +409,22 @@ def cmd_run_settle(args: argparse.Namespace) -> int:
 def cmd_run_list(args: argparse.Namespace) -> int:
     from pure import wire
 
+    where = where_of(args, os.environ)
+    if isinstance(where, str):
+        return _fail(args, where, 2)
     need_herdr(args, os.environ, without="what herdr shows of these runs was not checked (this lists panefleet's "
                                          "run store only)")
     store = _with_store(args, os.environ)
     if store is None:
         return 1
     try:
-        runs = store.runs(session_of(args, os.environ))
+        runs = store.runs(*where)
     finally:
         store.close()
     lines = [
         f"{r.run_id}  {r.project} #{r.issue} a{r.attempt}  {'settled' if r.settled else 'live'}  "
         f"pid {r.pid if r.pid is not None else '-'}  pane {r.pane_id or '-'}  attempts {r.attempts}"
+        + (f"  machine {r.machine}" if r.machine else "")
         for r in runs
     ]
     _emit(args, {"ok": True, "runs": [wire.unstructure(r) for r in runs]}, "\n".join(lines) or "no runs")
@@ -407,9 +435,12 @@ def cmd_open(args: argparse.Namespace) -> int:
     from pure.herdr.fleet import OpenRequest
 
     env = dict(os.environ)
+    where = where_of(args, env)
+    if isinstance(where, str):
+        return _fail(args, where, 2)
     if (refused := need_herdr(args, env)) is not None:
         return refused
-    request = OpenRequest(session=session_of(args, env), run_id=args.run_id, follower=follower_prefix(env),
+    request = OpenRequest(session=where[0], machine=where[1], run_id=args.run_id, follower=follower_prefix(env),
                           lock_path=lock_path(env))
     return _run_operation("herdr.open", request, args, env, render_open)
 
@@ -418,9 +449,12 @@ def cmd_retire(args: argparse.Namespace) -> int:
     from pure.herdr.fleet import RetireRequest
 
     env = dict(os.environ)
+    where = where_of(args, env)
+    if isinstance(where, str):
+        return _fail(args, where, 2)
     if (refused := need_herdr(args, env)) is not None:
         return refused
-    request = RetireRequest(session=session_of(args, env), run_id=args.run_id, lock_path=lock_path(env))
+    request = RetireRequest(session=where[0], machine=where[1], run_id=args.run_id, lock_path=lock_path(env))
     return _run_operation("herdr.retire", request, args, env, render_retire)
 
 
@@ -430,10 +464,14 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     if args.max_attempts < 0:  # a usage error is named first, herdr or not
         return _fail(args, "--max-attempts must be >= 0", 2)
+    where = where_of(args, env)
+    if isinstance(where, str):
+        return _fail(args, where, 2)
     if (refused := need_herdr(args, env)) is not None:
         return refused
     request = ReconcileRequest(
-        session=session_of(args, env),
+        session=where[0],
+        machine=where[1],
         managed=tuple(sorted(set(args.managed))),
         max_attempts=args.max_attempts,
         follower=follower_prefix(env),
@@ -446,9 +484,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     from pure.herdr.fleet import StatusRequest
 
     env = dict(os.environ)
+    where = where_of(args, env)
+    if isinstance(where, str):
+        return _fail(args, where, 2)
     if (refused := need_herdr(args, env)) is not None:  # its point is what herdr lists; `run list` reads the store
         return refused
-    request = StatusRequest(session=session_of(args, env))
+    request = StatusRequest(session=where[0], machine=where[1])
     if getattr(args, "watch", False) and sys.stdout.isatty() and getattr(args, "output", "text") == "text":
         from shell.cli.status_view import watch
 
@@ -575,6 +616,10 @@ def render_reconcile(result: dict[str, Any]) -> str:
         elif kind == "workspace-remove-failed":
             line("FAILED", f"to remove workspace {o['workspaceId']} of {o['project']}: {o['reason']}",
                  "failed to remove")
+        elif kind == "workspace-group-close-required":
+            line("kept", f"workspace {o['workspaceId']} of {o['project']}: linked worktree workspaces keep it open "
+                         "(panefleet never closes the group); close them and the next pass removes it",
+                 "kept as debt")
         else:
             counts[str(kind)] = counts.get(str(kind), 0) + 1
             out.append(json.dumps(o))
@@ -588,7 +633,8 @@ def render_status(result: dict[str, Any]) -> str:
         return f"status unavailable: {result.get('error')}"
     runs = result.get("runs", [])
     live = [r for r in runs if not r["settled"]]
-    lines = [f"herdr session {result['session']}: {_plural(len(live), 'live run')}, "
+    where = f"herdr machine {result['machine']}" if "machine" in result else f"herdr session {result['session']}"
+    lines = [f"{where}: {_plural(len(live), 'live run')}, "
              f"{len(runs) - len(live)} settled"]
     for r in live:
         pulse = r.get("pulse")

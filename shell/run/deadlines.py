@@ -14,6 +14,10 @@ Defaults (see docs/design-notes.md, "Every external call has a deadline"):
   on a large repository and a slow disk that takes tens of seconds.
 * ``herdr`` 30 s — a local server answering over a socket; the slack covers a server that is
   busy starting its panes.
+* ``herdr-machine`` 120 s — a herdr call to a saved machine (``herdr --machine M …``, herdr 0.9.1)
+  goes over SSH: a connection set up again (herdr reconnects a dropped one), a slow link and the
+  remote server's own 30 s all fit in it. ``PANEFLEET_CALL_TIMEOUT=herdr-machine=SECONDS`` sets it;
+  ``herdr=SECONDS`` leaves it alone (``deadline_key``).
 * anything else 60 s.
 """
 
@@ -25,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 ENV_VAR = "PANEFLEET_CALL_TIMEOUT"
-DEFAULT_SECONDS: Mapping[str, float] = {"tmux": 10.0, "git": 120.0, "herdr": 30.0}
+DEFAULT_SECONDS: Mapping[str, float] = {"tmux": 10.0, "git": 120.0, "herdr": 30.0, "herdr-machine": 120.0}
 OTHER_SECONDS = 60.0
 # SIGTERM first (git removes its index.lock, tmux clients detach cleanly), SIGKILL this much later.
 KILL_GRACE_SECONDS = 0.5
@@ -69,6 +73,11 @@ def parse(text: str | None) -> CallDeadlines:
         named[tool] = _seconds(value.strip(), item)
     base = dict(DEFAULT_SECONDS) if everything is None else dict.fromkeys(DEFAULT_SECONDS, everything)
     return CallDeadlines(per_tool={**base, **named}, other=OTHER_SECONDS if everything is None else everything)
+
+
+def deadline_key(tool: str, args: tuple[str, ...]) -> str:
+    """Which deadline a call gets: ``herdr-machine`` for herdr on a saved machine, else its tool's."""
+    return "herdr-machine" if tool == "herdr" and args[:1] == ("--machine",) else tool
 
 
 def from_env(env: Mapping[str, str]) -> CallDeadlines:

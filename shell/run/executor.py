@@ -88,7 +88,8 @@ class Executor:
         """A step of a tool other than tmux, run now (also on a thread of its own, when read ahead:
         ``guards`` then holds its watchdog). What a subclass overrides to answer such steps otherwise."""
         return run_process(step.tool, self.tool_args(step.tool, step.args), env=self.env, cwd=step.cwd,
-                           timeout=self.deadlines.seconds(step.tool), guards=guards, interruptible=not step.mutates)
+                           timeout=self.deadlines.seconds(deadlines.deadline_key(step.tool, step.args)), guards=guards,
+                           interruptible=not step.mutates)
 
     def execute(self, step: m.Step) -> m.Observation:  # noqa: PLR0911,PLR0912
         startup.release()  # the first step of a run ends start-up (shell/run/startup.py)

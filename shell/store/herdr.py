@@ -3,8 +3,9 @@
 Lives at ``$PANEFLEET_STATE_DIR/herdr.sqlite3``, else ``$XDG_STATE_HOME/panefleet/herdr.sqlite3``, else
 ``~/.local/state/panefleet/herdr.sqlite3``. Holds, per project, the owned workspace ids (the "record"
 leg of ownership) and the run records (the live run set, with recorded pane and attempt budget),
-each scoped to the herdr session it belongs to (schema version 2; version-1 rows belong to ``fleet``).
-Run ids are unique across sessions; a run belongs to exactly one session.
+each scoped to the herdr machine and session it belongs to (schema version 3: machine ``''`` is this
+machine, a saved machine's runs have session ``''``; version-1 rows belong to ``fleet``, rows before
+version 3 to this machine). Run ids are unique across machines and sessions; a run belongs to exactly one.
 
 Concurrency: every write is one ``BEGIN IMMEDIATE`` transaction, so concurrent panefleet processes
 serialise on SQLite's lock (waiting up to the busy timeout) and never interleave half-writes.
@@ -72,6 +73,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
            SELECT 'fleet', project, workspace_id, recorded_seq FROM workspaces""",
         "DROP TABLE workspaces",
         "ALTER TABLE workspaces_v2 RENAME TO workspaces",
+    ),
+    # 3: records are scoped per herdr machine too (herdr 0.9.1 ``--machine``: each saved machine is a
+    # server of its own, with its own workspace ids). ``''`` is this machine, where every earlier row lives.
+    (
+        "ALTER TABLE runs ADD COLUMN machine TEXT NOT NULL DEFAULT ''",
+        "CREATE INDEX runs_machine_session ON runs(machine, session)",
+        """CREATE TABLE workspaces_v3 (
+            machine TEXT NOT NULL,
+            session TEXT NOT NULL,
+            project TEXT NOT NULL,
+            workspace_id TEXT NOT NULL,
+            recorded_seq INTEGER NOT NULL,
+            PRIMARY KEY (machine, session, project, workspace_id)
+        )""",
+        """INSERT INTO workspaces_v3(machine, session, project, workspace_id, recorded_seq)
+           SELECT '', session, project, workspace_id, recorded_seq FROM workspaces""",
+        "DROP TABLE workspaces",
+        "ALTER TABLE workspaces_v3 RENAME TO workspaces",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -211,41 +230,47 @@ class HerdrStore:
 
     # ---------------------------------------------------------------------------------- workspaces
 
-    def recorded(self, projects: list[str], session: str = DEFAULT_SESSION) -> dict[str, list[str]]:
+    def recorded(self, projects: list[str], session: str = DEFAULT_SESSION,
+                 machine: str | None = None) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {p: [] for p in projects}
         for project in projects:
             rows = self.conn.execute(
-                "SELECT workspace_id FROM workspaces WHERE session = ? AND project = ? ORDER BY recorded_seq",
-                (session, project),
+                "SELECT workspace_id FROM workspaces WHERE machine = ? AND session = ? AND project = ? "
+                "ORDER BY recorded_seq",
+                (machine or "", session, project),
             ).fetchall()
             out[project] = [str(r[0]) for r in rows]
         return out
 
-    def all_workspaces(self) -> list[tuple[str, str, str]]:
-        """Every recorded workspace as (session, project, workspace id)."""
+    def all_workspaces(self) -> list[tuple[str, str, str, str]]:
+        """Every recorded workspace as (machine, session, project, workspace id); machine ``""``: this one."""
         rows = self.conn.execute(
-            "SELECT session, project, workspace_id FROM workspaces ORDER BY recorded_seq"
+            "SELECT machine, session, project, workspace_id FROM workspaces ORDER BY recorded_seq"
         ).fetchall()
-        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+        return [(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
-    def remember(self, project: str, workspace_id: str, session: str = DEFAULT_SESSION) -> None:
+    def remember(self, project: str, workspace_id: str, session: str = DEFAULT_SESSION,
+                 machine: str | None = None) -> None:
         with self._tx() as conn:
             seq = self._next_seq(conn, "workspaces", "recorded_seq")
             conn.execute(
-                "INSERT OR IGNORE INTO workspaces(session, project, workspace_id, recorded_seq) VALUES (?, ?, ?, ?)",
-                (session, project, workspace_id, seq),
+                "INSERT OR IGNORE INTO workspaces(machine, session, project, workspace_id, recorded_seq) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (machine or "", session, project, workspace_id, seq),
             )
 
-    def forget(self, project: str, workspace_id: str, session: str = DEFAULT_SESSION) -> None:
+    def forget(self, project: str, workspace_id: str, session: str = DEFAULT_SESSION,
+               machine: str | None = None) -> None:
         with self._tx() as conn:
             conn.execute(
-                "DELETE FROM workspaces WHERE session = ? AND project = ? AND workspace_id = ?",
-                (session, project, workspace_id),
+                "DELETE FROM workspaces WHERE machine = ? AND session = ? AND project = ? AND workspace_id = ?",
+                (machine or "", session, project, workspace_id),
             )
 
     # ---------------------------------------------------------------------------------------- runs
 
-    _COLUMNS = "run_id, project, issue, attempt, pid, pane_id, pane_label, session_file, settled, attempts, session"
+    _COLUMNS = ("run_id, project, issue, attempt, pid, pane_id, pane_label, session_file, settled, attempts, session, "
+                "machine")
 
     def _record(self, row: tuple[Any, ...]) -> RunRecord:
         return RunRecord(
@@ -260,15 +285,18 @@ class HerdrStore:
             settled=bool(row[8]),
             attempts=int(row[9]),
             session=str(row[10]),
+            machine=str(row[11]) or None,
         )
 
-    def runs(self, session: str | None = None) -> list[RunRecord]:
-        """The runs of one herdr session (every session's when ``session`` is None), in start order."""
+    def runs(self, session: str | None = None, machine: str | None = None) -> list[RunRecord]:
+        """The runs of one herdr session of ``machine`` (None: this machine; every run of every machine
+        when ``session`` is None), in start order."""
         if session is None:
             rows = self.conn.execute(f"SELECT {self._COLUMNS} FROM runs ORDER BY started_seq").fetchall()
         else:
             rows = self.conn.execute(
-                f"SELECT {self._COLUMNS} FROM runs WHERE session = ? ORDER BY started_seq", (session,)
+                f"SELECT {self._COLUMNS} FROM runs WHERE machine = ? AND session = ? ORDER BY started_seq",
+                (machine or "", session),
             ).fetchall()
         return [self._record(r) for r in rows]
 
@@ -286,35 +314,38 @@ class HerdrStore:
         pid: int | None,
         session_file: str | None,
         session: str = DEFAULT_SESSION,
+        machine: str | None = None,
     ) -> None:
         """Add a run to the live set.
 
-        Re-starting a known run id with the same identity (session, project, issue, attempt) refreshes
+        Re-starting a known run id with the same identity (machine, session, project, issue, attempt) refreshes
         its pid, session file and budget and makes it live again (idempotent); a different identity
         raises ``RunConflict`` and changes nothing — the old record still names its pane, and rewriting
         it would orphan that pane and make the run set disagree with herdr.
         """
         with self._tx() as conn:
             row = conn.execute(
-                "SELECT session, project, issue, attempt FROM runs WHERE run_id = ?", (run_id,)
+                "SELECT session, project, issue, attempt, machine FROM runs WHERE run_id = ?", (run_id,)
             ).fetchone()
-            if row is not None and (str(row[0]), str(row[1]), int(row[2]), int(row[3])) != (
-                session, project, issue, attempt
+            if row is not None and (str(row[0]), str(row[1]), int(row[2]), int(row[3]), str(row[4])) != (
+                session, project, issue, attempt, machine or ""
             ):
+                was = f"herdr machine {row[4]!r}" if row[4] else f"herdr session {row[0]!r}"
+                now = f"machine {machine!r}" if machine else repr(session)
                 raise RunConflict(
-                    f"run {run_id!r} is already {row[1]} #{row[2]} attempt {row[3]} in herdr session {row[0]!r}; "
-                    f"refusing to rewrite it as {project} #{issue} attempt {attempt} in {session!r} "
+                    f"run {run_id!r} is already {row[1]} #{row[2]} attempt {row[3]} in {was}; "
+                    f"refusing to rewrite it as {project} #{issue} attempt {attempt} in {now} "
                     "(use a new run id)"
                 )
             seq = self._next_seq(conn, "runs", "started_seq")
             conn.execute(
                 """INSERT INTO runs(run_id, project, issue, attempt, pid, session_file, settled, attempts,
-                                    started_seq, session)
-                   VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?)
+                                    started_seq, session, machine)
+                   VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?)
                    ON CONFLICT(run_id) DO UPDATE SET project = excluded.project, issue = excluded.issue,
                      attempt = excluded.attempt, pid = excluded.pid, session_file = excluded.session_file,
                      settled = 0, attempts = 0""",
-                (run_id, project, issue, attempt, pid, session_file, seq, session),
+                (run_id, project, issue, attempt, pid, session_file, seq, session, machine or ""),
             )
 
     def settle(self, run_id: str) -> bool:
@@ -356,17 +387,17 @@ class HerdrStore:
             projects = p["projects"]
             if not isinstance(projects, list) or not all(isinstance(x, str) for x in projects):
                 raise TypeError("projects must be a list of strings")
-            return self.recorded(projects, _str(p, "session"))
+            return self.recorded(projects, _str(p, "session"), _machine(p))
         if action == "list.herdr.runs":
-            return [wire.unstructure(r) for r in self.runs(_str(p, "session"))]
+            return [wire.unstructure(r) for r in self.runs(_str(p, "session"), _machine(p))]
         if action == "get.herdr.run":
             record = self.run(_str(p, "run_id"))
             return None if record is None else wire.unstructure(record)
         if action == "herdr.workspace.remember":
-            self.remember(_str(p, "project"), _str(p, "workspace_id"), _str(p, "session"))
+            self.remember(_str(p, "project"), _str(p, "workspace_id"), _str(p, "session"), _machine(p))
             return None
         if action == "herdr.workspace.forget":
-            self.forget(_str(p, "project"), _str(p, "workspace_id"), _str(p, "session"))
+            self.forget(_str(p, "project"), _str(p, "workspace_id"), _str(p, "session"), _machine(p))
             return None
         if action == "herdr.run.set_pane":
             self.set_pane(_str(p, "run_id"), _str(p, "pane_id"), _str(p, "pane_label"))
@@ -387,7 +418,8 @@ class HerdrStore:
 
         return {
             "schema_version": SCHEMA_VERSION,
-            "workspaces": [{"session": s, "project": p, "workspace_id": w} for s, p, w in self.all_workspaces()],
+            "workspaces": [{"session": s, "project": p, "workspace_id": w, **({"machine": h} if h else {})}
+                           for h, s, p, w in self.all_workspaces()],
             "runs": [wire.unstructure(r) for r in self.runs()],
         }
 
@@ -396,6 +428,14 @@ def _str(payload: Mapping[str, Any], key: str) -> str:
     value = payload[key]
     if not isinstance(value, str):
         raise TypeError(f"{key} must be a string")
+    return value
+
+
+def _machine(payload: Mapping[str, Any]) -> str | None:
+    """A payload's saved machine (``pure/herdr/records.py``): absent means this machine."""
+    value = payload.get("machine")
+    if value is not None and (not isinstance(value, str) or value == ""):
+        raise TypeError("machine must be a non-empty string when given")
     return value
 
 

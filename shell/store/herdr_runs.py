@@ -15,16 +15,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 
 from pure import model as m
 from pure import ops
+from pure.convert import OMIT_NONE
 from pure.program import Program, expect, fail
 
 
 @frozen(kw_only=True)
 class RunStartRequest:
     session: str
+    machine: str | None = field(default=None, metadata=OMIT_NONE)  # a saved herdr machine (session "")
     run_id: str
     project: str
     issue: int
@@ -55,13 +57,16 @@ def _record(run_id: str) -> Any:
 
 def conflict(run_id: str, record: dict[str, Any], req: RunStartRequest) -> str | None:
     """Why ``req`` may not restart the recorded run (``HerdrStore.start_run``'s rule), or None."""
-    same = (record.get("session"), record.get("project"), record.get("issue"), record.get("attempt")) == (
-        req.session, req.project, req.issue, req.attempt)
+    same = (record.get("session"), record.get("project"), record.get("issue"), record.get("attempt"),
+            record.get("machine")) == (req.session, req.project, req.issue, req.attempt, req.machine)
     if same:
         return None
+    machine = record.get("machine")
+    was = f"herdr machine {machine!r}" if machine else f"herdr session {record.get('session')!r}"
+    now = f"machine {req.machine!r}" if req.machine else repr(req.session)
     return (f"run {run_id!r} is already {record.get('project')} #{record.get('issue')} attempt "
-            f"{record.get('attempt')} in herdr session {record.get('session')!r}; refusing to rewrite it as "
-            f"{req.project} #{req.issue} attempt {req.attempt} in {req.session!r} (use a new run id)")
+            f"{record.get('attempt')} in {was}; refusing to rewrite it as "
+            f"{req.project} #{req.issue} attempt {req.attempt} in {now} (use a new run id)")
 
 
 def run_start(req: RunStartRequest) -> Program:
@@ -71,7 +76,8 @@ def run_start(req: RunStartRequest) -> Program:
         if problem is not None:
             raise _refuse(problem)
     payload = {"run_id": req.run_id, "project": req.project, "issue": req.issue, "attempt": req.attempt,
-               "pid": req.pid, "session_file": req.session_file, "session": req.session}
+               "pid": req.pid, "session_file": req.session_file, "session": req.session,
+               **({"machine": req.machine} if req.machine is not None else {})}
     done = yield from expect(m.Store(action="herdr.run.start", payload=m.JsonValue(payload)), m.JsonResult)
     if not done.ok:  # a run recorded otherwise since the read above: the store answers {"conflict": why}
         conflicted = isinstance(done.value, dict) and "conflict" in done.value

@@ -105,8 +105,18 @@ def test_bad_values_are_refused(value: str) -> None:
 
 
 def test_unknown_tool_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"unknown tool 'tmxu' in 'tmxu=5' \(known: git, herdr, tmux\)"):
+    with pytest.raises(ValueError, match=r"unknown tool 'tmxu' in 'tmxu=5' \(known: git, herdr, herdr-machine, tmux\)"):
         deadlines.parse("tmxu=5")
+
+
+def test_a_herdr_call_to_a_saved_machine_has_a_deadline_of_its_own() -> None:
+    machine = deadlines.deadline_key("herdr", ("--machine", "m1", "pane", "list"))
+    local = deadlines.deadline_key("herdr", ("--session", "fleet", "pane", "list"))
+    assert (machine, local, deadlines.deadline_key("tmux", ("--machine",))) == ("herdr-machine", "herdr", "tmux")
+    assert [deadlines.parse(None).seconds(k) for k in (machine, local)] == [120, 30]
+    assert [deadlines.parse("herdr=10").seconds(k) for k in (machine, local)] == [120, 10]
+    assert [deadlines.parse("herdr-machine=600").seconds(k) for k in (machine, local)] == [600, 30]
+    assert [deadlines.parse("5").seconds(k) for k in (machine, local)] == [5, 5]
 
 
 def test_cli_refuses_a_bad_variable_as_a_usage_error(tmp_path: Path) -> None:

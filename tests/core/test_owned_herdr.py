@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pure import model as m
 from pure.herdr.fleet import owned
+from pure.herdr.fleet.common import Target
 from tests.core.source_calls import ROOT, call_name, project_sources
 
 OWNED = ROOT / "pure" / "herdr" / "fleet" / "owned.py"
@@ -63,11 +64,13 @@ def test_the_check_sees_what_it_forbids(tmp_path: Path) -> None:
 def test_every_changing_step_takes_a_token() -> None:
     ws = owned.created_workspace("w1", "alpha")
     pane = owned.created_pane(ws, "w1:p2")
-    programs = [owned.mark_workspace("s", ws), owned.close_workspace("s", ws), owned.create_tab("s", ws),
-                owned.split_below("s", pane), owned.set_up_pane("s", pane, "rename", "x"),
-                owned.close_pane_answer("s", pane), owned.release_agent("s", pane, "x"),
-                owned.create_workspace("s", "alpha")]
-    steps = [next(p) for p in programs]
-    assert all(isinstance(s, m.Run) and s.tool == "herdr" and s.mutates for s in steps)
-    assert all(s.args[:2] == ("--session", "s") for s in steps)
-    assert all("w1" in s.args for s in steps[:3]) and all("w1:p2" in s.args for s in steps[3:7])
+    for where, lead in ((Target("s"), ("--session", "s")), (Target("", "m1"), ("--machine", "m1"))):
+        programs = [owned.mark_workspace(where, ws), owned.close_workspace(where, ws), owned.create_tab(where, ws),
+                    owned.split_below(where, pane), owned.set_up_pane(where, pane, "rename", "x"),
+                    owned.close_pane_answer(where, pane), owned.release_agent(where, pane, "x"),
+                    owned.create_workspace(where, "alpha")]
+        steps = [next(p) for p in programs]
+        assert all(isinstance(s, m.Run) and s.tool == "herdr" and s.mutates for s in steps)
+        # a saved machine's calls carry --machine and never --session (herdr 0.9.1 refuses both)
+        assert all(s.args[:2] == lead and "--session" not in s.args[2:] for s in steps)
+        assert all("w1" in s.args for s in steps[:3]) and all("w1:p2" in s.args for s in steps[3:7])

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pure.herdr.fleet import pane_label
-from tests.herdr.conftest import World
+from tests.herdr.conftest import HERDR_MODES, World
 
 PROJECTS = ("alpha", "beta", "gamma")
 CYCLES = 50
@@ -103,7 +103,7 @@ def random_events(rng: random.Random, count: int) -> list[Event]:
         elif roll < 0.70:
             events.append(("settle", rng.randrange(1000)))
         elif roll < 0.80:
-            events.append(("restart",))
+            events.append(("restart", rng.random() < 0.5))
         else:
             events.append(("kill", rng.randrange(1000)))
     return events
@@ -114,12 +114,19 @@ class Soak:
 
     def __init__(self, world: World) -> None:
         self.world = world
+        self.foreign_ids: set[str] = set()
+        self.plant()
+        self.next_run = 0
+        self.counts = {"restart": 0, "empty": 0, "kill": 0, "fault": 0, "start": 0, "settle": 0}
+
+    def plant(self) -> None:
+        """The operator's workspace and a lookalike with alpha's label (after a restart that came back
+        empty, planted again: they may get ids panefleet's store still records)."""
+        world = self.world
         op_ws, _ = world.fake.plant_workspace("operator", process=["vim", "notes.md"])
         look_ws, _ = world.fake.plant_workspace("alpha-workers", process=["panefleet", "herdr", "follow", "x"])
-        self.foreign_ids = {op_ws, look_ws}
+        self.foreign_ids |= {op_ws, look_ws}
         self.foreign = snapshot_foreign(world, self.foreign_ids)
-        self.next_run = 0
-        self.counts = {"restart": 0, "kill": 0, "fault": 0, "start": 0, "settle": 0}
 
     def apply(self, event: Event) -> None:
         world = self.world
@@ -135,6 +142,12 @@ class Soak:
         elif kind == "settle":
             world.settle(live[event[1] % len(live)].run_id)
             self.counts["settle"] += 1
+        elif kind == "restart" and len(event) > 1 and event[1] and world.version != "0.8.2":
+            # herdr 0.9: the session comes back empty but for a new default workspace; ids are reissued.
+            world.fake.restart(empty=True)
+            self.foreign_ids = set(world.ws_ids())
+            self.plant()
+            self.counts["empty"] += 1
         elif kind == "restart":
             world.fake.restart()
             self.counts["restart"] += 1
@@ -185,19 +198,39 @@ def test_convergence_soak(tmp_path: Path) -> None:
 EVENT = st.one_of(
     st.tuples(st.just("start"), st.sampled_from(PROJECTS), st.booleans(), st.integers(1, 3)),
     st.tuples(st.just("settle"), st.integers(0, 999)),
-    st.tuples(st.just("restart")),
+    st.tuples(st.just("restart"), st.booleans()),
     st.tuples(st.just("kill"), st.integers(0, 999)),
 )
 CYCLE = st.tuples(st.lists(EVENT, min_size=1, max_size=3), st.none() | st.integers(0, len(FAULTS) - 1))
 
 
+@pytest.mark.parametrize("herdr", ["herdr-0.9.3", "herdr-0.9.3-confirm"])
+def test_convergence_soak_herdr_09(tmp_path: Path, herdr: str) -> None:
+    """50 cycles against the fake's herdr 0.9 mode (in-process: the same model the executable runs),
+    with restarts that come back empty and reissue ids to a re-planted lookalike: 0 fleet violations."""
+    version, last_pane = HERDR_MODES[herdr]
+    world = World(tmp_path, mode="inprocess", version=version, last_pane=last_pane)
+    rng = random.Random(20261130)
+    soak = Soak(world)
+    try:
+        for _cycle in range(CYCLES):
+            events = random_events(rng, rng.randint(1, 3))
+            soak.cycle(events, rng.randrange(len(FAULTS)) if rng.random() < 0.8 else None)
+    finally:
+        world.close()
+    assert soak.counts["empty"] >= 2 and soak.counts["restart"] >= 2 and soak.counts["fault"] >= 30
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cycles=st.lists(CYCLE, min_size=1, max_size=25), custom_sessions=st.booleans())
+@given(cycles=st.lists(CYCLE, min_size=1, max_size=25), custom_sessions=st.booleans(),
+       herdr=st.sampled_from(sorted(HERDR_MODES)))
 def test_convergence_property(tmp_path_factory: pytest.TempPathFactory, cycles: list,
-                              custom_sessions: bool) -> None:
+                              custom_sessions: bool, herdr: str) -> None:
     """The same invariants over arbitrary event/fault sequences, herdr answered in-process, with
-    herdr 0.8.2's dropping of custom-source ``agent_session`` switched on or off."""
-    world = World(tmp_path_factory.mktemp("prop"), mode="inprocess")
+    herdr 0.8.2's dropping of custom-source ``agent_session`` switched on or off, in every mode the
+    fake plays (0.8.2; 0.9 with either answer to the last pane's close)."""
+    version, last_pane = HERDR_MODES[herdr]
+    world = World(tmp_path_factory.mktemp("prop"), mode="inprocess", version=version, last_pane=last_pane)
     world.fake.configure(store_custom_sessions=custom_sessions)
     try:
         soak = Soak(world)

@@ -162,9 +162,66 @@ def test_version_1_store_migrates_existing_rows_to_the_fleet_session(tmp_path: P
     conn.commit()
     conn.close()
     store = HerdrStore(path)
-    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     assert store.run("r1").session == "fleet" and store.recorded(["a"], "fleet") == {"a": ["w3"]}
     assert store.recorded(["a"], "other") == {"a": []}
     store.remember("a", "w3", session="other")  # the same herdr id in another session is another record
-    assert store.all_workspaces() == [("fleet", "a", "w3"), ("other", "a", "w3")]
+    assert store.all_workspaces() == [("", "fleet", "a", "w3"), ("", "other", "a", "w3")]
     store.close()
+
+
+def test_version_2_store_migrates_in_place_to_this_machine(tmp_path: Path) -> None:
+    from shell.store.herdr import MIGRATIONS
+
+    path = tmp_path / "herdr.sqlite3"
+    conn = sqlite3.connect(str(path))
+    for statement in (*MIGRATIONS[0], *MIGRATIONS[1]):
+        conn.execute(statement)
+    conn.execute("INSERT INTO workspaces(session, project, workspace_id, recorded_seq) VALUES ('rev', 'a', 'w3', 1)")
+    conn.execute("INSERT INTO runs(run_id, project, issue, attempt, pid, started_seq, session, pane_id) "
+                 "VALUES ('r1', 'a', 5, 1, 9, 1, 'rev', 'w3:p2')")
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+    store = HerdrStore(path)
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    record = store.run("r1")
+    assert (record.session, record.machine, record.pane_id) == ("rev", None, "w3:p2")
+    assert store.recorded(["a"], "rev") == {"a": ["w3"]} and store.recorded(["a"], "", "m1") == {"a": []}
+    store.close()
+
+
+def test_records_are_scoped_per_machine(tmp_path: Path) -> None:
+    from pure import wire
+    from shell.store.herdr import RunConflict
+
+    store = HerdrStore(tmp_path / "herdr.sqlite3")
+    store.start_run(run_id="r1", project="a", issue=1, attempt=1, pid=1, session_file=None)
+    store.start_run(run_id="r2", project="a", issue=2, attempt=1, pid=2, session_file=None, session="", machine="m1")
+    with pytest.raises(RunConflict, match="in herdr machine 'm1'"):  # same id elsewhere: refused, unchanged
+        store.start_run(run_id="r2", project="a", issue=2, attempt=1, pid=2, session_file=None)
+
+    def ask(action: str, **payload: object) -> m.JsonResult:
+        return store.handle(m.Store(action=action, payload=m.JsonValue(payload)))
+
+    assert ask("herdr.workspace.remember", session="", machine="m1", project="a", workspace_id="w1").ok
+    assert ask("read.herdr.workspaces", session="", machine="m1", projects=["a"]).value == {"a": ["w1"]}
+    assert ask("read.herdr.workspaces", session="fleet", projects=["a"]).value == {"a": []}
+    assert [r["run_id"] for r in ask("list.herdr.runs", session="", machine="m1").value] == ["r2"]  # type: ignore[union-attr]
+    assert [r["run_id"] for r in ask("list.herdr.runs", session="fleet").value] == ["r1"]  # type: ignore[union-attr]
+    assert "machine" not in wire.unstructure(store.run("r1")) and wire.unstructure(store.run("r2"))["machine"] == "m1"
+    assert not ask("list.herdr.runs", session="", machine="").ok  # a machine is named, never empty
+    assert ask("herdr.workspace.forget", session="", machine="m1", project="a", workspace_id="w1").ok
+    assert store.all_workspaces() == []
+    store.close()
+
+
+def test_a_store_from_a_newer_panefleet_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "herdr.sqlite3"
+    HerdrStore(path).close()
+    conn = sqlite3.connect(str(path))
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="newer than this panefleet"):
+        HerdrStore(path)

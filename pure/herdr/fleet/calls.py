@@ -7,7 +7,7 @@ from typing import Any
 
 from returns.result import Failure, Result, Success
 
-from pure.herdr.fleet.common import WORKER_PANE_SOURCE
+from pure.herdr.fleet.common import WORKER_PANE_SOURCE, Target
 from pure.herdr.liveness import Pulse, follower_pulse
 from pure.herdr.parse import (
     PaneFact,
@@ -15,30 +15,43 @@ from pure.herdr.parse import (
     parse_pane_list,
     parse_process_info,
     succeeded,
+    version_skew,
 )
 from pure.herdr.records import store_step
 from pure.model import JsonResult, Proc, Run
-from pure.program import Gen, expect
+from pure.program import Gen, expect, fail
 
 # ---------------------------------------------------------------------------------------- primitives
 
 
-def herdr_step(session: str, *args: str) -> Run:
-    """One herdr call that only reads. ``--session`` goes first, where herdr strips it before
-    parsing the verb. A call that changes something is built in ``pure/herdr/fleet/owned.py``."""
-    return Run(tool="herdr", args=("--session", session, *args))
+def herdr_step(session: Target, *args: str) -> Run:
+    """One herdr call that only reads. Its target (``Target.argv``: ``--session S`` or ``--machine
+    M``, never both, which herdr 0.9.1 refuses) goes first, where herdr strips it before parsing the
+    verb. A call that changes something is built in ``pure/herdr/fleet/owned.py``, from the same
+    ``Target.argv``."""
+    return Run(tool="herdr", args=(*session.argv(), *args))
 
 
-def herdr(session: str, *args: str) -> Gen[Proc]:
-    proc = yield from expect(herdr_step(session, *args), Proc)
+def answered(step: Run) -> Gen[Proc]:
+    """Every herdr answer passes here: a version skew (``pure/herdr/parse.py`` ``version_skew``)
+    ends the program at once, status ``error``, with no debt (docs/herdr-fleet.md, "Herdr 0.9")."""
+    proc = yield from expect(step, Proc)
+    skew = version_skew(proc)
+    if skew is not None:
+        raise fail(skew.message(), "error", {"ok": False, "error": skew.message(), "versionSkew": skew.to_json()})
     return proc
 
 
-def pane_list_step(session: str, workspace_id: str) -> Run:
+def herdr(session: Target, *args: str) -> Gen[Proc]:
+    proc = yield from answered(herdr_step(session, *args))
+    return proc
+
+
+def pane_list_step(session: Target, workspace_id: str) -> Run:
     return herdr_step(session, "pane", "list", "--workspace", workspace_id)
 
 
-def probe_step(session: str, pane_id: str) -> Run:
+def probe_step(session: Target, pane_id: str) -> Run:
     return herdr_step(session, "pane", "process-info", "--pane", pane_id)
 
 
@@ -54,16 +67,16 @@ def store_write(action: str, payload: Mapping[str, Any]) -> Gen[Result[None, str
     return Success(None)
 
 
-def list_panes(session: str, workspace_id: str) -> Gen[Result[tuple[PaneFact, ...], str]]:
-    proc = yield from expect(pane_list_step(session, workspace_id), Proc)
+def list_panes(session: Target, workspace_id: str) -> Gen[Result[tuple[PaneFact, ...], str]]:
+    proc = yield from answered(pane_list_step(session, workspace_id))
     if not succeeded(proc):
         return Failure(f"herdr pane list failed: {failure_text(proc)}")
     return parse_pane_list(proc.stdout, WORKER_PANE_SOURCE)
 
 
-def probe(session: str, pane_id: str) -> Gen[Pulse]:
+def probe(session: Target, pane_id: str) -> Gen[Pulse]:
     """``paneFollowerAlive``: a failed or unreadable probe is ``unknown``, never dead."""
-    proc = yield from expect(probe_step(session, pane_id), Proc)
+    proc = yield from answered(probe_step(session, pane_id))
     if not succeeded(proc):
         return Pulse("unknown", f"herdr pane process-info failed: {failure_text(proc)}")
     info = parse_process_info(proc.stdout, pane_id)

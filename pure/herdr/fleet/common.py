@@ -6,8 +6,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from attrs import frozen
+from attrs import field, frozen
 
+from pure.convert import OMIT_NONE
 from pure.model import Debt, Done, JsonValue, Outcome, Status
 
 WORKER_PANE_SOURCE = "panefleet"
@@ -35,9 +36,36 @@ def follower_argv(follower: Sequence[str], run_id: str) -> tuple[str, ...]:
 def unsafe_word(argv: Sequence[str]) -> str | None:
     """The first word herdr's unquoted ``pane run`` join (or its ``--session`` strip) would mangle."""
     for word in argv:
-        if not _SAFE_WORD.match(word) or word == "--session" or word.startswith("--session=") or word == "--":
+        if not _SAFE_WORD.match(word) or word == "--" or any(
+            word == flag or word.startswith(f"{flag}=") for flag in ("--session", "--machine")
+        ):
             return word
     return None
+
+
+@frozen
+class Target:
+    """The herdr server a program's calls go to: a session of the herdr here (``--session S``), or a
+    saved machine (herdr 0.9.1 ``--machine M``: herdr's own SSH transport to that machine's server,
+    which takes no ``--session``; ``session`` is then ``""``). The store keys records by both."""
+
+    session: str = DEFAULT_SESSION
+    machine: str | None = None
+
+    def argv(self) -> tuple[str, ...]:
+        """What leads every herdr call's argv (built once, ``pure/herdr/fleet/calls.py`` ``herdr_step``)."""
+        return ("--session", self.session) if self.machine is None else ("--machine", self.machine)
+
+    def keys(self) -> dict[str, str]:
+        """The store payload keys that name this target (``machine`` only when there is one)."""
+        return {"session": self.session} if self.machine is None else {"session": "", "machine": self.machine}
+
+    def describe(self) -> str:
+        return f"herdr session {self.session!r}" if self.machine is None else f"herdr machine {self.machine!r}"
+
+
+def target_of(session: str, machine: str | None) -> Target:
+    return Target(session) if machine is None else Target("", machine)
 
 
 # ------------------------------------------------------------------------------------------ requests
@@ -46,12 +74,14 @@ def unsafe_word(argv: Sequence[str]) -> str | None:
 @frozen(kw_only=True)
 class EnsureRequest:
     session: str = DEFAULT_SESSION
+    machine: str | None = field(default=None, metadata=OMIT_NONE)
     project: str
 
 
 @frozen(kw_only=True)
 class OpenRequest:
     session: str = DEFAULT_SESSION
+    machine: str | None = field(default=None, metadata=OMIT_NONE)
     run_id: str
     follower: tuple[str, ...] = DEFAULT_FOLLOWER
     lock_path: str | None = None
@@ -60,6 +90,7 @@ class OpenRequest:
 @frozen(kw_only=True)
 class RetireRequest:
     session: str = DEFAULT_SESSION
+    machine: str | None = field(default=None, metadata=OMIT_NONE)
     run_id: str
     lock_path: str | None = None
 
@@ -69,6 +100,7 @@ class ReleaseRequest:
     """``releaseOrphanedWorkerPane`` on explicit identity (the store-free form of retire)."""
 
     session: str = DEFAULT_SESSION
+    machine: str | None = field(default=None, metadata=OMIT_NONE)
     pane_id: str | None = None
     pane_label: str | None = None
     run_id: str | None = None
@@ -78,6 +110,7 @@ class ReleaseRequest:
 @frozen(kw_only=True)
 class ReconcileRequest:
     session: str = DEFAULT_SESSION
+    machine: str | None = field(default=None, metadata=OMIT_NONE)
     managed: tuple[str, ...] = ()
     max_attempts: int = PANE_REATTEMPT_MAX
     follower: tuple[str, ...] = DEFAULT_FOLLOWER

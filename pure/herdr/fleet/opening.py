@@ -11,6 +11,7 @@ from returns.result import Failure
 from pure.herdr.fleet.calls import herdr, list_panes, store, store_write
 from pure.herdr.fleet.common import (
     WORKER_PANE_SOURCE,
+    Target,
     Tracked,
     Unavailable,
     follower_argv,
@@ -38,6 +39,7 @@ from pure.herdr.parse import (
     PaneFact,
     error_code,
     failure_text,
+    outcome_unknown,
     parse_created_workspace,
     parse_root_pane,
     parse_split_pane,
@@ -82,6 +84,10 @@ class Surface:
         # Workspaces holding a pane this pass made but could not identify (a split whose answer was
         # unreadable): never judged empty this pass; the next pass lists the pane and closes it.
         self.unknown: set[str] = set()
+        # Why a change of this pass has an unknown outcome (a dropped connection to a saved machine,
+        # a call that never finished), or "": no open is retried in this pass after one, since only
+        # a fresh listing — the next pass's — says what that change did.
+        self.lost = ""
 
     def candidates(self, project: str) -> list[str]:
         return sorted(w for w, o in self.owned.items() if o.project == project and w not in self.gone)
@@ -114,7 +120,7 @@ class Surface:
 # --------------------------------------------------------------------------------- ensure and open
 
 
-def ensure_workspace(session: str, project: str, surface: Surface | None) -> Gen[Ready | Unavailable]:
+def ensure_workspace(session: Target, project: str, surface: Surface | None) -> Gen[Ready | Unavailable]:
     """``ensureWorkerWorkspace``: lowest-id owned workspace (first listed pane anchors), else create."""
     if surface is None:
         found = yield from discover(session, (project,))
@@ -124,7 +130,9 @@ def ensure_workspace(session: str, project: str, surface: Surface | None) -> Gen
         wrote = yield from apply_ownership(disc)
         if isinstance(wrote, Failure):
             return Unavailable(wrote.failure())
-        for owned in disc.owned:
+        # Without the runs' records a workspace held by the record alone cannot be proven ours
+        # (owned.py ``prove_recorded``): only a marked one is used here.
+        for owned in (o for o in disc.owned if not o.recorded_only):
             listed = yield from list_panes(session, owned.workspace_id)
             if isinstance(listed, Failure):
                 return Unavailable(listed.failure())
@@ -143,10 +151,16 @@ def ensure_workspace(session: str, project: str, surface: Surface | None) -> Gen
     return (yield from _create_workspace(session, project, surface, before))
 
 
-def _fresh_tab(session: str, workspace: Owned, surface: Surface | None) -> Gen[Ready | Unavailable]:
+def _fresh_tab(session: Target, workspace: Owned, surface: Surface | None) -> Gen[Ready | Unavailable]:
     proc = yield from create_tab(session, workspace)
     if not succeeded(proc):
-        return Unavailable(f"herdr tab create failed: {failure_text(proc)}")
+        reason = f"herdr tab create failed: {failure_text(proc)}"
+        if outcome_unknown(proc) and surface is not None:
+            # A tab (and its root pane) may stand in the owned workspace: the next pass lists and closes it.
+            surface.unknown.add(workspace.workspace_id)
+            surface.lost = reason
+        return Unavailable(reason, residue=(f"a tab herdr may have created in workspace {workspace.workspace_id}",)
+                           if outcome_unknown(proc) else ())
     root = parse_root_pane(proc.stdout)
     if isinstance(root, Failure):
         return Unavailable(root.failure())
@@ -161,17 +175,17 @@ def _closed_or_gone(proc: Proc) -> bool:
     return succeeded(proc) or error_code(proc) == "workspace_not_found"
 
 
-def _remember(session: str, workspace: Owned) -> Gen[None]:
+def _remember(session: Target, workspace: Owned) -> Gen[None]:
     yield from store("herdr.workspace.remember",
-                     {"session": session, "project": workspace.project, "workspace_id": workspace.workspace_id})
+                     {**session.keys(), "project": workspace.project, "workspace_id": workspace.workspace_id})
 
 
-def _forget(session: str, workspace: Owned) -> Gen[None]:
+def _forget(session: Target, workspace: Owned) -> Gen[None]:
     yield from store("herdr.workspace.forget",
-                     {"session": session, "project": workspace.project, "workspace_id": workspace.workspace_id})
+                     {**session.keys(), "project": workspace.project, "workspace_id": workspace.workspace_id})
 
 
-def _recover_created(session: str, project: str, known: frozenset[str], reason: str) -> Gen[Unavailable]:
+def _recover_created(session: Target, project: str, known: frozenset[str], reason: str) -> Gen[Unavailable]:
     """herdr's answer to ``workspace create`` said neither "created X" nor a definite "no": find what
     it made — a workspace with this attempt's label that the listing before the create did not show —
     and close it. Zero residue is claimed only when a fresh listing proves it."""
@@ -196,7 +210,9 @@ def _recover_created(session: str, project: str, known: frozenset[str], reason: 
     closed = yield from close_workspace(session, made)
     if _closed_or_gone(closed):
         return Unavailable(f"{reason}; closed workspace {made.workspace_id}, which herdr created anyway")
-    # Keep it recorded (it carries our label), so the next reconcile owns it and removes it.
+    # Keep it recorded and mark it, so the next reconcile owns it and removes it (a record alone holds
+    # a workspace only with a pane we recorded in it: owned.py ``prove_recorded``).
+    yield from mark_workspace(session, made)
     yield from _remember(session, made)
     return Unavailable(
         f"{reason}; herdr created workspace {made.workspace_id} anyway and closing it failed ({failure_text(closed)}); "
@@ -206,14 +222,18 @@ def _recover_created(session: str, project: str, known: frozenset[str], reason: 
 
 
 def _create_workspace(
-    session: str, project: str, surface: Surface | None, known: frozenset[str]
+    session: Target, project: str, surface: Surface | None, known: frozenset[str]
 ) -> Gen[Ready | Unavailable]:
     proc = yield from create_workspace(session, project)
     if not succeeded(proc):
         reason = f"herdr workspace create failed: {failure_text(proc)}"
-        if proc.exit_code is None or error_code(proc) is not None:
-            return Unavailable(reason)  # herdr never ran, or answered a definite error
-        return (yield from _recover_created(session, project, known, reason))
+        if error_code(proc) is not None and not outcome_unknown(proc):
+            return Unavailable(reason)  # a definite error: herdr made nothing
+        # No answer, or a dropped connection: the workspace may exist; a fresh listing decides.
+        recovered = yield from _recover_created(session, project, known, reason)
+        if surface is not None and outcome_unknown(proc) and recovered.residue:
+            surface.lost = recovered.reason
+        return recovered
     parsed = parse_created_workspace(proc.stdout)
     if isinstance(parsed, Failure):
         return (yield from _recover_created(session, project, known, parsed.failure()))
@@ -236,7 +256,7 @@ def _create_workspace(
     if answer.root_pane_id is None:
         return (yield from discard("herdr workspace create reported no root pane"))
     remembered = yield from store_write(
-        "herdr.workspace.remember", {"session": session, "project": project, "workspace_id": made.workspace_id}
+        "herdr.workspace.remember", {**session.keys(), "project": project, "workspace_id": made.workspace_id}
     )
     if isinstance(remembered, Failure):
         return (yield from discard(remembered.failure()))
@@ -248,7 +268,7 @@ def _create_workspace(
 
 
 def open_pane(
-    session: str, run: RunRecord, follower: Sequence[str], surface: Surface | None
+    session: Target, run: RunRecord, follower: Sequence[str], surface: Surface | None
 ) -> Gen[Tracked | Unavailable]:
     """``openWorkerPane``: split → rename → report-agent-session → run → report-agent working.
 
@@ -290,6 +310,15 @@ def open_pane(
         return Unavailable(reason, phase, tuple(residue))
 
     split = yield from split_below(session, ensured.anchor)
+    if not succeeded(split) and outcome_unknown(split):
+        # The pane may have been made (its answer was lost): like an unreadable answer, never "no pane",
+        # and not herdr refusing the split (the budget is not spent as for one).
+        reason = f"herdr pane split failed: {failure_text(split)}"
+        if surface is not None:
+            surface.lost = reason
+            if not ensured.created:
+                surface.unknown.add(workspace.workspace_id)
+        return (yield from abandon(reason, None, None, unknown_pane=True))
     if not succeeded(split):
         return (yield from abandon(f"herdr pane split failed: {failure_text(split)}", "split", None))
     new = parse_split_pane(split.stdout)
@@ -307,6 +336,8 @@ def open_pane(
     for verb, rest in steps:
         proc = yield from set_up_pane(session, pane, verb, *rest)
         if not succeeded(proc):
+            if outcome_unknown(proc) and surface is not None:
+                surface.lost = f"herdr pane {verb} failed: {failure_text(proc)}"
             return (yield from abandon(f"herdr pane {verb} failed: {failure_text(proc)}", None, pane))
     if surface is not None:
         surface.pane_opened(pane)

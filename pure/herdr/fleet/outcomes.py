@@ -125,8 +125,19 @@ class WorkspaceRemoveFailed(_Wire):
     reason: str
 
 
+@frozen(kw_only=True)
+class WorkspaceGroupCloseRequired(_Wire):
+    """herdr 0.9 would close this owned workspace only with ``--group``, which also closes the linked
+    worktree workspaces someone else made: panefleet never sends it, so the workspace stays, as debt."""
+
+    kind: ClassVar[str] = "workspace-group-close-required"
+    project: str
+    workspace_id: str
+    reason: str
+
+
 ReconcileOutcome = Union[Intact, VisualUnreadable, Untracked, Reassociated, AttemptsExhausted, StaleReleased,
-                         StaleReleaseFailed, WorkspaceRemoved, WorkspaceRemoveFailed]
+                         StaleReleaseFailed, WorkspaceRemoved, WorkspaceRemoveFailed, WorkspaceGroupCloseRequired]
 
 
 def debt_of(outcome: ReconcileOutcome) -> m.Debt | None:
@@ -137,4 +148,8 @@ def debt_of(outcome: ReconcileOutcome) -> m.Debt | None:
     if isinstance(outcome, WorkspaceRemoveFailed):
         return m.Debt(kind="herdr_workspace", subject=outcome.workspace_id, reason=outcome.reason,
                       detail=f"project {outcome.project}")
+    if isinstance(outcome, WorkspaceGroupCloseRequired):
+        return m.Debt(kind="herdr_workspace", subject=outcome.workspace_id, reason=outcome.reason,
+                      detail=f"project {outcome.project}; linked worktree workspaces keep it open (close them, "
+                             "then the next pass removes it; panefleet never closes the group)")
     return None

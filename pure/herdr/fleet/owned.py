@@ -3,7 +3,8 @@
 Ownership is structural, never by label alone (docs/herdr-fleet.md):
 
 * a workspace is ours when :func:`discover` finds it carrying the token ``conductor_workers=<project>``,
-  or recorded by the store for the project and still listed with the label panefleet gave it; or
+  or recorded by the store for the project, still listed with the label panefleet gave it and no
+  other project's token, and showing a pane panefleet recorded (:func:`prove_recorded`); or
   when this call created it (:func:`created_workspace`, from ``workspace create``'s answer or the one
   new workspace with our label a listing shows after a create whose answer was lost);
 * a pane is ours when a listing of an owned workspace shows it (the seed's rule: inside a marked
@@ -24,17 +25,17 @@ from collections.abc import Sequence
 from attrs import frozen
 from returns.result import Failure, Result, Success
 
-from pure.herdr.fleet.calls import herdr, list_panes, pane_list_step, store, store_write
+from pure.herdr.fleet.calls import answered, herdr, list_panes, pane_list_step, store, store_write
 from pure.herdr.fleet.common import (
-    DEFAULT_SESSION,
     WORKER_PANE_SOURCE,
     WORKER_WORKSPACE_TOKEN,
+    Target,
     workspace_label,
 )
 from pure.herdr.parse import PaneFact, failure_text, parse_workspace_list, succeeded
 from pure.herdr.records import parse_recorded
 from pure.model import Proc, Run
-from pure.program import Gen, announce, expect
+from pure.program import Gen, announce
 
 # ------------------------------------------------------------------------------------------ tokens
 
@@ -46,6 +47,9 @@ class Owned:
     workspace_id: str
     project: str
     label: str | None
+    # Held by the store's record alone (herdr lists it without our token, as after a restart): ours
+    # only once a listing of it shows a pane panefleet recorded (:func:`prove_recorded`).
+    recorded_only: bool = False
 
 
 @frozen
@@ -63,7 +67,7 @@ class Discovery:
     forget: tuple[tuple[str, str], ...]
     # Every workspace id herdr listed (owned or not): what existed before this operation created any.
     listed: tuple[str, ...] = ()
-    session: str = DEFAULT_SESSION
+    session: Target = Target()
 
 
 def created_workspace(workspace_id: str, project: str) -> Owned:
@@ -83,7 +87,7 @@ def listed_panes(workspace: Owned, listed: Sequence[PaneFact]) -> dict[str, Owne
     return {p.pane_id: OwnedHerdrPane(p.pane_id, workspace.workspace_id) for p in listed}
 
 
-def discover(session: str, projects: Sequence[str]) -> Gen[Result[Discovery, str]]:
+def discover(session: Target, projects: Sequence[str]) -> Gen[Result[Discovery, str]]:
     """``ownedWorkerWorkspaces``: token-marked workspaces of ``projects`` plus recorded ids still listed.
 
     The store writes it implies (adopting token-owned ids, forgetting recorded ids herdr no longer
@@ -96,7 +100,7 @@ def discover(session: str, projects: Sequence[str]) -> Gen[Result[Discovery, str
     if isinstance(parsed, Failure):
         return Failure(parsed.failure())
     listed = parsed.unwrap()
-    answer = yield from store("read.herdr.workspaces", {"session": session, "projects": list(projects)})
+    answer = yield from store("read.herdr.workspaces", {**session.keys(), "projects": list(projects)})
     recorded_r = parse_recorded(answer, tuple(projects))
     if isinstance(recorded_r, Failure):
         return Failure(recorded_r.failure())
@@ -119,13 +123,14 @@ def discover(session: str, projects: Sequence[str]) -> Gen[Result[Discovery, str
             if wid in owned:
                 continue
             hit = by_id.get(wid)
-            if hit is None or hit.label != workspace_label(project):
+            if hit is None or hit.label != workspace_label(project) or hit.token(WORKER_WORKSPACE_TOKEN) is not None:
                 # Gone, or an id herdr reissued after a restart to a workspace we did not make (ours
                 # carry the label we gave them, and labels survive restarts). The label never grants
-                # ownership; here it can only withdraw a record that no longer proves anything.
+                # ownership; here it can only withdraw a record that no longer proves anything. A
+                # marker of another project (out of this scope) withdraws it too.
                 forget.append((project, wid))
                 continue
-            owned[wid] = Owned(wid, project, hit.label)
+            owned[wid] = Owned(wid, project, hit.label, recorded_only=True)
     ordered = tuple(sorted(owned.values(), key=lambda o: o.workspace_id))
     return Success(
         Discovery(ordered, tuple(adopt), tuple(forget), tuple(ws.workspace_id for ws in listed), session)
@@ -135,20 +140,20 @@ def discover(session: str, projects: Sequence[str]) -> Gen[Result[Discovery, str
 def apply_ownership(disc: Discovery) -> Gen[Result[None, str]]:
     for project, wid in disc.adopt:
         done = yield from store_write(
-            "herdr.workspace.remember", {"session": disc.session, "project": project, "workspace_id": wid}
+            "herdr.workspace.remember", {**disc.session.keys(), "project": project, "workspace_id": wid}
         )
         if isinstance(done, Failure):
             return done
     for project, wid in disc.forget:
         done = yield from store_write(
-            "herdr.workspace.forget", {"session": disc.session, "project": project, "workspace_id": wid}
+            "herdr.workspace.forget", {**disc.session.keys(), "project": project, "workspace_id": wid}
         )
         if isinstance(done, Failure):
             return done
     return Success(None)
 
 
-def list_all_panes(session: str, owned: Sequence[Owned]) -> Gen[Result[list[tuple[Owned, tuple[PaneFact, ...]]], str]]:
+def list_all_panes(session: Target, owned: Sequence[Owned]) -> Gen[Result[list[tuple[Owned, tuple[PaneFact, ...]]], str]]:
     """``pane list`` of every owned workspace, in order; the first that fails ends the listing. The
     listings are announced (``pure/program.py`` ``Ahead``): they are independent reads, so the shell
     may make them together."""
@@ -163,55 +168,77 @@ def list_all_panes(session: str, owned: Sequence[Owned]) -> Gen[Result[list[tupl
 
 
 
+def prove_recorded(
+    entries: Sequence[tuple[Owned, tuple[PaneFact, ...]]], recorded_panes: Sequence[tuple[str, str, str]]
+) -> tuple[list[tuple[Owned, tuple[PaneFact, ...]]], list[tuple[str, str]]]:
+    """Keep a workspace held by the record alone only when its listing shows a pane panefleet
+    recorded for the project (``(project, pane id, rename label)`` of a run, live or settled): herdr
+    restores our panes with their ids and labels, while a workspace made after a restart that came
+    back empty, or that got a reissued id, has none of them — even when someone gave it our label.
+    The rest (and what the record said) is returned to forget: never claimed, never closed."""
+    known = set(recorded_panes)
+    kept: list[tuple[Owned, tuple[PaneFact, ...]]] = []
+    unproven: list[tuple[str, str]] = []
+    for one, panes in entries:
+        if one.recorded_only and not any(
+            (one.project, p.pane_id, p.label) in known for p in panes if p.label is not None
+        ):
+            unproven.append((one.project, one.workspace_id))
+            continue
+        kept.append((one, panes))
+    return kept, unproven
+
+
+
 # ------------------------------------------------------------------------------ the changing steps
 
 
-def _change(session: str, *args: str) -> Gen[Proc]:
-    """One herdr call that changes something. ``--session`` goes first, where herdr strips it."""
-    return (yield from expect(Run(tool="herdr", args=("--session", session, *args), mutates=True), Proc))
+def _change(session: Target, *args: str) -> Gen[Proc]:
+    """One herdr call that changes something, led by its target (``Target.argv``) as every read is."""
+    return (yield from answered(Run(tool="herdr", args=(*session.argv(), *args), mutates=True)))
 
 
-def create_workspace(session: str, project: str) -> Gen[Proc]:
+def create_workspace(session: Target, project: str) -> Gen[Proc]:
     return (yield from _change(session, "workspace", "create", "--label", workspace_label(project), "--no-focus"))
 
 
-def mark_workspace(session: str, workspace: Owned) -> Gen[Proc]:
+def mark_workspace(session: Target, workspace: Owned) -> Gen[Proc]:
     """Give a workspace this call created the token that makes it ours for every later pass."""
     return (yield from _change(session, "workspace", "report-metadata", workspace.workspace_id, "--source",
                                WORKER_PANE_SOURCE, "--token", f"{WORKER_WORKSPACE_TOKEN}={workspace.project}"))
 
 
-def close_workspace(session: str, workspace: Owned) -> Gen[Proc]:
+def close_workspace(session: Target, workspace: Owned) -> Gen[Proc]:
     return (yield from _change(session, "workspace", "close", workspace.workspace_id))
 
 
-def create_tab(session: str, workspace: Owned) -> Gen[Proc]:
+def create_tab(session: Target, workspace: Owned) -> Gen[Proc]:
     return (yield from _change(session, "tab", "create", "--workspace", workspace.workspace_id, "--no-focus"))
 
 
-def split_below(session: str, anchor: OwnedHerdrPane) -> Gen[Proc]:
+def split_below(session: Target, anchor: OwnedHerdrPane) -> Gen[Proc]:
     return (yield from _change(session, "pane", "split", "--pane", anchor.pane_id, "--direction", "down",
                                "--ratio", "0.3", "--no-focus"))
 
 
-def set_up_pane(session: str, pane: OwnedHerdrPane, verb: str, *rest: str) -> Gen[Proc]:
+def set_up_pane(session: Target, pane: OwnedHerdrPane, verb: str, *rest: str) -> Gen[Proc]:
     """``pane rename|report-agent-session|run|report-agent`` of a pane this call created."""
     return (yield from _change(session, "pane", verb, pane.pane_id, *rest))
 
 
-def close_pane_answer(session: str, pane: OwnedHerdrPane) -> Gen[Proc]:
+def close_pane_answer(session: Target, pane: OwnedHerdrPane) -> Gen[Proc]:
     """``pane close``, answered as it is (for a caller that reads the error code itself)."""
     return (yield from _change(session, "pane", "close", pane.pane_id))
 
 
-def close_pane(session: str, pane: OwnedHerdrPane) -> Gen[Result[None, str]]:
+def close_pane(session: Target, pane: OwnedHerdrPane) -> Gen[Result[None, str]]:
     proc = yield from close_pane_answer(session, pane)
     if not succeeded(proc):
         return Failure(f"herdr pane close failed: {failure_text(proc)}")
     return Success(None)
 
 
-def release_agent(session: str, pane: OwnedHerdrPane, agent: str) -> Gen[Result[None, str]]:
+def release_agent(session: Target, pane: OwnedHerdrPane, agent: str) -> Gen[Result[None, str]]:
     proc = yield from _change(session, "pane", "release-agent", pane.pane_id, "--source", WORKER_PANE_SOURCE,
                               "--agent", agent)
     if not succeeded(proc):
@@ -219,7 +246,7 @@ def release_agent(session: str, pane: OwnedHerdrPane, agent: str) -> Gen[Result[
     return Success(None)
 
 
-def retire_pane(session: str, pane: OwnedHerdrPane, label: str) -> Gen[Result[None, str]]:
+def retire_pane(session: Target, pane: OwnedHerdrPane, label: str) -> Gen[Result[None, str]]:
     """``retireWorkerPane``: hand authority back, then close."""
     released = yield from release_agent(session, pane, label)
     if isinstance(released, Failure):

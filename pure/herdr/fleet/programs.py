@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from attrs import evolve, frozen
+from attrs import evolve, field, frozen
 from returns.result import Failure, Result, Success
 
+from pure.convert import OMIT_NONE
 from pure.herdr.fleet.calls import probe, probe_step, store
 from pure.herdr.fleet.common import (
     DEFAULT_SESSION,
@@ -16,16 +17,18 @@ from pure.herdr.fleet.common import (
     ReconcileRequest,
     ReleaseRequest,
     RetireRequest,
+    Target,
     Tracked,
     Unavailable,
     done_with,
     json_value,
     opened_json,
+    target_of,
 )
 from pure.herdr.fleet.opening import Surface, ensure_workspace, open_pane
 from pure.herdr.fleet.outcomes import debt_of
-from pure.herdr.fleet.owned import Discovery, Owned, apply_ownership, discover, list_all_panes
-from pure.herdr.fleet.reconcile import attribute, reconcile, run_label
+from pure.herdr.fleet.owned import Discovery, Owned, apply_ownership, discover, list_all_panes, prove_recorded
+from pure.herdr.fleet.reconcile import attribute, reconcile, recorded_panes, run_label
 from pure.herdr.fleet.release import release_orphaned
 from pure.herdr.liveness import Pulse
 from pure.herdr.parse import (
@@ -79,7 +82,7 @@ def _reconcile_body(request: ReconcileRequest) -> Program:
 
 
 def ensure_program(request: EnsureRequest) -> Program:
-    ready = yield from ensure_workspace(request.session, request.project, None)
+    ready = yield from ensure_workspace(target_of(request.session, request.machine), request.project, None)
     if isinstance(ready, Unavailable):
         return done_with("error", {"kind": "unavailable", "reason": ready.reason}, ready.reason)
     result: dict[str, Any] = {"kind": "ready", "workspaceId": ready.workspace.workspace_id,
@@ -89,7 +92,7 @@ def ensure_program(request: EnsureRequest) -> Program:
     return done_with("ok", result)
 
 
-def _load_run(run_id: str, session: str) -> Gen[Result[RunRecord, str]]:
+def _load_run(run_id: str, session: Target) -> Gen[Result[RunRecord, str]]:
     answer = yield from store("get.herdr.run", {"run_id": run_id})
     loaded = parse_run(answer)
     if isinstance(loaded, Failure):
@@ -97,8 +100,9 @@ def _load_run(run_id: str, session: str) -> Gen[Result[RunRecord, str]]:
     record = loaded.unwrap()
     if record is None:
         return Failure(f"no run {run_id!r} in the store (panefleet herdr run start first)")
-    if record.session != session:
-        return Failure(f"run {run_id!r} belongs to herdr session {record.session!r}, not {session!r}")
+    recorded = target_of(record.session, record.machine)
+    if recorded != session:
+        return Failure(f"run {run_id!r} belongs to {recorded.describe()}, not {session.describe()}")
     return Success(record)
 
 
@@ -118,7 +122,8 @@ def open_program(request: OpenRequest) -> Program:
 
 
 def _open_body(request: OpenRequest) -> Program:
-    loaded = yield from _load_run(request.run_id, request.session)
+    target = target_of(request.session, request.machine)
+    loaded = yield from _load_run(request.run_id, target)
     if isinstance(loaded, Failure):
         return done_with("refused", {"kind": "unavailable", "reason": loaded.failure()}, loaded.failure())
     run = loaded.unwrap()
@@ -133,26 +138,28 @@ def _open_body(request: OpenRequest) -> Program:
         # The run already has a recorded pane: if it still stands in an owned workspace with a living
         # (or undecidable) follower, opening another would only make a duplicate. One listing serves
         # both the check and the anchor choice.
-        found = yield from discover(request.session, (run.project,))
+        found = yield from discover(target, (run.project,))
         if isinstance(found, Failure):
             return done_with("error", {"kind": "unavailable", "reason": found.failure()}, found.failure())
         disc = found.unwrap()
-        listings = yield from list_all_panes(request.session, disc.owned)
+        listings = yield from list_all_panes(target, disc.owned)
         if isinstance(listings, Failure):
             return done_with("error", {"kind": "unavailable", "reason": listings.failure()}, listings.failure())
-        entries = listings.unwrap()
+        # A workspace held by the record alone is used only when it shows this run's recorded pane
+        # (owned.py ``prove_recorded``); it is not forgotten here, for this run knows no other's.
+        entries, _unproven = prove_recorded(listings.unwrap(), recorded_panes([run]))
         wrote = yield from apply_ownership(disc)
         if isinstance(wrote, Failure):
             return done_with("error", {"kind": "unavailable", "reason": wrote.failure()}, wrote.failure())
         held, _junk = attribute(entries, [run])
         if run.run_id in held and run.pid is not None:
             pane, wid = held[run.run_id]
-            pulse = yield from probe(request.session, pane.pane_id)
+            pulse = yield from probe(target, pane.pane_id)
             if pulse.pulse != "dead":
                 existing = opened_json(Tracked(pane.pane_id, run_label(run), run.pid, wid))
                 return done_with("ok", {**existing, "reused": True, "pulse": pulse.pulse})
         surface = Surface(entries, disc.listed)
-    opened = yield from open_pane(request.session, run, request.follower, surface)
+    opened = yield from open_pane(target, run, request.follower, surface)
     if isinstance(opened, Unavailable):
         return done_with("error", opened_json(opened), opened.reason)
     yield from store(
@@ -167,11 +174,12 @@ def retire_program(request: RetireRequest) -> Program:
 
 
 def _retire_body(request: RetireRequest) -> Program:
-    loaded = yield from _load_run(request.run_id, request.session)
+    target = target_of(request.session, request.machine)
+    loaded = yield from _load_run(request.run_id, target)
     if isinstance(loaded, Failure):
         return done_with("refused", {"kind": "none", "reason": loaded.failure()}, loaded.failure())
     run = loaded.unwrap()
-    released = yield from release_orphaned(request.session, run.pane_id, run.pane_label, run.run_id, run.project)
+    released = yield from release_orphaned(target, run.pane_id, run.pane_label, run.run_id, run.project)
     if released.kind in ("released", "none") and run.pane_id is not None:
         yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
     status: Status = "ok" if released.kind in ("released", "none") else (
@@ -182,7 +190,8 @@ def _retire_body(request: RetireRequest) -> Program:
 
 def release_program(request: ReleaseRequest) -> Program:
     released = yield from release_orphaned(
-        request.session, request.pane_id, request.pane_label, request.run_id, request.project
+        target_of(request.session, request.machine), request.pane_id, request.pane_label, request.run_id,
+        request.project,
     )
     status: Status = "ok" if released.kind in ("released", "none") else (
         "refused" if released.kind == "unowned" else "error"
@@ -196,35 +205,38 @@ def release_program(request: ReleaseRequest) -> Program:
 @frozen(kw_only=True)
 class StatusRequest:
     session: str = DEFAULT_SESSION
+    machine: str | None = field(default=None, metadata=OMIT_NONE)
     managed: tuple[str, ...] = ()
 
 
 def status_program(request: StatusRequest) -> Program:
     """Read-only: the store's runs, the owned workspaces herdr lists, what each pane is, and the
     follower pulse of every held pane — exactly what a reconcile pass would read, and no write."""
-    answer = yield from store("list.herdr.runs", {"session": request.session})
+    target = target_of(request.session, request.machine)
+    answer = yield from store("list.herdr.runs", target.keys())
     runs_r = parse_runs(answer)
     if isinstance(runs_r, Failure):
         return done_with("error", failed(runs_r.failure()), runs_r.failure())
     runs = runs_r.unwrap()
     scope = sorted(set(request.managed) | {r.project for r in runs})
     entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
-    disc = Discovery((), (), ())
+    disc = Discovery((), (), (), (), target)
     if scope:
-        found = yield from discover(request.session, scope)
+        found = yield from discover(target, scope)
         if isinstance(found, Failure):
             return done_with("error", failed(found.failure()), found.failure())
         disc = found.unwrap()
-        listings = yield from list_all_panes(request.session, disc.owned)
+        listings = yield from list_all_panes(target, disc.owned)
         if isinstance(listings, Failure):
             return done_with("error", failed(listings.failure()), listings.failure())
-        entries = listings.unwrap()
+        entries, unproven = prove_recorded(listings.unwrap(), recorded_panes(runs))
+        disc = evolve(disc, forget=(*disc.forget, *unproven))  # what the next reconcile forgets
     held, junk = attribute(entries, runs)
     holder = {pane.pane_id: run_id for run_id, (pane, _w) in held.items()}
     pulses: dict[str, Pulse] = {}
-    yield from announce(probe_step(request.session, pane.pane_id) for pane, _w in held.values())
+    yield from announce(probe_step(target, pane.pane_id) for pane, _w in held.values())
     for run_id, (pane, _w) in held.items():
-        pulses[run_id] = yield from probe(request.session, pane.pane_id)
+        pulses[run_id] = yield from probe(target, pane.pane_id)
     out_runs: list[dict[str, Any]] = []
     for r in runs:
         row: dict[str, Any] = {
@@ -254,5 +266,6 @@ def status_program(request: StatusRequest) -> Program:
             "recorded": owned.workspace_id not in adopt, "panes": rows,
         })
     forgotten = [{"project": p, "workspaceId": w} for p, w in disc.forget]
-    return done_with("ok", {"ok": True, "session": request.session, "runs": out_runs, "workspaces": workspaces,
+    where = {"session": request.session} if request.machine is None else {"machine": request.machine}
+    return done_with("ok", {"ok": True, **where, "runs": out_runs, "workspaces": workspaces,
                         "staleRecords": forgotten})

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attrs import frozen
+from attrs import evolve, frozen
 from returns.result import Failure, Result, Success
 
 from pure.herdr.fleet.calls import probe, probe_step, store
 from pure.herdr.fleet.common import (
     IMPLICIT_CLOSE_REASON,
     ReconcileRequest,
+    Target,
     Tracked,
     Unavailable,
     pane_label,
+    target_of,
 )
 from pure.herdr.fleet.opening import Surface, open_pane
 from pure.herdr.fleet.outcomes import (
@@ -26,6 +28,7 @@ from pure.herdr.fleet.outcomes import (
     StaleReleaseFailed,
     Untracked,
     VisualUnreadable,
+    WorkspaceGroupCloseRequired,
     WorkspaceRemoved,
     WorkspaceRemoveFailed,
 )
@@ -33,9 +36,12 @@ from pure.herdr.fleet.owned import (
     Owned,
     apply_ownership,
     close_pane,
+    close_pane_answer,
     close_workspace,
     discover,
     list_all_panes,
+    mark_workspace,
+    prove_recorded,
     release_agent,
 )
 from pure.herdr.parse import (
@@ -48,6 +54,11 @@ from pure.herdr.records import RunRecord, parse_runs
 from pure.program import Gen, announce
 
 # ------------------------------------------------------------------------------------- reconcile
+
+# What herdr answers a ``pane close`` that would close the pane's workspace with it, in 0.9:
+# ``confirmation_required`` (0.9.2 "closing the last tab now asks for confirmation", if the CLI asks
+# too) or ``workspace_group_close_required`` (the workspace has linked worktree workspaces).
+WITH_ITS_WORKSPACE = ("confirmation_required", "workspace_group_close_required")
 
 
 @frozen
@@ -107,8 +118,8 @@ def attribute(
 
 def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], str]]:
     """``reconcileWorkerPanes`` against the store's live run set. Failure: the pass mutated nothing."""
-    session = request.session
-    answer = yield from store("list.herdr.runs", {"session": session})
+    session = target_of(request.session, request.machine)
+    answer = yield from store("list.herdr.runs", session.keys())
     runs_r = parse_runs(answer)
     if isinstance(runs_r, Failure):
         return Failure(runs_r.failure())
@@ -124,10 +135,16 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
     listings = yield from list_all_panes(session, disc.owned)
     if isinstance(listings, Failure):
         return Failure(listings.failure())
-    entries = listings.unwrap()
+    entries, unproven = prove_recorded(listings.unwrap(), recorded_panes(runs))
+    disc = evolve(disc, forget=(*disc.forget, *unproven))
     wrote = yield from apply_ownership(disc)
     if isinstance(wrote, Failure):
         return Failure(wrote.failure())
+    for owned, _panes in entries:
+        if owned.recorded_only:
+            # Proven by a pane we recorded (after a restart dropped our token): mark it again, so a
+            # pane this pass leaves unidentified (an unreadable split answer) is still ours next pass.
+            yield from mark_workspace(session, owned)
 
     surface = Surface(entries, disc.listed)
     held, junk = attribute(entries, runs)
@@ -183,26 +200,33 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
             junk[root] = _Junk("", "unidentified", None)
             standing[root] = wid
 
+    # Panes herdr would close only with their workspace (herdr 0.9: the last pane of a workspace may
+    # ask for confirmation, or answer as a group close would): the workspace is closed explicitly below.
+    deferred: dict[str, tuple[_Junk, str]] = {}
     for pane_id, info in junk.items():
         if info.agent is not None:
             released = yield from release_agent(session, surface.ours[pane_id], info.agent)
             if isinstance(released, Failure):
                 outcomes.append(_stale_failed(pane_id, info, released.failure()))
                 continue
-        closed = yield from close_pane(session, surface.ours[pane_id])
-        if isinstance(closed, Failure):
-            outcomes.append(_stale_failed(pane_id, info, closed.failure()))
+        proc = yield from close_pane_answer(session, surface.ours[pane_id])
+        if error_code(proc) in WITH_ITS_WORKSPACE:
+            deferred[pane_id] = (info, f"herdr pane close failed: {failure_text(proc)}")
+            continue
+        if not succeeded(proc):
+            outcomes.append(_stale_failed(pane_id, info, f"herdr pane close failed: {failure_text(proc)}"))
             continue
         standing.pop(pane_id, None)
         surface.pane_closed(pane_id)
         outcomes.append(StaleReleased(pane_id=pane_id, run_id=info.run_id, cause=info.cause))
 
-    occupied = set(standing.values()) | surface.unknown
+    occupied = {wid for pid, wid in standing.items() if pid not in deferred} | surface.unknown
     for owned, panes in entries:
         wid = owned.workspace_id
         if wid in opened_ws or wid in occupied:
             continue
-        forget = {"session": session, "project": owned.project, "workspace_id": wid}
+        waiting = [pid for pid in deferred if standing.get(pid) == wid]
+        forget = {**session.keys(), "project": owned.project, "workspace_id": wid}
         if panes and wid in surface.gone and not surface.panes.get(wid):
             # Every listed pane was closed by this pass: herdr closed the workspace with the last.
             yield from store("herdr.workspace.forget", forget)
@@ -212,24 +236,45 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
         if succeeded(proc) or error_code(proc) == "workspace_not_found":
             yield from store("herdr.workspace.forget", forget)
             surface.drop_workspace(wid)
+            for pid in waiting:
+                info, _why = deferred.pop(pid)
+                outcomes.append(StaleReleased(pane_id=pid, run_id=info.run_id, cause=info.cause))
             outcomes.append(WorkspaceRemoved(project=owned.project, workspace_id=wid,
                                              reason=None if succeeded(proc) else "herdr no longer had it"))
             continue
-        outcomes.append(WorkspaceRemoveFailed(project=owned.project, workspace_id=wid,
-                                              reason=f"herdr workspace close failed: {failure_text(proc)}"))
+        reason = f"herdr workspace close failed: {failure_text(proc)}"
+        if error_code(proc) == "workspace_group_close_required":
+            # Never ``--group``: it would close the linked worktree workspaces, which are not ours.
+            outcomes.append(WorkspaceGroupCloseRequired(project=owned.project, workspace_id=wid, reason=reason))
+        else:
+            outcomes.append(WorkspaceRemoveFailed(project=owned.project, workspace_id=wid, reason=reason))
+    for pid, (info, why) in deferred.items():  # its workspace still stands: the pane stays, as debt
+        outcomes.append(_stale_failed(pid, info, why))
     return Success(outcomes)
+
+
+def recorded_panes(runs: Sequence[RunRecord]) -> list[tuple[str, str, str]]:
+    """``(project, pane id, rename label)`` of every run that recorded a pane: what proves a workspace
+    held by the record alone (``pure/herdr/fleet/owned.py`` ``prove_recorded``)."""
+    return [(r.project, r.pane_id, r.pane_label) for r in runs if r.pane_id is not None and r.pane_label is not None]
 
 
 def run_label(run: RunRecord) -> str:
     return pane_label(run.project, run.issue, run.attempt, run.run_id)
 
 
-def _reopen(session: str, run: RunRecord, request: ReconcileRequest, surface: Surface, opened_ws: set[str],
+def _reopen(session: Target, run: RunRecord, request: ReconcileRequest, surface: Surface, opened_ws: set[str],
             outcomes: list[ReconcileOutcome]) -> Gen[Tracked | Unavailable | None]:
     """Open a new pane for ``run`` and record the attempt and its outcome; None (nothing opened)
-    once its attempts are exhausted."""
+    once its attempts are exhausted, or once a change of this pass has an unknown outcome."""
     if run.attempts >= request.max_attempts:
         outcomes.append(AttemptsExhausted(run_id=run.run_id, attempts=run.attempts))
+        return None
+    if surface.lost:
+        # No attempt spent, nothing closed: the next pass lists first and decides from what it sees
+        # (docs/herdr-fleet.md, "Saved machines").
+        outcomes.append(Untracked(run_id=run.run_id, reason=f"not opened in this pass: an earlier change's "
+                                  f"outcome is unknown ({surface.lost}); the next pass lists first"))
         return None
     opened = yield from open_pane(session, run, request.follower, surface)
     yield from _record_attempt(run, opened, request.max_attempts)

@@ -8,6 +8,7 @@ from attrs import frozen
 from returns.result import Failure
 
 from pure.herdr.fleet.calls import list_panes
+from pure.herdr.fleet.common import Target
 from pure.herdr.fleet.owned import Owned, apply_ownership, discover, listed_panes, retire_pane
 from pure.herdr.parse import (
     PaneFact,
@@ -33,7 +34,7 @@ class Released:
 
 
 def release_orphaned(
-    session: str, pane_id: str | None, label: str | None, run_id: str | None, project: str | None
+    session: Target, pane_id: str | None, label: str | None, run_id: str | None, project: str | None
 ) -> Gen[Released]:
     """``releaseOrphanedWorkerPane``: prove the pane is ours before anything is closed."""
     if pane_id is None or label is None or project is None:
@@ -55,7 +56,9 @@ def release_orphaned(
         if hit is not None:
             home = owned
             break
-    if home is None or hit is None:
+    if home is None or hit is None or (home.recorded_only and hit.label != label):
+        # A workspace held by the record alone proves nothing unless it shows this very pane with
+        # the label we gave it (a reissued id after a restart: owned.py ``prove_recorded``).
         return Released("none")
     session_id = hit.run_id or None
     if (

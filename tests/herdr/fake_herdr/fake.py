@@ -8,6 +8,15 @@ sorted-key JSON envelopes, ok-only verbs that print nothing, JSON errors on stde
 errors with exit 2, closing a workspace's last pane closes the workspace, ``agent_session`` kept only
 for official sources (switchable), ``pane run`` joining argv without quoting, and ``restart``.
 
+Herdr 0.9 mode (``config.version`` "0.9.0"…"0.9.3", or ``FAKE_HERDR_VERSION`` when the state is made;
+the CLI's own version apart, ``FAKE_HERDR_CLI_VERSION`` or ``config.cli_version``): protocol 22, and any
+CLI/server protocol difference answers ``protocol_mismatch`` before the request is sent; ``workspace
+close`` of a group's primary refuses with ``workspace_group_close_required`` unless ``--group``;
+``restart(empty=True)`` comes back with only a new default ``w1`` (ids reissued), ``rewrite_cwd`` moves
+directories; process-info lists descendants after the foreground process (zombies: pid and name);
+a self-reported agent is cleared at an idle shell; the last pane's close either closes the workspace
+(``config.last_pane`` "closes") or answers ``confirmation_required`` ("confirm").
+
 Test-side helpers (``FakeHerdr``) plant operator panes and lookalike workspaces, kill followers,
 restart the server, inject faults, and read the call log.
 """
@@ -31,6 +40,29 @@ OFFICIAL = {("herdr:omp", "omp"), ("herdr:claude", "claude"), ("herdr:codex", "c
 SAFE_SOURCE = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789:._-")
 SAFE_TOKEN = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 STATES = ("idle", "working", "blocked", "unknown")
+# Socket protocol of each herdr version the fake plays (0.8.2: src/protocol/wire.rs; 0.9.x: 22).
+PROTOCOLS = {"0.8.2": 20, "0.9.0": 22, "0.9.1": 22, "0.9.2": 22, "0.9.3": 22}
+GROUP_CLOSE_MESSAGE = ("workspace has linked worktree workspaces; use --group (close_group=true in the API) to "
+                       "close the group")
+
+
+def protocol_mismatch(state: dict[str, Any], server: Server, req_id: str, session: str) -> Exit | None:
+    """herdr's CLI compares its protocol with the server's before every request (src/cli/protocol_guard.rs):
+    any difference is ``protocol_mismatch`` on stderr, exit 1, and the request is never sent. The CLI's
+    version: ``FAKE_HERDR_CLI_VERSION`` (this executable), else ``config.cli_version``, else the server's."""
+    server_version = server.version()
+    cli_version = os.environ.get("FAKE_HERDR_CLI_VERSION") or state["config"].get("cli_version") or server_version
+    client, theirs = PROTOCOLS[cli_version], PROTOCOLS[server_version]
+    if client == theirs:
+        return None
+    if client > theirs:
+        message = (f"client protocol {client} is newer than server protocol {theirs}; restart the Herdr server before "
+                   f"using this command. Stop the old server to use the new version.\nStopping exits pane processes.\n"
+                   f"Run `herdr session stop {session}`, then run `herdr session attach {session}` again.")
+    else:
+        message = (f"client protocol {client} is older than server protocol {theirs}; upgrade the Herdr client before "
+                   "using this command")
+    return api_error(req_id, "protocol_mismatch", message)
 
 
 def enc(n: int) -> str:
@@ -58,7 +90,8 @@ def dumps(data: Any) -> str:
 
 def empty_state() -> dict[str, Any]:
     return {
-        "config": {"store_custom_sessions": False, "macos": False},
+        "config": {"store_custom_sessions": False, "macos": False,
+                   "version": os.environ.get("FAKE_HERDR_VERSION") or "0.8.2", "last_pane": "closes"},
         "pid_next": 4000,
         "sessions": {},
         "faults": [],
@@ -116,6 +149,21 @@ class Server:
         if name not in sessions:
             sessions[name] = new_session()
         self.s = sessions[name]
+
+    # version (``config.version``, or this server's own ``version``)
+    def version(self) -> str:
+        return str(self.s.get("version") or self.state["config"].get("version") or "0.8.2")
+
+    def v09(self) -> bool:
+        return self.version().startswith("0.9.")
+
+    def linked(self, ws: dict[str, Any]) -> list[dict[str, Any]]:
+        """The linked worktree workspaces of a group's primary workspace (none for any other)."""
+        tree = ws.get("worktree")
+        if not tree or tree.get("is_linked_worktree"):
+            return []
+        return [w for w in self.workspaces() if w is not ws and (w.get("worktree") or {}).get("repo_key")
+                == tree["repo_key"] and w["worktree"].get("is_linked_worktree")]
 
     # ids and pids
     def new_pid(self) -> int:
@@ -226,7 +274,14 @@ class Server:
                 if self.s["focus"]:
                     break
 
-    def restart(self) -> None:
+    def restart(self, empty: bool = False, rewrite_cwd: bool = False) -> None:
+        """``empty`` (herdr 0.9): the session comes back with nothing restored but a new default
+        workspace ``w1``. ``rewrite_cwd``: the restore gives every workspace after the first the
+        first one's directory (as one 0.9 restore did)."""
+        if empty:
+            self.s.update({"workspaces": [], "ws_counter": 1, "focus": None, "running": True})
+            self.create_workspace(None, "/root", True)
+            return
         kept = []
         for ws in self.workspaces():
             ws["tokens"] = {}
@@ -243,6 +298,12 @@ class Server:
                     pane.update(self.shell())
             kept.append(ws)
         self.s["workspaces"] = kept
+        if rewrite_cwd and kept:
+            first = next((p["cwd"] for t in kept[0]["tabs"] for p in t["panes"]), "/tmp")
+            for ws in kept[1:]:
+                for tab in ws["tabs"]:
+                    for pane in tab["panes"]:
+                        pane["cwd"] = first
         highest = max((dec(ws["workspace_id"][1:]) for ws in kept), default=0)
         self.s["ws_counter"] = highest + 1
         self.s["running"] = True
@@ -296,6 +357,8 @@ class Server:
         }
         if ws["tokens"]:
             info["tokens"] = dict(ws["tokens"])
+        if ws.get("worktree"):
+            info["worktree"] = dict(ws["worktree"])
         return info
 
     def process_info(self, pane: dict[str, Any], mode: str | None) -> dict[str, Any]:
@@ -315,6 +378,12 @@ class Server:
         group = procs[0]["pid"] if procs else pane["shell_pid"]
         if not procs:
             procs = [shell_proc]
+        if self.v09():
+            # 0.9 on Linux: the foreground process first, then its descendants; a zombie has only pid and name.
+            for child in pane.get("descendants", []):
+                procs.append({"pid": child["pid"], "name": child["name"]} if child.get("zombie") else
+                             {"argv": list(child["argv"]), "cmdline": " ".join(child["argv"]), "cwd": pane["cwd"],
+                              "name": child["name"], "pid": child["pid"]})
         info: dict[str, Any] = {"foreground_process_group_id": group, "pane_id": pane["pane_id"], "shell_pid": pane["shell_pid"]}
         if mode == "pi_blank":
             procs = [{"pid": p["pid"], "name": ""} for p in procs if p["pid"] != pane["shell_pid"]] or [{"pid": 1, "name": ""}]
@@ -350,6 +419,122 @@ def strip_session(argv: list[str]) -> tuple[str | None, list[str]]:
         out.append(arg)
         i += 1
     return session, out
+
+
+# ---------------------------------------------------------------------------------- saved machines
+#
+# The fake's model of herdr 0.9.1's saved machines (``herdr machine list|add``, ``herdr --machine
+# <label|id> …``): the config lists them (``config.machines``: ``{"machine_id", "label", "host"}``), and
+# each has a server state of its own, kept under ``sessions["machine:<id>"]`` (its own workspace ids).
+# ``--machine`` is global like ``--session`` (stripped anywhere before ``--``); both together are a usage
+# error (exit 2), an unknown machine ``machine_not_found`` (exit 1). A dropped SSH connection is
+# modelled as the answer ``{"error": {"code": "machine_unreachable", …}}`` on stderr with exit 1, which
+# says nothing about whether the remote command ran: ``drop_connection`` makes the next ``times``
+# calls to a machine (from the first call of ``verb``, when given) answer that, either ``before`` the
+# first one reaches the server or ``after`` it was applied (the answer lost; the later ones never get
+# there). Nothing falls back to the local server.
+
+UNREACHABLE = "machine_unreachable"
+
+
+def strip_machine(argv: list[str]) -> tuple[str | None, list[str]]:
+    machine: str | None = None
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out.extend(argv[i:])
+            break
+        if arg == "--machine":
+            if i + 1 >= len(argv):
+                raise usage("a value is required for '--machine <MACHINE>' but none was supplied")
+            machine = argv[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--machine="):
+            machine = arg.split("=", 1)[1]
+            i += 1
+            continue
+        out.append(arg)
+        i += 1
+    return machine, out
+
+
+def find_machine(state: dict[str, Any], name: str) -> dict[str, Any] | None:
+    for machine in state["config"].get("machines", []):
+        if name in (machine["machine_id"], machine["label"]):
+            return machine  # type: ignore[no-any-return]
+    return None
+
+
+def machine_key(machine_id: str) -> str:
+    return f"machine:{machine_id}"
+
+
+def unreachable(req_id: str, machine: dict[str, Any]) -> Exit:
+    return api_error(req_id, UNREACHABLE, f"ssh connection to machine {machine['label']} ({machine['host']}) dropped: "
+                                          "connection reset by peer")
+
+
+def take_drop(state: dict[str, Any], machine_id: str, key: str) -> str | None:
+    """``before`` / ``after`` when this call to ``machine_id`` meets a dropped connection, else None."""
+    for drop in state.get("drops", []):
+        if drop["machine_id"] != machine_id or drop["times"] <= 0:
+            continue
+        if not drop["armed"]:
+            if drop.get("verb") not in (None, key):
+                continue
+            drop["armed"] = True
+        drop["times"] -= 1
+        when = drop["when"]
+        drop["when"] = "before"  # once the connection is down, later calls never reach the server
+        drop["hits"] = int(drop.get("hits", 0)) + 1
+        return str(when)
+    return None
+
+
+def v_machine(state: dict[str, Any], verb: str, args: list[str]) -> Exit:
+    """``machine list`` and ``machine add --label L --host H`` (kept in the fake's config)."""
+    machines = state["config"].setdefault("machines", [])
+    if verb == "list":
+        if args:
+            raise usage(f"unexpected argument '{args[0]}' found")
+        listed = [dict(m) for m in machines]
+        return Exit(0, stdout=dumps({"id": "cli:machine:list", "result": {"machines": listed, "type": "machine_list"}}) + "\n")
+    if verb == "add":
+        a = Args(args, {"label", "host"}, set())
+        label, host = a.required("label"), a.required("host")
+        if find_machine(state, label) is not None:
+            raise api_error("cli:machine:add", "machine_exists", f"machine {label} already exists")
+        machine = {"host": host, "label": label, "machine_id": f"mach_{len(machines) + 1}"}
+        machines.append(machine)
+        return Exit(0, stdout=dumps({"id": "cli:machine:add", "result": {"machine": machine, "type": "machine_info"}}) + "\n")
+    raise usage(f"unrecognized subcommand '{verb}'")
+
+
+def machine_call(state: dict[str, Any], argv: list[str]) -> Exit | None:
+    """A ``--machine`` call whose connection drops (``take_drop``): its answer, after applying it when
+    the drop comes ``after``; None for every other call."""
+    session_opt, rest = strip_session(argv)
+    machine_opt, rest = strip_machine(rest)
+    if machine_opt is None or session_opt is not None or len(rest) < 2 or rest[0] == "machine":
+        return None
+    machine = find_machine(state, machine_opt)
+    if machine is None:
+        return None
+    key = f"{rest[0]} {rest[1]}"
+    when = take_drop(state, machine["machine_id"], key)
+    if when is None:
+        return None
+    if when == "after":
+        try:
+            handle(state, argv, drops=False)  # applied on the remote server (and logged); its answer is lost
+        except Exit:
+            pass
+    elif state["config"].get("log_calls", True):
+        state.setdefault("calls", []).append(list(argv))
+    return unreachable("cli:request", machine)
 
 
 class Args:
@@ -464,15 +649,23 @@ def ok_only(fault: dict[str, Any] | None) -> Exit:
     return Exit(0)
 
 
-def handle(state: dict[str, Any], argv: list[str]) -> Exit:
+def handle(state: dict[str, Any], argv: list[str], drops: bool = True) -> Exit:
+    dropped = machine_call(state, argv) if drops else None
+    if dropped is not None:
+        return dropped
     session_opt, rest = strip_session(argv)
     session = session_opt or os.environ.get("HERDR_SESSION") or "default"
+    machine_opt, rest = strip_machine(rest)
     if state["config"].get("log_calls", True):
         state.setdefault("calls", []).append(list(argv))
+    if machine_opt is not None and session_opt is not None:
+        raise usage("the argument '--machine <MACHINE>' cannot be used with '--session <NAME>'")
     if len(rest) < 2:
         raise usage("a subcommand is required")
     noun, verb, args = rest[0], rest[1], rest[2:]
     key = f"{noun} {verb}"
+    if noun == "machine":
+        return v_machine(state, verb, args)
     ok_only_verbs = {
         "workspace report-metadata",
         "pane report-agent",
@@ -483,6 +676,11 @@ def handle(state: dict[str, Any], argv: list[str]) -> Exit:
         "pane send-keys",
     }
     req_id = "cli:request" if key in ok_only_verbs else f"cli:{noun}:{verb.replace('-', '_')}"
+    if machine_opt is not None:
+        machine = find_machine(state, machine_opt)
+        if machine is None:
+            raise api_error(req_id, "machine_not_found", f"no saved machine {machine_opt} (see `herdr machine list`)")
+        session = machine_key(machine["machine_id"])  # the machine's own server, never the local one
     server = Server(state, session)
     fault = take_fault(state, session, key, args)
     mode = fault.get("mode") if fault else None
@@ -497,6 +695,9 @@ def handle(state: dict[str, Any], argv: list[str]) -> Exit:
             "server_not_running",
             f"no herdr server is running at {sock}; run `herdr --session {session}` to start or attach it",
         )
+    mismatch = protocol_mismatch(state, server, req_id, session)
+    if mismatch is not None:
+        raise mismatch
     if mode == "error":
         raise api_error(req_id, str(fault.get("code", "injected_failure")), str(fault.get("message", "injected failure")))  # type: ignore[union-attr]
     if mode == "plain":
@@ -582,15 +783,20 @@ def v_workspace_report_metadata(server: Server, args: list[str], req_id: str, fa
 
 
 def v_workspace_close(server: Server, args: list[str], req_id: str, fault: dict[str, Any] | None) -> Exit:
-    if len(args) != 1:
+    a = Args(args, set(), {"group"} if server.v09() else set())
+    if len(a.positional) != 1:
         raise usage("the following required arguments were not provided:\n  <WORKSPACE>")
-    ws = server.ws(args[0])
+    ws = server.ws(a.positional[0])
     if ws is None:
-        raise api_error(req_id, "workspace_not_found", f"workspace {args[0]} not found")
-    for pane in [p for t in ws["tabs"] for p in t["panes"]]:
-        server.remove_pane(pane["pane_id"])
-    if ws in server.workspaces():
-        server.workspaces().remove(ws)
+        raise api_error(req_id, "workspace_not_found", f"workspace {a.positional[0]} not found")
+    linked = server.linked(ws)
+    if linked and server.v09() and "group" not in a.flags:
+        raise api_error(req_id, "workspace_group_close_required", GROUP_CLOSE_MESSAGE)
+    for member in [ws, *linked]:  # herdr 0.8.2 closed the whole group, asked or not
+        for pane in [p for t in member["tabs"] for p in t["panes"]]:
+            server.remove_pane(pane["pane_id"])
+        if member in server.workspaces():
+            server.workspaces().remove(member)
     return respond(req_id, {"type": "ok"}, fault)
 
 
@@ -745,6 +951,16 @@ def v_pane_close(server: Server, args: list[str], req_id: str, fault: dict[str, 
     if len(args) != 1:
         raise usage("the following required arguments were not provided:\n  <PANE>")
     _pane_or_error(server, args[0], req_id)
+    found = server.pane(args[0])
+    assert found is not None
+    ws = found[0]
+    if server.v09() and sum(len(t["panes"]) for t in ws["tabs"]) == 1:
+        # Closing the last pane closes the workspace: which way 0.9 answers is not known (docs/herdr-fleet.md).
+        if server.state["config"].get("last_pane") == "confirm":
+            raise api_error(req_id, "confirmation_required",
+                            f"closing pane {args[0]} closes workspace {ws['workspace_id']}; confirm it, or close the workspace")
+        if server.linked(ws):
+            raise api_error(req_id, "workspace_group_close_required", GROUP_CLOSE_MESSAGE)
     server.remove_pane(args[0])
     return respond(req_id, {"type": "ok"}, fault)
 
@@ -853,9 +1069,56 @@ class FakeHerdr:
         with self.edit() as state:
             state["calls"] = []
 
-    def restart(self) -> None:
+    def restart(self, empty: bool = False, rewrite_cwd: bool = False) -> None:
         with self.edit() as state:
-            self.server(state).restart()
+            self.server(state).restart(empty, rewrite_cwd)
+
+    def link_worktree(self, workspace_id: str, label: str = "feature-x") -> str:
+        """Someone opens a linked worktree workspace of ``workspace_id`` (which becomes the group's
+        primary, as ``herdr worktree create`` from it makes it). Returns the linked workspace's id."""
+        with self.edit() as state:
+            server = self.server(state)
+            primary = server.ws(workspace_id)
+            assert primary is not None, workspace_id
+            tree = {"checkout_path": "/src/repo", "is_linked_worktree": False, "repo_key": f"repo-{workspace_id}",
+                    "repo_name": "repo", "repo_root": "/src/repo"}
+            primary["worktree"] = tree
+            ws, _tab, _pane = server.create_workspace(label, "/src/repo-" + label, False)
+            ws["worktree"] = {**tree, "checkout_path": "/src/repo-" + label, "is_linked_worktree": True}
+            return ws["workspace_id"]  # type: ignore[no-any-return]
+
+    def add_descendant(self, pane_id: str, name: str, argv: list[str] | None = None, zombie: bool = False) -> None:
+        """A descendant of the pane's foreground process (herdr 0.9 lists them after it)."""
+        with self.edit() as state:
+            server = self.server(state)
+            found = server.pane(pane_id)
+            assert found is not None, pane_id
+            found[2].setdefault("descendants", []).append(
+                {"pid": server.new_pid(), "name": name, "argv": list(argv or [name]), "zombie": zombie})
+
+    def add_machine(self, label: str, host: str = "build.example") -> str:
+        """Save a machine (as ``herdr machine add``); returns the key of its server for ``on_machine``."""
+        with self.edit() as state:
+            answer = v_machine(state, "add", ["--label", label, "--host", host])
+        return machine_key(json.loads(answer.stdout)["result"]["machine"]["machine_id"])
+
+    def on_machine(self, label: str) -> FakeHerdr:
+        """A handle on the same state that looks at the server of saved machine ``label``."""
+        machine = find_machine(self.read(), label)
+        assert machine is not None, label
+        other = FakeHerdr(self.path, machine_key(machine["machine_id"]))
+        other.memory = self.memory
+        return other
+
+    def drop_connection(self, label: str, times: int = 1, when: str = "before", verb: str | None = None) -> None:
+        """The next ``times`` calls to machine ``label`` (from its first ``verb`` call, when given) meet a
+        dropped SSH connection; ``when``: the first of them is applied ``after`` all, or not (``before``)."""
+        assert when in ("before", "after")
+        with self.edit() as state:
+            machine = find_machine(state, label)
+            assert machine is not None, label
+            state.setdefault("drops", []).append(
+                {"machine_id": machine["machine_id"], "times": times, "when": when, "verb": verb, "armed": False})
 
     def stop(self) -> None:
         with self.edit() as state:
@@ -897,9 +1160,13 @@ class FakeHerdr:
     def kill_follower(self, pane_id: str) -> None:
         """The follower exits; its shell stays (the pane becomes a bare shell)."""
         with self.edit() as state:
-            found = self.server(state).pane(pane_id)
+            server = self.server(state)
+            found = server.pane(pane_id)
             assert found is not None, pane_id
             found[2]["fg"] = []
+            found[2]["descendants"] = []
+            if server.v09():
+                found[2]["hook"] = None  # 0.9 clears a self-reported agent once its pane is back at an idle shell
 
     def kill_shell(self, pane_id: str) -> None:
         """The pane's shell exits: herdr removes the pane (and an emptied workspace)."""
