@@ -6,7 +6,9 @@ Programs never touch the store directly: they yield ``Store(action, payload)`` s
 Reads (never mutate; their names start with get/list/read, so a dry run executes them for real)
 
 * ``read.herdr.workspaces`` ``{"session": S, "projects": [P…]}`` → ``{P: [workspace_id…]}`` oldest
-  first, recorded in herdr session S only.
+  first, recorded in herdr session S only; when a project has a pending ``workspace create``, also
+  ``"@pending": {P: [workspace_id…]}``, the ids herdr listed just before it (``@`` is never in a
+  project name).
 * ``list.herdr.runs`` ``{"session": S}`` → ``[RunRecord…]`` every run of herdr session S, live and
   settled, in start order.
 * ``get.herdr.run`` ``{"run_id": R}`` → ``RunRecord`` or ``null`` (run ids are unique across sessions;
@@ -16,6 +18,10 @@ Writes (mutations; a dry run predicts an ok answer and writes nothing)
 
 * ``herdr.workspace.remember`` ``{"session": S, "project": P, "workspace_id": W}`` → ``null`` (idempotent).
 * ``herdr.workspace.forget`` ``{"session": S, "project": P, "workspace_id": W}`` → ``null`` (idempotent).
+* ``herdr.workspace.intend`` ``{"session": S, "project": P, "listed_before": [W…]}`` → ``null``: a
+  ``workspace create`` for P is about to be sent (one pending create per session and project).
+* ``herdr.workspace.resolve`` ``{"session": S, "project": P}`` → ``null`` (idempotent): P's pending
+  create is settled (its workspace recorded, closed, or proven never made).
 
 Workspace ids are herdr's per-server ids, so every workspace record is keyed by session too. A run on a
 saved machine (herdr 0.9.1 ``--machine M``) adds ``"machine": M`` (and ``"session": ""``) to every payload
@@ -88,6 +94,27 @@ def parse_run(result: JsonResult) -> Result[RunRecord | None, str]:
     if isinstance(parsed, Failure):
         return Failure(f"store: malformed run record: {parsed.failure()}")
     return Success(parsed.unwrap())
+
+
+PENDING_KEY = "@pending"
+
+
+def parse_pending(result: JsonResult, projects: tuple[str, ...]) -> Result[dict[str, tuple[str, ...]], str]:
+    """The pending creates of ``projects`` a ``read.herdr.workspaces`` answer carries (an answer
+    without ``@pending``: none), each the ids listed before it."""
+    value = result.value
+    pending = value.get(PENDING_KEY, {}) if isinstance(value, dict) else {}
+    if not isinstance(pending, dict):
+        return Failure("store: pending creates are not an object")
+    out: dict[str, tuple[str, ...]] = {}
+    for project in projects:
+        ids = pending.get(project)
+        if ids is None:
+            continue
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            return Failure(f"store: the pending create of {project!r} does not list workspace ids")
+        out[project] = tuple(ids)
+    return Success(out)
 
 
 def parse_recorded(result: JsonResult, projects: tuple[str, ...]) -> Result[dict[str, tuple[str, ...]], str]:

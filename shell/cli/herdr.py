@@ -620,6 +620,11 @@ def render_reconcile(result: dict[str, Any]) -> str:
             line("kept", f"workspace {o['workspaceId']} of {o['project']}: linked worktree workspaces keep it open "
                          "(panefleet never closes the group); close them and the next pass removes it",
                  "kept as debt")
+        elif kind == "workspace-claimed":
+            line("claimed", f"workspace {o['workspaceId']} of {o['project']}: made by an earlier pass's "
+                            "workspace create whose answer was lost")
+        elif kind == "workspace-create-pending":
+            line("kept", f"pending workspace create of {o['project']}: {o['reason']}", "kept as debt")
         else:
             counts[str(kind)] = counts.get(str(kind), 0) + 1
             out.append(json.dumps(o))
@@ -650,6 +655,14 @@ def render_status(result: dict[str, Any]) -> str:
             lines.append(f"  {p['paneId']}  {p['label'] or '(no label)'}  {role}")
     for stale in result.get("staleRecords", []):
         lines.append(f"record of {stale['project']} names {stale['workspaceId']}, which herdr no longer lists")
+    for pending in result.get("pendingCreates", []):
+        head = f"pending workspace create of {pending['project']} (its answer was lost): "
+        if pending["next"] == "claim":
+            lines.append(head + f"workspace {pending['workspaceId']} is its; the next reconcile claims it")
+        elif pending["next"] == "keep":
+            lines.append(head + f"{pending['reason']}; kept as debt, nothing touched")
+        else:
+            lines.append(head + "herdr lists no workspace it made; the next reconcile clears it")
     return "\n".join(lines)
 
 

@@ -503,6 +503,11 @@ class _Builder:
         if step.action == "herdr.workspace.forget":
             ws = str(payload.get("workspace_id"))
             return self.thing("workspace", ws, "remove", "no longer recorded as owned")
+        if step.action == "herdr.workspace.intend":  # part of the create it comes before
+            return self.thing("workspace", f"{payload.get('project')}-workers", "add", "new herdr workspace")
+        if step.action == "herdr.workspace.resolve":  # part of that create, or an earlier pass's settled now
+            return self.thing("workspace", f"{payload.get('project')}-workers", "change",
+                              "pending create of an earlier pass settled")
         if step.action == "herdr.run.set_pane":
             pane = str(payload.get("pane_id"))
             return created.get(pane) or self.thing("run", run, "change", f"pane → {pane}")

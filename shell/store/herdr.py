@@ -5,7 +5,7 @@ Lives at ``$PANEFLEET_STATE_DIR/herdr.sqlite3``, else ``$XDG_STATE_HOME/paneflee
 leg of ownership) and the run records (the live run set, with recorded pane and attempt budget),
 each scoped to the herdr machine and session it belongs to (schema version 3: machine ``''`` is this
 machine, a saved machine's runs have session ``''``; version-1 rows belong to ``fleet``, rows before
-version 3 to this machine). Run ids are unique across machines and sessions; a run belongs to exactly one.
+version 3 to this machine), and the pending ``workspace create`` of each (schema version 4). Run ids are unique across machines and sessions; a run belongs to exactly one.
 
 Concurrency: every write is one ``BEGIN IMMEDIATE`` transaction, so concurrent panefleet processes
 serialise on SQLite's lock (waiting up to the busy timeout) and never interleave half-writes.
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pure import model as m
-from pure.herdr.records import RunRecord
+from pure.herdr.records import PENDING_KEY, RunRecord
 
 FILENAME = "herdr.sqlite3"
 BUSY_TIMEOUT_MS = 10_000
@@ -91,6 +91,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
            SELECT '', session, project, workspace_id, recorded_seq FROM workspaces""",
         "DROP TABLE workspaces",
         "ALTER TABLE workspaces_v3 RENAME TO workspaces",
+    ),
+    # 4: a ``workspace create`` is recorded before it is sent (its pending create: the ids listed just
+    # before it), so a create whose answer is lost still has a record naming it (docs/herdr-fleet.md,
+    # "Saved machines"). One per machine, session and project; earlier stores have none.
+    (
+        """CREATE TABLE pending_creates (
+            machine TEXT NOT NULL,
+            session TEXT NOT NULL,
+            project TEXT NOT NULL,
+            listed_before TEXT NOT NULL,
+            recorded_seq INTEGER NOT NULL,
+            PRIMARY KEY (machine, session, project)
+        )""",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -267,6 +280,42 @@ class HerdrStore:
                 (machine or "", session, project, workspace_id),
             )
 
+    def pending(self, projects: list[str], session: str = DEFAULT_SESSION,
+                machine: str | None = None) -> dict[str, list[str]]:
+        """The pending ``workspace create`` of each project that has one: the ids listed before it."""
+        out: dict[str, list[str]] = {}
+        for project in projects:
+            row = self.conn.execute(
+                "SELECT listed_before FROM pending_creates WHERE machine = ? AND session = ? AND project = ?",
+                (machine or "", session, project),
+            ).fetchone()
+            if row is not None:
+                out[project] = [str(w) for w in json.loads(str(row[0]))]
+        return out
+
+    def all_pending(self) -> list[tuple[str, str, str, list[str]]]:
+        """Every pending create as (machine, session, project, ids listed before it)."""
+        rows = self.conn.execute(
+            "SELECT machine, session, project, listed_before FROM pending_creates ORDER BY recorded_seq"
+        ).fetchall()
+        return [(str(r[0]), str(r[1]), str(r[2]), [str(w) for w in json.loads(str(r[3]))]) for r in rows]
+
+    def intend(self, project: str, listed_before: list[str], session: str = DEFAULT_SESSION,
+               machine: str | None = None) -> None:
+        """Record a ``workspace create`` about to be sent (replacing an earlier one of the project)."""
+        with self._tx() as conn:
+            seq = self._next_seq(conn, "pending_creates", "recorded_seq")
+            conn.execute(
+                "INSERT OR REPLACE INTO pending_creates(machine, session, project, listed_before, recorded_seq) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (machine or "", session, project, json.dumps(sorted(listed_before)), seq),
+            )
+
+    def resolve(self, project: str, session: str = DEFAULT_SESSION, machine: str | None = None) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM pending_creates WHERE machine = ? AND session = ? AND project = ?",
+                         (machine or "", session, project))
+
     # ---------------------------------------------------------------------------------------- runs
 
     _COLUMNS = ("run_id, project, issue, attempt, pid, pane_id, pane_label, session_file, settled, attempts, session, "
@@ -387,7 +436,11 @@ class HerdrStore:
             projects = p["projects"]
             if not isinstance(projects, list) or not all(isinstance(x, str) for x in projects):
                 raise TypeError("projects must be a list of strings")
-            return self.recorded(projects, _str(p, "session"), _machine(p))
+            recorded: dict[str, Any] = dict(self.recorded(projects, _str(p, "session"), _machine(p)))
+            pending = self.pending(projects, _str(p, "session"), _machine(p))
+            if pending:  # never a project name (shell/cli/herdr.py ``_PROJECT``): pure/herdr/records.py
+                recorded[PENDING_KEY] = pending
+            return recorded
         if action == "list.herdr.runs":
             return [wire.unstructure(r) for r in self.runs(_str(p, "session"), _machine(p))]
         if action == "get.herdr.run":
@@ -398,6 +451,15 @@ class HerdrStore:
             return None
         if action == "herdr.workspace.forget":
             self.forget(_str(p, "project"), _str(p, "workspace_id"), _str(p, "session"), _machine(p))
+            return None
+        if action == "herdr.workspace.intend":
+            before = p["listed_before"]
+            if not isinstance(before, list) or not all(isinstance(x, str) for x in before):
+                raise TypeError("listed_before must be a list of strings")
+            self.intend(_str(p, "project"), before, _str(p, "session"), _machine(p))
+            return None
+        if action == "herdr.workspace.resolve":
+            self.resolve(_str(p, "project"), _str(p, "session"), _machine(p))
             return None
         if action == "herdr.run.set_pane":
             self.set_pane(_str(p, "run_id"), _str(p, "pane_id"), _str(p, "pane_label"))
@@ -421,6 +483,8 @@ class HerdrStore:
             "workspaces": [{"session": s, "project": p, "workspace_id": w, **({"machine": h} if h else {})}
                            for h, s, p, w in self.all_workspaces()],
             "runs": [wire.unstructure(r) for r in self.runs()],
+            "pending_creates": [{"session": s, "project": p, "listed_before": b, **({"machine": h} if h else {})}
+                                for h, s, p, b in self.all_pending()],
         }
 
 

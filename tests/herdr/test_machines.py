@@ -210,3 +210,117 @@ def test_a_second_run_is_not_opened_blind_after_a_dropped_split(pf: Panefleet, w
     assert third is not None and third.attempts == 0  # not an attempt: nothing was tried
     pf.json("reconcile", "--machine", M)
     assert_converged(pf, remote, ["run-m-1", "run-m-2", "run-m-3"])
+
+
+# A ``workspace create`` applied on the machine whose answer is lost, and the listing that looks for it
+# lost too (the connection down for 2 or 3 calls): the pending create recorded before it
+# (docs/herdr-fleet.md, "Saved machines", "Lost creates") lets the next pass claim that workspace.
+
+
+def pass_until_the_drop_is_spent(pf: Panefleet, world: World, times: int) -> list[dict[str, Any]]:
+    """Reconcile passes until the dropped connection has answered ``times`` calls; the last pass's outcomes."""
+    outcomes: list[dict[str, Any]] = []
+    for _ in range(times):
+        done = pf("reconcile", "--machine", M, "-o", "json")
+        assert done.returncode in (1, 3), done  # the create left pending (debt), or the listing failed (error)
+        if done.returncode == 3:
+            outcomes = json.loads(done.stdout)["outcomes"]
+        if world.fake.read()["drops"][0]["times"] == 0:
+            return outcomes
+    raise AssertionError("the drop was never spent: the test would prove nothing")
+
+
+@pytest.mark.parametrize("times", [2, 3])
+def test_a_create_whose_answer_and_listing_were_lost_is_claimed_by_the_next_pass(
+        pf: Panefleet, world: World, remote: FakeHerdr, times: int) -> None:
+    start(pf, "run-m-1", 5, "--machine", M)
+    start(pf, "run-m-2", 6, "--machine", M)
+    world.fake.drop_connection(M, times=times, when="after", verb="workspace create")
+    first = pass_until_the_drop_is_spent(pf, world, times)
+    assert [o["kind"] for o in first] == ["untracked", "untracked", "workspace-create-pending"], first
+    made = [w for w in remote.workspaces() if w["label"] == "alpha-workers"]
+    assert len(made) == 1 and made[0]["tokens"] == {}  # herdr made it; nothing of ours says so but the store
+    assert [(p, b) for _h, _s, p, b in world.store.all_pending()] == [("alpha", [])]
+    status = pf.json("status", "--machine", M)
+    assert status["pendingCreates"] == [{"project": "alpha", "listedBefore": [], "next": "claim",
+                                         "workspaceId": made[0]["workspace_id"]}]
+    assert "pending workspace create of alpha" in pf("status", "--machine", M).stdout
+
+    second = pf.json("reconcile", "--machine", M)
+    assert sorted(o["kind"] for o in second["outcomes"]) == [
+        "reassociated", "reassociated", "stale-released", "workspace-claimed"], second
+    assert world.store.all_pending() == []
+    assert [w["workspace_id"] for w in remote.workspaces()] == [made[0]["workspace_id"]]  # no second one
+    assert_converged(pf, remote, ["run-m-1", "run-m-2"])
+    for run_id in ("run-m-1", "run-m-2"):
+        assert pf("run", "settle", run_id).returncode == 0
+    pf.json("reconcile", "--machine", M, "--managed", "alpha")
+    assert_converged(pf, remote, [])
+    assert remote.workspaces() == [] and world.store.recorded(["alpha"], "", M) == {"alpha": []}
+
+
+@pytest.mark.parametrize("when", ["after", "before"])
+def test_a_lookalike_that_existed_before_the_create_is_never_claimed(
+        pf: Panefleet, world: World, remote: FakeHerdr, when: str) -> None:
+    lookalike, root = remote.plant_workspace("alpha-workers")  # someone else's, our label, no token
+    start(pf, "run-m-1", 5, "--machine", M)
+    world.fake.drop_connection(M, times=2, when=when, verb="workspace create")
+    pass_until_the_drop_is_spent(pf, world, 2)
+    assert [b for _h, _s, _p, b in world.store.all_pending()] == [[lookalike]]
+    second = pf.json("reconcile", "--machine", M)
+    kinds = sorted(o["kind"] for o in second["outcomes"])
+    # applied: the new one is claimed; never applied: the pending create is cleared and one is made now
+    assert kinds == (["reassociated", "stale-released", "workspace-claimed"] if when == "after"
+                     else ["reassociated", "stale-released"]), second
+    assert world.store.all_pending() == []
+    ours = [w for w in remote.workspaces() if w["workspace_id"] != lookalike]
+    assert len(ours) == 1 and ours[0]["tokens"] == {"conductor_workers": "alpha"}
+    theirs = next(w for w in remote.workspaces() if w["workspace_id"] == lookalike)
+    assert theirs["tokens"] == {} and [p["pane_id"] for t in theirs["tabs"] for p in t["panes"]] == [root]
+    assert pf("run", "settle", "run-m-1").returncode == 0
+    pf.json("reconcile", "--machine", M, "--managed", "alpha")
+    assert [w["workspace_id"] for w in remote.workspaces()] == [lookalike]  # ours gone, theirs untouched
+
+
+def test_two_new_lookalikes_keep_the_pending_create_as_debt_and_touch_nothing(
+        pf: Panefleet, world: World, remote: FakeHerdr) -> None:
+    start(pf, "run-m-1", 5, "--machine", M)
+    world.fake.drop_connection(M, times=2, when="after", verb="workspace create")
+    pass_until_the_drop_is_spent(pf, world, 2)
+    other, _root = remote.plant_workspace("alpha-workers")  # made by someone else after the create
+    before = remote.workspaces()
+    kept = pf("reconcile", "--machine", M, "-o", "json")
+    assert kept.returncode == 3, kept
+    answer = json.loads(kept.stdout)
+    pending = next(o for o in answer["outcomes"] if o["kind"] == "workspace-create-pending")
+    assert other in pending["candidates"] and len(pending["candidates"]) == 2
+    assert remote.workspaces() == before  # nothing claimed, closed or created
+    plan = pf("reconcile", "--machine", M, "--dry-run")
+    assert "herdr_workspace" in plan.stdout and other in plan.stdout and "kept as debt" in plan.stdout, plan
+    text = pf("reconcile", "--machine", M)
+    assert text.returncode == 3 and "pending workspace create of alpha" in text.stdout, text
+    assert pf.json("status", "--machine", M)["pendingCreates"][0]["next"] == "keep"
+    remote.kill_shell(_root)  # theirs goes: the one left is the create's
+    pf.json("reconcile", "--machine", M)
+    assert world.store.all_pending() == []
+    assert_converged(pf, remote, ["run-m-1"])
+
+
+def test_a_local_create_that_never_finished_is_claimed_by_the_next_pass(pf: Panefleet, world: World) -> None:
+    start(pf, "run-l-1", 5)
+    world.fake.fault("workspace create", "hang_after", ms=20_000)
+    world.fake.fault("workspace list", "error", code="server_not_running", message="no herdr server", skip=1)
+    slow = {**pf.env, "PANEFLEET_CALL_TIMEOUT": "herdr=1"}
+    first = pf("reconcile", "-o", "json", env=slow)
+    assert first.returncode == 3, first
+    kinds = [o["kind"] for o in json.loads(first.stdout)["outcomes"]]
+    assert kinds == ["untracked", "workspace-create-pending"] and "timed out" in first.stdout
+    made = [w for w in world.fake.workspaces() if w["label"] == "alpha-workers"]
+    assert len(made) == 1 and made[0]["tokens"] == {}
+    second = pf.json("reconcile")
+    assert sorted(o["kind"] for o in second["outcomes"]) == ["reassociated", "stale-released", "workspace-claimed"]
+    assert [w["workspace_id"] for w in world.fake.workspaces()] == [made[0]["workspace_id"]]
+    assert world.store.all_pending() == []
+    assert pf("run", "settle", "run-l-1").returncode == 0
+    pf.json("reconcile", "--managed", "alpha")
+    assert world.fake.workspaces() == [] and world.store.recorded(["alpha"]) == {"alpha": []}

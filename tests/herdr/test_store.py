@@ -162,7 +162,7 @@ def test_version_1_store_migrates_existing_rows_to_the_fleet_session(tmp_path: P
     conn.commit()
     conn.close()
     store = HerdrStore(path)
-    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     assert store.run("r1").session == "fleet" and store.recorded(["a"], "fleet") == {"a": ["w3"]}
     assert store.recorded(["a"], "other") == {"a": []}
     store.remember("a", "w3", session="other")  # the same herdr id in another session is another record
@@ -184,10 +184,48 @@ def test_version_2_store_migrates_in_place_to_this_machine(tmp_path: Path) -> No
     conn.commit()
     conn.close()
     store = HerdrStore(path)
-    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     record = store.run("r1")
     assert (record.session, record.machine, record.pane_id) == ("rev", None, "w3:p2")
     assert store.recorded(["a"], "rev") == {"a": ["w3"]} and store.recorded(["a"], "", "m1") == {"a": []}
+    store.close()
+
+
+def test_version_3_store_migrates_in_place_with_no_pending_create(tmp_path: Path) -> None:
+    from shell.store.herdr import MIGRATIONS
+
+    path = tmp_path / "herdr.sqlite3"
+    conn = sqlite3.connect(str(path))
+    for statement in (*MIGRATIONS[0], *MIGRATIONS[1], *MIGRATIONS[2]):
+        conn.execute(statement)
+    conn.execute("INSERT INTO workspaces(machine, session, project, workspace_id, recorded_seq) "
+                 "VALUES ('m1', '', 'a', 'w3', 1)")
+    conn.execute("PRAGMA user_version = 3")
+    conn.commit()
+    conn.close()
+    store = HerdrStore(path)
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert store.recorded(["a"], "", "m1") == {"a": ["w3"]} and store.all_pending() == []
+    store.close()
+
+
+def test_a_pending_create_is_kept_per_target_and_carried_by_the_workspace_read(tmp_path: Path) -> None:
+    store = HerdrStore(tmp_path / "herdr.sqlite3")
+
+    def ask(action: str, **payload: object) -> m.JsonResult:
+        return store.handle(m.Store(action=action, payload=m.JsonValue(payload)))
+
+    assert ask("herdr.workspace.intend", session="", machine="m1", project="a", listed_before=["w2", "w1"]).ok
+    assert ask("read.herdr.workspaces", session="", machine="m1", projects=["a", "b"]).value == {
+        "a": [], "b": [], "@pending": {"a": ["w1", "w2"]}}
+    assert ask("read.herdr.workspaces", session="fleet", projects=["a"]).value == {"a": []}  # another target
+    assert ask("read.herdr.workspaces", session="", machine="m1", projects=["b"]).value == {"b": []}
+    assert not ask("herdr.workspace.intend", session="", machine="m1", project="a", listed_before="w1").ok
+    assert store.dump()["pending_creates"] == [{"session": "", "machine": "m1", "project": "a",
+                                                "listed_before": ["w1", "w2"]}]
+    assert ask("herdr.workspace.resolve", session="", machine="m1", project="a").ok
+    assert ask("herdr.workspace.resolve", session="", machine="m1", project="a").ok  # idempotent
+    assert store.all_pending() == []
     store.close()
 
 

@@ -22,6 +22,8 @@ from pure.herdr.fleet.common import (
 from pure.herdr.fleet.owned import (
     Owned,
     OwnedHerdrPane,
+    PendingCreate,
+    PendingVerdict,
     apply_ownership,
     close_pane_answer,
     close_workspace,
@@ -33,7 +35,9 @@ from pure.herdr.fleet.owned import (
     listed_panes,
     mark_workspace,
     set_up_pane,
+    settle_pending,
     split_below,
+    weigh_pending,
 )
 from pure.herdr.parse import (
     PaneFact,
@@ -68,7 +72,8 @@ class Surface:
     plus the ones it opened. Lets ``ensure`` pick an anchor without listing again (one ``pane list``
     per owned workspace per pass) and without targeting a pane this pass already closed."""
 
-    def __init__(self, entries: Sequence[tuple[Owned, Sequence[PaneFact]]], listed: Iterable[str] = ()) -> None:
+    def __init__(self, entries: Sequence[tuple[Owned, Sequence[PaneFact]]], listed: Iterable[str] = (),
+                 pending: Iterable[PendingVerdict] = ()) -> None:
         self.owned: dict[str, Owned] = {o.workspace_id: o for o, _ in entries}
         # Every workspace id the pass's listing showed, plus the ones it created since.
         self.listed: set[str] = set(listed) | set(self.owned)
@@ -88,6 +93,9 @@ class Surface:
         # a call that never finished), or "": no open is retried in this pass after one, since only
         # a fresh listing — the next pass's — says what that change did.
         self.lost = ""
+        # Projects whose earlier ``workspace create`` is still pending (owned.py ``weigh_pending``):
+        # no workspace is created for them until a listing settles it.
+        self.pending: dict[str, PendingVerdict] = {v.create.project: v for v in pending}
 
     def candidates(self, project: str) -> list[str]:
         return sorted(w for w, o in self.owned.items() if o.project == project and w not in self.gone)
@@ -127,19 +135,33 @@ def ensure_workspace(session: Target, project: str, surface: Surface | None) -> 
         if isinstance(found, Failure):
             return Unavailable(found.failure())
         disc = found.unwrap()
+        # Without the runs' records a workspace held by the record alone cannot be proven ours
+        # (owned.py ``prove_recorded``): only a marked one is used here.
+        marked = [o for o in disc.owned if not o.recorded_only]
+        weighed = yield from weigh_pending(session, disc, [(o, ()) for o in marked])
+        if isinstance(weighed, Failure):
+            return Unavailable(weighed.failure())
         wrote = yield from apply_ownership(disc)
         if isinstance(wrote, Failure):
             return Unavailable(wrote.failure())
-        # Without the runs' records a workspace held by the record alone cannot be proven ours
-        # (owned.py ``prove_recorded``): only a marked one is used here.
-        for owned in (o for o in disc.owned if not o.recorded_only):
-            listed = yield from list_panes(session, owned.workspace_id)
-            if isinstance(listed, Failure):
-                return Unavailable(listed.failure())
-            panes = listed.unwrap()
+        settled = yield from settle_pending(session, weighed.unwrap())
+        if isinstance(settled, Failure):
+            return Unavailable(settled.failure())
+        claimed, kept = settled.unwrap()
+        claimed_panes = dict((o.workspace_id, p) for o, p in claimed)  # marked now, their panes listed
+        for owned in sorted([*marked, *(o for o, _p in claimed)], key=lambda o: o.workspace_id):
+            if owned.workspace_id in claimed_panes:
+                panes = claimed_panes[owned.workspace_id]
+            else:
+                listed = yield from list_panes(session, owned.workspace_id)
+                if isinstance(listed, Failure):
+                    return Unavailable(listed.failure())
+                panes = listed.unwrap()
             if panes:
                 return Ready(owned, listed_panes(owned, panes)[panes[0].pane_id], False)
             return (yield from _fresh_tab(session, owned, None))
+        if kept:
+            return _still_pending(kept[0])
         before = frozenset(disc.listed)
     else:
         for wid in surface.candidates(project):
@@ -149,6 +171,11 @@ def ensure_workspace(session: Target, project: str, surface: Surface | None) -> 
             return (yield from _fresh_tab(session, surface.owned[wid], surface))
         before = frozenset(surface.listed)
     return (yield from _create_workspace(session, project, surface, before))
+
+
+def _still_pending(verdict: PendingVerdict) -> Unavailable:
+    return Unavailable(f"a workspace create of an earlier pass is unresolved: {verdict.reason}; nothing created",
+                       residue=verdict.candidates)
 
 
 def _fresh_tab(session: Target, workspace: Owned, surface: Surface | None) -> Gen[Ready | Unavailable]:
@@ -185,81 +212,124 @@ def _forget(session: Target, workspace: Owned) -> Gen[None]:
                      {**session.keys(), "project": workspace.project, "workspace_id": workspace.workspace_id})
 
 
-def _recover_created(session: Target, project: str, known: frozenset[str], reason: str) -> Gen[Unavailable]:
+def _resolve(session: Target, project: str) -> Gen[None]:
+    yield from store("herdr.workspace.resolve", {**session.keys(), "project": project})
+
+
+def _recover_created(
+    session: Target, project: str, known: frozenset[str], reason: str
+) -> Gen[tuple[Unavailable, bool]]:
     """herdr's answer to ``workspace create`` said neither "created X" nor a definite "no": find what
     it made — a workspace with this attempt's label that the listing before the create did not show —
-    and close it. Zero residue is claimed only when a fresh listing proves it."""
+    and close it. Zero residue is claimed only when a fresh listing proves it. The pending create
+    recorded before it (``_create_workspace``) is cleared only when this settles it; otherwise the next
+    listing settles it (owned.py ``weigh_pending``); the flag says it stays."""
     label = workspace_label(project)
     unknown = f"a {label} workspace herdr may have created"
     proc = yield from herdr(session, "workspace", "list")
     if not succeeded(proc):
         return Unavailable(f"{reason}; could not check for it: herdr workspace list failed: {failure_text(proc)}",
-                           residue=(unknown,))
+                           residue=(unknown,)), True
     listed = parse_workspace_list(proc.stdout)
     if isinstance(listed, Failure):
-        return Unavailable(f"{reason}; could not check for it: {listed.failure()}", residue=(unknown,))
+        return Unavailable(f"{reason}; could not check for it: {listed.failure()}", residue=(unknown,)), True
     new = [ws.workspace_id for ws in listed.unwrap() if ws.workspace_id not in known and ws.label == label]
     if not new:
-        return Unavailable(f"{reason}; herdr lists no workspace it created")
+        yield from _resolve(session, project)
+        return Unavailable(f"{reason}; herdr lists no workspace it created"), False
     if len(new) > 1:
         # More than one new workspace with our label: another party is creating them too. Which one
         # is ours is unknowable, so none is touched.
         return Unavailable(f"{reason}; herdr lists several new {label} workspaces, none provably ours",
-                           residue=tuple(new))
+                           residue=tuple(new)), True
     made = created_workspace(new[0], project)
     closed = yield from close_workspace(session, made)
     if _closed_or_gone(closed):
-        return Unavailable(f"{reason}; closed workspace {made.workspace_id}, which herdr created anyway")
+        yield from _resolve(session, project)
+        return Unavailable(f"{reason}; closed workspace {made.workspace_id}, which herdr created anyway"), False
     # Keep it recorded and mark it, so the next reconcile owns it and removes it (a record alone holds
-    # a workspace only with a pane we recorded in it: owned.py ``prove_recorded``).
-    yield from mark_workspace(session, made)
+    # a workspace only with a pane we recorded in it: owned.py ``prove_recorded``); unmarked, it stays
+    # the pending create's, which the next listing claims.
+    marked = yield from mark_workspace(session, made)
     yield from _remember(session, made)
+    if succeeded(marked):
+        yield from _resolve(session, project)
     return Unavailable(
         f"{reason}; herdr created workspace {made.workspace_id} anyway and closing it failed ({failure_text(closed)}); "
         "it stays recorded for the next reconcile",
         residue=(made.workspace_id,),
-    )
+    ), not succeeded(marked)
+
+
+def _left_pending(
+    surface: Surface | None, project: str, known: frozenset[str], unavailable: Unavailable, kept: bool
+) -> Unavailable:
+    """A create whose pending record stays: the pass creates nothing more for the project and reports
+    it as debt (reconcile.py ``WorkspaceCreatePending``); the next listing settles it."""
+    if surface is not None and kept:
+        surface.pending[project] = PendingVerdict(PendingCreate(project, tuple(sorted(known)), unavailable.residue),
+                                                  candidates=unavailable.residue, reason=unavailable.reason)
+    return unavailable
 
 
 def _create_workspace(
     session: Target, project: str, surface: Surface | None, known: frozenset[str]
 ) -> Gen[Ready | Unavailable]:
+    if surface is not None and project in surface.pending:
+        return _still_pending(surface.pending[project])
+    # The durable intent: recorded before the create is sent, so a workspace it makes has a record
+    # naming it even when the answer is lost and so is every listing after it (docs/herdr-fleet.md,
+    # "Saved machines"). No record, no create.
+    intended = yield from store_write("herdr.workspace.intend",
+                                      {**session.keys(), "project": project, "listed_before": sorted(known)})
+    if isinstance(intended, Failure):
+        return Unavailable(intended.failure())
     proc = yield from create_workspace(session, project)
     if not succeeded(proc):
         reason = f"herdr workspace create failed: {failure_text(proc)}"
         if error_code(proc) is not None and not outcome_unknown(proc):
+            yield from _resolve(session, project)
             return Unavailable(reason)  # a definite error: herdr made nothing
         # No answer, or a dropped connection: the workspace may exist; a fresh listing decides.
-        recovered = yield from _recover_created(session, project, known, reason)
+        recovered, kept = yield from _recover_created(session, project, known, reason)
         if surface is not None and outcome_unknown(proc) and recovered.residue:
             surface.lost = recovered.reason
-        return recovered
+        return _left_pending(surface, project, known, recovered, kept)
     parsed = parse_created_workspace(proc.stdout)
     if isinstance(parsed, Failure):
-        return (yield from _recover_created(session, project, known, parsed.failure()))
+        recovered, kept = yield from _recover_created(session, project, known, parsed.failure())
+        return _left_pending(surface, project, known, recovered, kept)
     answer = parsed.unwrap()
     made = created_workspace(answer.workspace_id, project)
 
-    def discard(reason: str) -> Gen[Ready | Unavailable]:
+    def discard(reason: str, is_marked: bool) -> Gen[Ready | Unavailable]:
         closed = yield from close_workspace(session, made)
         if not _closed_or_gone(closed):
-            # Keep the record: the next reconcile owns the workspace through it and removes it.
+            # Keep the record: the next reconcile owns the workspace through it (and its token) and
+            # removes it; unmarked, the pending create stays too, and the next listing claims it.
             yield from _remember(session, made)
-            return Unavailable(f"{reason}; closing workspace {made.workspace_id} failed: {failure_text(closed)}",
-                               residue=(made.workspace_id,))
+            if is_marked:
+                yield from _resolve(session, project)
+            return _left_pending(surface, project, known, Unavailable(
+                f"{reason}; closing workspace {made.workspace_id} failed: {failure_text(closed)}",
+                residue=(made.workspace_id,)), not is_marked)
         yield from _forget(session, made)
+        yield from _resolve(session, project)
         return Unavailable(reason)
 
     marked = yield from mark_workspace(session, made)
     if not succeeded(marked):
-        return (yield from discard(f"herdr workspace report-metadata failed: {failure_text(marked)}"))
+        return (yield from discard(f"herdr workspace report-metadata failed: {failure_text(marked)}", False))
     if answer.root_pane_id is None:
-        return (yield from discard("herdr workspace create reported no root pane"))
+        return (yield from discard("herdr workspace create reported no root pane", True))
     remembered = yield from store_write(
         "herdr.workspace.remember", {**session.keys(), "project": project, "workspace_id": made.workspace_id}
     )
     if isinstance(remembered, Failure):
-        return (yield from discard(remembered.failure()))
+        return (yield from discard(remembered.failure(), True))
+    # The pending create becomes the record it names (a failed clear is harmless: the workspace carries
+    # our token, so the next listing finds no candidate and clears it).
+    yield from _resolve(session, project)
     root = created_pane(made, answer.root_pane_id)
     if surface is not None:
         surface.add_workspace(made, root)

@@ -136,8 +136,31 @@ class WorkspaceGroupCloseRequired(_Wire):
     reason: str
 
 
+@frozen(kw_only=True)
+class WorkspaceClaimed(_Wire):
+    """The workspace a ``workspace create`` of an earlier pass made (its answer lost) was found and
+    marked ours (pure/herdr/fleet/owned.py ``weigh_pending``); the pass then uses or removes it."""
+
+    kind: ClassVar[str] = "workspace-claimed"
+    project: str
+    workspace_id: str
+
+
+@frozen(kw_only=True)
+class WorkspaceCreatePending(_Wire):
+    """A ``workspace create`` of an earlier pass whose outcome herdr's listing does not settle: what it
+    may have made (``candidates``) is not provably ours, so nothing is touched and no new workspace is
+    created for the project; the record stays, as debt, until a listing settles it."""
+
+    kind: ClassVar[str] = "workspace-create-pending"
+    project: str
+    candidates: list[str]
+    reason: str
+
+
 ReconcileOutcome = Union[Intact, VisualUnreadable, Untracked, Reassociated, AttemptsExhausted, StaleReleased,
-                         StaleReleaseFailed, WorkspaceRemoved, WorkspaceRemoveFailed, WorkspaceGroupCloseRequired]
+                         StaleReleaseFailed, WorkspaceRemoved, WorkspaceRemoveFailed, WorkspaceGroupCloseRequired,
+                         WorkspaceClaimed, WorkspaceCreatePending]
 
 
 def debt_of(outcome: ReconcileOutcome) -> m.Debt | None:
@@ -152,4 +175,8 @@ def debt_of(outcome: ReconcileOutcome) -> m.Debt | None:
         return m.Debt(kind="herdr_workspace", subject=outcome.workspace_id, reason=outcome.reason,
                       detail=f"project {outcome.project}; linked worktree workspaces keep it open (close them, "
                              "then the next pass removes it; panefleet never closes the group)")
+    if isinstance(outcome, WorkspaceCreatePending):
+        return m.Debt(kind="herdr_workspace", subject=", ".join(outcome.candidates), reason=outcome.reason,
+                      detail=f"project {outcome.project}; pending workspace create (close what is not yours, "
+                             "or leave it: the next pass that finds one candidate claims it)")
     return None

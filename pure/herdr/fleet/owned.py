@@ -6,7 +6,9 @@ Ownership is structural, never by label alone (docs/herdr-fleet.md):
   or recorded by the store for the project, still listed with the label panefleet gave it and no
   other project's token, and showing a pane panefleet recorded (:func:`prove_recorded`); or
   when this call created it (:func:`created_workspace`, from ``workspace create``'s answer or the one
-  new workspace with our label a listing shows after a create whose answer was lost);
+  new workspace with our label a listing shows after a create whose answer was lost); or when it is
+  the one workspace a pending create (recorded in the store before the create was sent) can have made
+  (:func:`weigh_pending`: our label, not listed before the create, no token, a bare root shell);
 * a pane is ours when a listing of an owned workspace shows it (the seed's rule: inside a marked
   workspace everything is ours; :func:`listed_panes`), or when this call created it in an owned
   workspace (:func:`created_pane`, from the answer of ``pane split``, ``tab create`` or ``workspace
@@ -33,7 +35,7 @@ from pure.herdr.fleet.common import (
     workspace_label,
 )
 from pure.herdr.parse import PaneFact, failure_text, parse_workspace_list, succeeded
-from pure.herdr.records import parse_recorded
+from pure.herdr.records import parse_pending, parse_recorded
 from pure.model import Proc, Run
 from pure.program import Gen, announce
 
@@ -61,6 +63,18 @@ class OwnedHerdrPane:
 
 
 @frozen
+class PendingCreate:
+    """A ``workspace create`` of ``project`` recorded before it was sent and not settled since (its
+    answer was lost, and so was the listing that looked for it): ``before``, the ids herdr listed just
+    before it; ``candidates``, the listed workspaces it can have made — our label, an id not listed
+    before, no token at all (a fresh workspace has none; a token is someone's, or ours)."""
+
+    project: str
+    before: tuple[str, ...]
+    candidates: tuple[str, ...]
+
+
+@frozen
 class Discovery:
     owned: tuple[Owned, ...]
     adopt: tuple[tuple[str, str], ...]
@@ -68,11 +82,12 @@ class Discovery:
     # Every workspace id herdr listed (owned or not): what existed before this operation created any.
     listed: tuple[str, ...] = ()
     session: Target = Target()
+    pending: tuple[PendingCreate, ...] = ()
 
 
 def created_workspace(workspace_id: str, project: str) -> Owned:
     """The workspace this call's ``workspace create`` made (its answer, or the one new workspace with
-    the project's label a listing shows after it)."""
+    the project's label a listing shows after it), or an earlier call's, proven by :func:`weigh_pending`."""
     return Owned(workspace_id, project, workspace_label(project))
 
 
@@ -105,6 +120,15 @@ def discover(session: Target, projects: Sequence[str]) -> Gen[Result[Discovery, 
     if isinstance(recorded_r, Failure):
         return Failure(recorded_r.failure())
     recorded = recorded_r.unwrap()
+    pending_r = parse_pending(answer, tuple(projects))
+    if isinstance(pending_r, Failure):
+        return Failure(pending_r.failure())
+    pending = tuple(
+        PendingCreate(project, before, tuple(
+            ws.workspace_id for ws in listed
+            if ws.label == workspace_label(project) and ws.workspace_id not in before and not ws.tokens))
+        for project, before in pending_r.unwrap().items()
+    )
     scope = set(projects)
     owned: dict[str, Owned] = {}
     adopt: list[tuple[str, str]] = []
@@ -133,7 +157,7 @@ def discover(session: Target, projects: Sequence[str]) -> Gen[Result[Discovery, 
             owned[wid] = Owned(wid, project, hit.label, recorded_only=True)
     ordered = tuple(sorted(owned.values(), key=lambda o: o.workspace_id))
     return Success(
-        Discovery(ordered, tuple(adopt), tuple(forget), tuple(ws.workspace_id for ws in listed), session)
+        Discovery(ordered, tuple(adopt), tuple(forget), tuple(ws.workspace_id for ws in listed), session, pending)
     )
 
 
@@ -188,6 +212,94 @@ def prove_recorded(
         kept.append((one, panes))
     return kept, unproven
 
+
+
+# -------------------------------------------------------------------------------- pending creates
+
+
+@frozen
+class PendingVerdict:
+    """What a listing says of a pending create: ``claim`` — the one workspace it made (proven by
+    :func:`weigh_pending`) and its panes; else ``candidates`` — what it may have made, none of it
+    provably ours (kept as debt, never touched); neither: it made nothing (the record is cleared)."""
+
+    create: PendingCreate
+    claim: tuple[str, tuple[PaneFact, ...]] | None = None
+    candidates: tuple[str, ...] = ()
+    reason: str = ""
+
+
+def _bare_root(panes: Sequence[PaneFact]) -> bool:
+    """A workspace as ``workspace create`` leaves it: one pane, with no rename label, agent or session."""
+    return len(panes) == 1 and panes[0].label is None and panes[0].agent is None and panes[0].run_id == ""
+
+
+def weigh_pending(
+    session: Target, disc: Discovery, entries: Sequence[tuple[Owned, tuple[PaneFact, ...]]]
+) -> Gen[Result[tuple[PendingVerdict, ...], str]]:
+    """Decide every pending create of ``disc`` from this operation's listing (reads only: ``pane list``
+    of each candidate). A workspace already owned (``entries``: marked, or proven by a recorded pane)
+    is no candidate: it is the create's, settled. The create's workspace is claimed only when it is
+    the sole candidate and still a bare root shell (:func:`_bare_root`): ids listed before the create
+    are excluded, so a workspace that existed then — a look-alike with our label — is never claimed,
+    and a reissued id (herdr 0.9 after a restart) must also show nothing anyone made in it."""
+    held = {o.workspace_id for o, _panes in entries}
+    verdicts: list[PendingVerdict] = []
+    for create in disc.pending:
+        candidates = [w for w in create.candidates if w not in held]
+        if not candidates:
+            verdicts.append(PendingVerdict(create))
+            continue
+        if len(candidates) > 1:
+            verdicts.append(PendingVerdict(create, candidates=tuple(candidates), reason=(
+                f"herdr lists several new {workspace_label(create.project)} workspaces "
+                f"({', '.join(candidates)}); none is provably the one the create made")))
+            continue
+        listed = yield from list_panes(session, candidates[0])
+        if isinstance(listed, Failure):
+            return Failure(listed.failure())
+        panes = listed.unwrap()
+        if not _bare_root(panes):
+            verdicts.append(PendingVerdict(create, candidates=tuple(candidates), reason=(
+                f"workspace {candidates[0]} has our label and is new, but shows more than a bare root shell; "
+                "not provably the one the create made")))
+            continue
+        verdicts.append(PendingVerdict(create, claim=(candidates[0], panes)))
+    return Success(tuple(verdicts))
+
+
+def settle_pending(
+    session: Target, verdicts: Sequence[PendingVerdict]
+) -> Gen[Result[tuple[list[tuple[Owned, tuple[PaneFact, ...]]], list[PendingVerdict]], str]]:
+    """Act on :func:`weigh_pending`'s verdicts: a claimed workspace is marked (our token), recorded,
+    and its pending create cleared; a create that made nothing is cleared; the rest stay pending.
+    Returns the claimed workspaces with their panes, and the verdicts still pending (debt)."""
+    claimed: list[tuple[Owned, tuple[PaneFact, ...]]] = []
+    kept: list[PendingVerdict] = []
+    for verdict in verdicts:
+        create = verdict.create
+        keys = {**session.keys(), "project": create.project}
+        if verdict.claim is None and verdict.candidates:
+            kept.append(verdict)
+            continue
+        if verdict.claim is not None:
+            made = created_workspace(verdict.claim[0], create.project)
+            marked = yield from mark_workspace(session, made)
+            if not succeeded(marked):
+                # Not claimed this time; the next listing decides again (a mark that was applied all
+                # the same makes it ours by its token, and the pending create is then cleared).
+                kept.append(PendingVerdict(create, candidates=(made.workspace_id,), reason=(
+                    f"claiming workspace {made.workspace_id} failed: herdr workspace report-metadata failed: "
+                    f"{failure_text(marked)}")))
+                continue
+            done = yield from store_write("herdr.workspace.remember", {**keys, "workspace_id": made.workspace_id})
+            if isinstance(done, Failure):
+                return done
+            claimed.append((made, verdict.claim[1]))
+        done = yield from store_write("herdr.workspace.resolve", keys)
+        if isinstance(done, Failure):
+            return done
+    return Success((claimed, kept))
 
 
 # ------------------------------------------------------------------------------ the changing steps

@@ -27,7 +27,17 @@ from pure.herdr.fleet.common import (
 )
 from pure.herdr.fleet.opening import Surface, ensure_workspace, open_pane
 from pure.herdr.fleet.outcomes import debt_of
-from pure.herdr.fleet.owned import Discovery, Owned, apply_ownership, discover, list_all_panes, prove_recorded
+from pure.herdr.fleet.owned import (
+    Discovery,
+    Owned,
+    PendingVerdict,
+    apply_ownership,
+    discover,
+    list_all_panes,
+    prove_recorded,
+    settle_pending,
+    weigh_pending,
+)
 from pure.herdr.fleet.reconcile import attribute, reconcile, recorded_panes, run_label
 from pure.herdr.fleet.release import release_orphaned
 from pure.herdr.liveness import Pulse
@@ -148,9 +158,17 @@ def _open_body(request: OpenRequest) -> Program:
         # A workspace held by the record alone is used only when it shows this run's recorded pane
         # (owned.py ``prove_recorded``); it is not forgotten here, for this run knows no other's.
         entries, _unproven = prove_recorded(listings.unwrap(), recorded_panes([run]))
+        weighed = yield from weigh_pending(target, disc, entries)
+        if isinstance(weighed, Failure):
+            return done_with("error", {"kind": "unavailable", "reason": weighed.failure()}, weighed.failure())
         wrote = yield from apply_ownership(disc)
         if isinstance(wrote, Failure):
             return done_with("error", {"kind": "unavailable", "reason": wrote.failure()}, wrote.failure())
+        settled = yield from settle_pending(target, weighed.unwrap())
+        if isinstance(settled, Failure):
+            return done_with("error", {"kind": "unavailable", "reason": settled.failure()}, settled.failure())
+        claimed, kept = settled.unwrap()
+        entries = sorted([*entries, *claimed], key=lambda e: e[0].workspace_id)
         held, _junk = attribute(entries, [run])
         if run.run_id in held and run.pid is not None:
             pane, wid = held[run.run_id]
@@ -158,7 +176,7 @@ def _open_body(request: OpenRequest) -> Program:
             if pulse.pulse != "dead":
                 existing = opened_json(Tracked(pane.pane_id, run_label(run), run.pid, wid))
                 return done_with("ok", {**existing, "reused": True, "pulse": pulse.pulse})
-        surface = Surface(entries, disc.listed)
+        surface = Surface(entries, disc.listed, kept)
     opened = yield from open_pane(target, run, request.follower, surface)
     if isinstance(opened, Unavailable):
         return done_with("error", opened_json(opened), opened.reason)
@@ -220,6 +238,7 @@ def status_program(request: StatusRequest) -> Program:
     runs = runs_r.unwrap()
     scope = sorted(set(request.managed) | {r.project for r in runs})
     entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
+    verdicts: tuple[PendingVerdict, ...] = ()
     disc = Discovery((), (), (), (), target)
     if scope:
         found = yield from discover(target, scope)
@@ -231,6 +250,10 @@ def status_program(request: StatusRequest) -> Program:
             return done_with("error", failed(listings.failure()), listings.failure())
         entries, unproven = prove_recorded(listings.unwrap(), recorded_panes(runs))
         disc = evolve(disc, forget=(*disc.forget, *unproven))  # what the next reconcile forgets
+        weighed = yield from weigh_pending(target, disc, entries)  # what the next reconcile claims or keeps
+        if isinstance(weighed, Failure):
+            return done_with("error", failed(weighed.failure()), weighed.failure())
+        verdicts = weighed.unwrap()
     held, junk = attribute(entries, runs)
     holder = {pane.pane_id: run_id for run_id, (pane, _w) in held.items()}
     pulses: dict[str, Pulse] = {}
@@ -267,5 +290,18 @@ def status_program(request: StatusRequest) -> Program:
         })
     forgotten = [{"project": p, "workspaceId": w} for p, w in disc.forget]
     where = {"session": request.session} if request.machine is None else {"machine": request.machine}
+    pending = [_pending_json(v) for v in verdicts]
     return done_with("ok", {"ok": True, **where, "runs": out_runs, "workspaces": workspaces,
-                        "staleRecords": forgotten})
+                        "staleRecords": forgotten, **({"pendingCreates": pending} if pending else {})})
+
+
+def _pending_json(verdict: PendingVerdict) -> dict[str, Any]:
+    """A pending ``workspace create`` and what the next reconcile does with it."""
+    out: dict[str, Any] = {"project": verdict.create.project, "listedBefore": list(verdict.create.before)}
+    if verdict.claim is not None:
+        out.update(next="claim", workspaceId=verdict.claim[0])
+    elif verdict.candidates:
+        out.update(next="keep", candidates=list(verdict.candidates), reason=verdict.reason)
+    else:
+        out["next"] = "clear"
+    return out

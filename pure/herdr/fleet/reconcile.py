@@ -28,6 +28,8 @@ from pure.herdr.fleet.outcomes import (
     StaleReleaseFailed,
     Untracked,
     VisualUnreadable,
+    WorkspaceClaimed,
+    WorkspaceCreatePending,
     WorkspaceGroupCloseRequired,
     WorkspaceRemoved,
     WorkspaceRemoveFailed,
@@ -43,6 +45,8 @@ from pure.herdr.fleet.owned import (
     mark_workspace,
     prove_recorded,
     release_agent,
+    settle_pending,
+    weigh_pending,
 )
 from pure.herdr.parse import (
     PaneFact,
@@ -136,19 +140,28 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
     if isinstance(listings, Failure):
         return Failure(listings.failure())
     entries, unproven = prove_recorded(listings.unwrap(), recorded_panes(runs))
+    weighed = yield from weigh_pending(session, disc, entries)
+    if isinstance(weighed, Failure):
+        return Failure(weighed.failure())
     disc = evolve(disc, forget=(*disc.forget, *unproven))
     wrote = yield from apply_ownership(disc)
     if isinstance(wrote, Failure):
         return Failure(wrote.failure())
+    settled = yield from settle_pending(session, weighed.unwrap())
+    if isinstance(settled, Failure):
+        return Failure(settled.failure())
+    claimed, kept = settled.unwrap()
+    outcomes: list[ReconcileOutcome] = [
+        WorkspaceClaimed(project=o.project, workspace_id=o.workspace_id) for o, _p in claimed]
+    entries = sorted([*entries, *claimed], key=lambda e: e[0].workspace_id)
     for owned, _panes in entries:
         if owned.recorded_only:
             # Proven by a pane we recorded (after a restart dropped our token): mark it again, so a
             # pane this pass leaves unidentified (an unreadable split answer) is still ours next pass.
             yield from mark_workspace(session, owned)
 
-    surface = Surface(entries, disc.listed)
+    surface = Surface(entries, disc.listed, kept)
     held, junk = attribute(entries, runs)
-    outcomes: list[ReconcileOutcome] = []
     standing: dict[str, str] = {p.pane_id: o.workspace_id for o, panes in entries for p in panes}
     opened_ws: set[str] = set()
     # Every held run's follower is probed below, whatever the other probes answer: independent reads.
@@ -250,6 +263,9 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
             outcomes.append(WorkspaceRemoveFailed(project=owned.project, workspace_id=wid, reason=reason))
     for pid, (info, why) in deferred.items():  # its workspace still stands: the pane stays, as debt
         outcomes.append(_stale_failed(pid, info, why))
+    # Pending creates still unsettled (kept from the listing, or left by this pass's own create): debt.
+    outcomes += [WorkspaceCreatePending(project=v.create.project, candidates=list(v.candidates), reason=v.reason)
+                 for v in surface.pending.values()]
     return Success(outcomes)
 
 
@@ -269,6 +285,13 @@ def _reopen(session: Target, run: RunRecord, request: ReconcileRequest, surface:
     once its attempts are exhausted, or once a change of this pass has an unknown outcome."""
     if run.attempts >= request.max_attempts:
         outcomes.append(AttemptsExhausted(run_id=run.run_id, attempts=run.attempts))
+        return None
+    pending = surface.pending.get(run.project)
+    if pending is not None and not surface.candidates(run.project):
+        # A workspace would be created, but an earlier create's is unresolved: nothing is created
+        # beside it, no attempt spent (pure/herdr/fleet/owned.py ``weigh_pending``).
+        outcomes.append(Untracked(run_id=run.run_id, reason=f"not opened: a workspace create of an earlier pass "
+                                  f"is unresolved ({pending.reason})"))
         return None
     if surface.lost:
         # No attempt spent, nothing closed: the next pass lists first and decides from what it sees

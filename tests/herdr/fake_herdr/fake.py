@@ -17,6 +17,9 @@ directories; process-info lists descendants after the foreground process (zombie
 a self-reported agent is cleared at an idle shell; the last pane's close either closes the workspace
 (``config.last_pane`` "closes") or answers ``confirmation_required`` ("confirm").
 
+A fault ``hang_after`` (``fault(verb, "hang_after", ms=…)``) applies the call, saves the state, then
+sleeps before answering: a local call that never finished once its caller's deadline kills it.
+
 Test-side helpers (``FakeHerdr``) plant operator panes and lookalike workspaces, kill followers,
 restart the server, inject faults, and read the call log.
 """
@@ -128,6 +131,7 @@ class Exit(Exception):
         self.code = code
         self.stdout = stdout
         self.stderr = stderr
+        self.hang_ms = 0.0  # the executable sleeps this long after saving the state (fault ``hang_after``)
 
 
 def usage(message: str) -> Exit:
@@ -709,7 +713,10 @@ def handle(state: dict[str, Any], argv: list[str], drops: bool = True) -> Exit:
     handler = VERBS.get(key)
     if handler is None:
         raise usage(f"unrecognized subcommand '{verb}'")
-    return handler(server, args, req_id, fault)
+    answer = handler(server, args, req_id, fault)
+    if mode == "hang_after":  # applied, then the call never finishes: its caller's deadline ends it
+        answer.hang_ms = float(fault.get("ms", 60_000))  # type: ignore[union-attr]
+    return answer
 
 
 def v_workspace_list(server: Server, args: list[str], req_id: str, fault: dict[str, Any] | None) -> Exit:
@@ -1007,6 +1014,8 @@ def main(argv: list[str]) -> int:
                 result = exc
     except Exit as exc:  # pragma: no cover - raised before the state was loaded
         result = exc
+    if result.hang_ms:
+        time.sleep(result.hang_ms / 1000)  # the change is saved (and the lock released) first
     if result.stdout:
         sys.stdout.write(result.stdout)
     if result.stderr:
