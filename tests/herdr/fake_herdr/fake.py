@@ -401,8 +401,10 @@ class Server:
 # ----------------------------------------------------------------------------------------- parsing
 
 
-def strip_session(argv: list[str]) -> tuple[str | None, list[str]]:
-    session: str | None = None
+def strip_global(argv: list[str], option: str, metavar: str) -> tuple[str | None, list[str]]:
+    """A global option (``--session``, ``--machine``) taken out of ``argv`` wherever it stands before
+    ``--``: its value (the last one given) and the rest."""
+    value: str | None = None
     out: list[str] = []
     i = 0
     while i < len(argv):
@@ -410,19 +412,23 @@ def strip_session(argv: list[str]) -> tuple[str | None, list[str]]:
         if arg == "--":
             out.extend(argv[i:])
             break
-        if arg == "--session":
+        if arg == option:
             if i + 1 >= len(argv):
-                raise usage("a value is required for '--session <NAME>' but none was supplied")
-            session = argv[i + 1]
+                raise usage(f"a value is required for '{option} <{metavar}>' but none was supplied")
+            value = argv[i + 1]
             i += 2
             continue
-        if arg.startswith("--session="):
-            session = arg.split("=", 1)[1]
+        if arg.startswith(option + "="):
+            value = arg.split("=", 1)[1]
             i += 1
             continue
         out.append(arg)
         i += 1
-    return session, out
+    return value, out
+
+
+def strip_session(argv: list[str]) -> tuple[str | None, list[str]]:
+    return strip_global(argv, "--session", "NAME")
 
 
 # ---------------------------------------------------------------------------------- saved machines
@@ -442,27 +448,7 @@ UNREACHABLE = "machine_unreachable"
 
 
 def strip_machine(argv: list[str]) -> tuple[str | None, list[str]]:
-    machine: str | None = None
-    out: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--":
-            out.extend(argv[i:])
-            break
-        if arg == "--machine":
-            if i + 1 >= len(argv):
-                raise usage("a value is required for '--machine <MACHINE>' but none was supplied")
-            machine = argv[i + 1]
-            i += 2
-            continue
-        if arg.startswith("--machine="):
-            machine = arg.split("=", 1)[1]
-            i += 1
-            continue
-        out.append(arg)
-        i += 1
-    return machine, out
+    return strip_global(argv, "--machine", "MACHINE")
 
 
 def find_machine(state: dict[str, Any], name: str) -> dict[str, Any] | None:
