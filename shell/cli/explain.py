@@ -48,13 +48,10 @@ class Scene:
 
     def workers(self) -> list[str]:
         """The team's workers by name, as its config records them (empty when it cannot be read)."""
+        from shell.cli.complete_names import worker_names
+
         where = self.team_dir()
-        try:
-            config = json.loads((where / "config.json").read_text()) if where is not None else {}
-        except (OSError, ValueError):
-            return []
-        workers = config.get("workers") if isinstance(config, dict) else None
-        return [str(w["name"]) for w in workers or [] if isinstance(w, dict) and "name" in w]
+        return worker_names(where.parent, where.name) if where is not None else []
 
     def tasks(self) -> list[str]:
         """The team's task ids, in number order."""
