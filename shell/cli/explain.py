@@ -398,8 +398,10 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
     _rule(r"Invalid task status: (.*)", "task_status_invalid",
           lambda m, s: f"{m[1]!r} is not a task status (pending, blocked, in_progress, completed or failed)."),
     # --- locks and interrupts
-    _rule(r"Timed out acquiring (scaling lock|team task lock|task claim lock) for (?:team )?(\S+?)(?: .*)?", "lock_timeout",
-          lambda m, s: f"Another panefleet or oh-my-codex run holds the {m[1]} of {m[2]}; wait for it to finish. "
+    _rule(r"Timed out acquiring (scaling lock|team task lock|task claim lock) for (?:team )?([^:\s]+)(?:: (.*))?",
+          "lock_timeout",
+          lambda m, s: f"Another panefleet or oh-my-codex run holds the {m[1]} of {m[2]}"
+                       f"{' (' + m[3] + ')' if m[3] else ''}; wait for it to finish and run the command again. "
                        f"`panefleet team status {_team(s)}` shows who holds it."),
     _rule(r"interrupted", "interrupted",
           lambda m, s: "Interrupted: the run stopped at a step boundary and undid what it had created."),

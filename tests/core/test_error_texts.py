@@ -98,6 +98,8 @@ EXAMPLES = [
     ("Invalid task id: ../1", "task_id_invalid"),
     ("Invalid task status: done", "task_status_invalid"),
     ("Timed out acquiring scaling lock for team alpha", "lock_timeout"),
+    ("Timed out acquiring team task lock for k9: /w/.team-locks/k9.membership held by an unknown holder (no owner "
+     "file), taken over at 2026-12-02T10:39:11.494Z unless an owner is written", "lock_timeout"),
     ("interrupted", "interrupted"),
 ]
 
@@ -120,6 +122,13 @@ def test_every_rule_has_an_example() -> None:
     used = {next(i for i, (pattern, _c, _s) in enumerate(RULES) if pattern.fullmatch(message))
             for message, _code in EXAMPLES}
     assert used == set(range(len(RULES))), [RULES[i][0].pattern for i in set(range(len(RULES))) - used]
+
+
+def test_a_lock_timeout_keeps_who_holds_the_lock_and_until_when() -> None:
+    found = explain("Timed out acquiring team task lock for k9: /w/.team-locks/k9.membership held by pid 7 (alive), "
+                    "lease until 2026-12-02T10:39:11.494Z", Scene(team="k9"))
+    assert "team task lock of k9 (/w/.team-locks/k9.membership held by pid 7 (alive), lease until " \
+           "2026-12-02T10:39:11.494Z)" in found.text
 
 
 def test_a_message_no_rule_knows_is_still_words() -> None:
