@@ -203,13 +203,14 @@ def test_every_json_answer_has_a_boolean_ok(tmp_path: Path, clean_env: dict[str,
             rest = [str(tmp_path / "plan.json")]
         if path == ("herdr", "follow"):
             rest += ["--once"]
-        if path == ("team", "init"):
-            rest += ["--new-session"]  # without a leader pane it is a usage error (test_exit_codes.py)
         if path == ("team", "task", "create"):
             rest += ["--subject", "s"]  # without a task it is a usage error
         variants = [[*path, *rest, "-o", "json"]]
         if any(a.dest == "dry_run" for a in parser._actions):
-            variants.append([*path, *rest, "--dry-run", "-o", "json"])
+            # a team init plan needs a leader (without one it is a usage error, test_exit_codes.py); only the
+            # dry run gets --new-session, so that no tmux server is started
+            planned = ["--new-session"] if path == ("team", "init") else []
+            variants.append([*path, *rest, *planned, "--dry-run", "-o", "json"])
         for argv in variants:
             _, answer = _answer(argv, env, tmp_path)
             assert isinstance(answer, dict) and isinstance(answer.get("ok"), bool), (argv, answer)
