@@ -195,8 +195,8 @@ def run_and_print(name: str, request: object, args: argparse.Namespace, executor
 
 
 def for_people(answer: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    """A failed answer with its sentence in ``error`` and its stable code in ``error_code``
-    (shell/cli/explain.py)."""
+    """A failed answer with its sentence in ``error``, its stable code in ``error_code`` and the
+    planner's message in ``error_detail`` (shell/cli/explain.py ``explained_answer``)."""
     from shell.cli.explain import explained_answer, scene_of
 
     return explained_answer(answer, scene_of(args, os.environ, answer))

@@ -88,9 +88,7 @@ class Scene:
                 probe.settimeout(1.0)
                 probe.connect(str(path))
             return True
-        except FileNotFoundError:
-            return False
-        except ConnectionRefusedError:
+        except (FileNotFoundError, ConnectionRefusedError):  # no socket, or nobody listening on it
             return False
         except OSError:
             return None
@@ -121,8 +119,6 @@ def _status_hint(scene: Scene) -> str:
     return f"`panefleet team status {_team(scene)}` shows each worker's pane and its proof"
 
 
-def _status_sentence(scene: Scene) -> str:
-    return f"See `panefleet team status {_team(scene)}` for each worker's pane and its proof."
 
 
 def _debt_hint(scene: Scene) -> str:
@@ -256,7 +252,7 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
                        "was changed; inspect it, then remove it by hand if it is not yours."),
     _rule(r"ENOENT: no such file or directory, (\w+) '(.*)'", "file_missing",
           lambda m, s: f"The file {m[2]} is missing (needed to {m[1]} it); nothing more was changed. "
-                       + _status_sentence(s)),
+                       + f"{_status_hint(s)}."),
     _rule(r"cannot (read|write|create) (\S+): (.*)", "state_io_failed",
           lambda m, s: f"panefleet could not {m[1]} {m[2]}: {m[3]}. Check that the path is writable (a changing "
                        "command needs write access to the team's state)."),
@@ -327,7 +323,7 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
     _rule(r"scale_up_rollback_(membership_persistence|membership_verification|tracking_verification)_failed:?(.*)",
           None, lambda m, s: f"The rollback could not confirm the team's membership ({m[2]}); "
                              "the membership journal was kept and the next command converges it. "
-                             + _status_sentence(s)),
+                             + f"{_status_hint(s)}."),
     _rule(r"scale_up_(worker_start|worker_preparation|worker_materialization|task_materialization|dispatch"
           r"|finalization)_failed:?(.*)", None,
           lambda m, s: f"It failed while it {_SCALE_UP_PHASES[m[1]]}{(': ' + m[2]) if m[2] else ''}."),
@@ -379,7 +375,7 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
     _rule(r"respawn_(old_pane_not_removed|old_pane_proof_unavailable|owner_unavailable|pane_not_proven|tag_failed"
           r"|intent_not_written|membership_persistence_failed|delivery_failed):?(.*)", None,
           lambda m, s: f"Respawn stopped: {_RESPAWN_STAGES[m[1]]}{(' (' + m[2] + ')') if m[2] else ''}. "
-                       + _status_sentence(s)),
+                       + f"{_status_hint(s)}."),
     _rule(r"Failed to create tmux pane for (\S+): (.*)", "pane_create_failed",
           lambda m, s: f"tmux could not create a pane for {m[1]}: {m[2]}."),
     # --- tasks

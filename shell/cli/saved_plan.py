@@ -250,7 +250,6 @@ def renderer_for(operation: str, request: Any) -> Any:
     """The text renderer the command of ``operation`` uses (see its ``cmd_*``)."""
     from shell.cli.common import as_run_renderer
 
-    team = str(getattr(request, "team", "TEAM"))
     if operation == "team.init":
         from shell.cli.render import render_init
 
@@ -266,21 +265,21 @@ def renderer_for(operation: str, request: Any) -> Any:
     if operation == "team.scale_down":
         from shell.cli.scale_down import render_scale_down
 
-        return as_run_renderer(lambda result: render_scale_down(result, team), None)
+        return as_run_renderer(render_scale_down, None)
     if operation == "team.debt_reconcile":
         from shell.cli.scale_down import render_reconcile_run
 
-        return as_run_renderer(None, lambda result, done, journal: render_reconcile_run(result, done, journal, team))
+        return as_run_renderer(None, render_reconcile_run)
     if operation in ("team.task_create", "team.task_claim"):
         from shell.cli.scale_down import render_task
 
         return as_run_renderer(render_task, None)
     if operation.startswith("herdr."):
-        from shell.cli import herdr as herdr_cli
+        from shell.cli import herdr_text
 
-        chosen = {"herdr.open": herdr_cli.render_open, "herdr.retire": herdr_cli.render_retire,
-                  "herdr.reconcile": herdr_cli.render_reconcile, "herdr.run_settle": herdr_cli.render_run_settle,
-                  "herdr.run_start": herdr_cli.render_run_start(request)}.get(operation)
+        chosen = {"herdr.open": herdr_text.render_open, "herdr.retire": herdr_text.render_retire,
+                  "herdr.reconcile": herdr_text.render_reconcile, "herdr.run_settle": herdr_text.render_run_settle,
+                  "herdr.run_start": herdr_text.render_run_start(request)}.get(operation)
         return as_run_renderer(chosen, None)
     return as_run_renderer(None, None)
 

@@ -150,7 +150,7 @@ def cmd_scale_down(args: argparse.Namespace) -> int:
     request = ScaleDownRequest(team=args.team, cwd=_cwd(args), env=_env(), worker_names=tuple(args.worker),
                                count=args.count, force=args.force, drain_timeout_ms=args.drain_timeout_ms)
     return run_cli_operation("team.scale_down", request, args,
-                             render=lambda result: render_scale_down(result, str(args.team)))
+                             render=render_scale_down)
 
 
 def cmd_debt_show(args: argparse.Namespace) -> int:
@@ -166,15 +166,14 @@ def cmd_debt_reconcile(args: argparse.Namespace) -> int:
     from shell.cli.common import run_cli_operation
 
     request = DebtRequest(team=args.team, cwd=_cwd(args), env=_env())
-    team = str(args.team)
     # the text needs the journal (what was killed, found gone, cleaned), not only {"ok": true}
     return run_cli_operation("team.debt_reconcile", request, args,
-                             render_run=lambda result, done, journal: render_reconcile_run(result, done, journal, team))
+                             render_run=render_reconcile_run)
 
 
-def render_reconcile_run(result: dict[str, Any], done: m.Done, journal: Sequence[m.Entry], team: str) -> str:
+def render_reconcile_run(result: dict[str, Any], done: m.Done, journal: Sequence[m.Entry]) -> str:
     """The reconcile report (debt the run keeps follows on stderr, ``shell/cli/common.py``)."""
-    return render_reconcile(result, journal, team)
+    return render_reconcile(result, journal)
 
 
 def cmd_task_create(args: argparse.Namespace) -> int:
@@ -240,14 +239,14 @@ def cmd_task_claim(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------ render
 
 
-def render_scale_down(result: dict[str, Any], team: str = "TEAM") -> str:
+def render_scale_down(result: dict[str, Any]) -> str:
     if result.get("ok"):
         removed = ", ".join(result.get("removedWorkers", []))
         return f"removed {removed}; {result.get('newWorkerCount')} worker(s) remain"
     return f"error: {result.get('error')}"
 
 
-def render_reconcile(result: dict[str, Any], journal: Sequence[m.Entry], team: str = "TEAM") -> str:
+def render_reconcile(result: dict[str, Any], journal: Sequence[m.Entry]) -> str:
     from pure.omx.debt_report import reconcile_report
 
     report = reconcile_report(result, journal)

@@ -75,16 +75,9 @@ def register(team_subparsers: Any) -> None:
     r.set_defaults(handler=cmd_respawn)
 
 
-def parse_task(text: str) -> Any:
-    """One ``--task``: plain text or a JSON object (``shell/cli/task_input.py``)."""
-    from shell.cli.task_input import parse_task as parse
-
-    return parse(text)
-
-
 def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
     from pure.omx.scale_up import ScaleUpRequest
-    from shell.cli.task_input import count_problem
+    from shell.cli.task_input import count_problem, parse_task
 
     path = environ.get("PATH", os.defpath)
     # "" = looked for on PATH and not found: scale-up refuses a worker that would launch it.

@@ -220,7 +220,7 @@ def _reconcile_text(tmp_path: Path, stub: Stub, cwd: Path) -> tuple[m.Done, str]
 
     done, journal = run_op("team.debt_reconcile", DebtRequest(team="t", cwd=str(cwd)),
                            ScenarioExecutor(tmp_path, stub))
-    return done, render_reconcile(done.outcome.result, journal, "t")  # type: ignore[arg-type]
+    return done, render_reconcile(done.outcome.result, journal)  # type: ignore[arg-type]
 
 
 def test_reconcile_text_names_killed_gone_and_cleaned(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from shell.cli.environment import recorded_env
-from shell.cli.scale_up import explain, parse_task
+from shell.cli.scale_up import explain
+from shell.cli.task_input import parse_task
 
 CLI = [sys.executable, str(Path(__file__).resolve().parents[2] / "cli.py")]
 
