@@ -8,35 +8,41 @@ and tmux server it was made against, the panefleet version, and a fingerprint (S
 that), so a changed or damaged file is refused rather than half-trusted.
 
 ``apply`` follows Terraform's saved-plan contract: it runs the plan's request for real through
-:class:`CheckedExecutor`, which compares each read before the first change with what the plan saw.
-Any difference — a pane gone or with another pid, a file changed, another listing, an answer of
-tmux, git or herdr that differs — refuses the run before anything is changed (exit 4), naming the
-first fact that differs. Exempt are the reads whose answers legitimately differ between two runs:
-the clock and fresh ids (a plan's ids are placeholders), locks (a dry run takes none; a real run
-waits for a held lock as usual), waits, and ``tmux capture-pane`` (a pane's screen changes as its
-agent works, and no proof rests on it). A step that is computed from an exempt answer (a fresh id
-in a path) is compared with that answer substituted. From the first change on, the run is the
-ordinary one: every mutation still has its own proofs.
+:class:`CheckedExecutor`, and refuses (exit 4) before anything is changed when a fact the plan read
+differs now — a pane gone or with another pid, a file changed, another listing, an answer of tmux, git
+or herdr — naming the first that differs. The plan's reads before the run's first change are compared
+as they come, those after it are read again just before it; which reads are facts is the rule of
+:func:`comparable`. Exempt are the reads whose answers legitimately differ between two runs: the clock
+and fresh ids (a plan's ids are placeholders), locks (a dry run takes none; a real run waits for a held
+lock as usual), waits, and ``tmux capture-pane`` (a pane's screen changes as its agent works, and no
+proof rests on it); a step built from an exempt answer is expected with the real answer in it
+(:class:`CheckedExecutor`). From the first change on, the run is the ordinary one: every mutation still
+has its own proofs.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import posixpath
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
 from pure import model as m
 from shell.cli.plan_file import KIND, PLAN_FORMAT, PlanError, fingerprint, state_root_of, version
 
+if TYPE_CHECKING:
+    from pure.program import ProgramFactory
+
 
 class StalePlan(Exception):
-    """A read before the first change observed something other than what the plan saw."""
+    """A fact the plan read (:func:`comparable`) is found otherwise, or the run asks for another step."""
 
     def __init__(self, step: int, fact: str, planned: object = None, observed: object = None) -> None:
         super().__init__(fact)
@@ -114,30 +120,159 @@ def exempt(step: m.Step) -> bool:
     return False
 
 
-class CheckedExecutor:
-    """Runs steps for real; until the first change, each must be the plan's next step and observe
-    what the plan observed (exempt reads excepted), else :class:`StalePlan` is raised before the
-    step after it runs — so before any change."""
+FILE_READS = (m.ReadFile, m.ListDir, m.Stat, m.RealPath)
+FILE_CHANGES = (m.WriteFile, m.AppendFile, m.RemovePath, m.MakeDir, m.AcquireLock, m.ReleaseLock)
+GIT_WORKTREE_READS = frozenset({"status", "ls-files"})  # git reads that look at the files of the tree
 
-    def __init__(self, real: Any, planned: Sequence[m.Entry], team_dir: str = "") -> None:
+
+def answered_by_reading(step: m.Step) -> bool:
+    """Whether a dry run answers ``step`` by reading it (``shell/run/dryrun.py``: tmux and git verbs of
+    ``READ_ONLY``, herdr reads through ``shell/cli/herdr.py`` ``herdr_predictor``, files, store reads)
+    rather than with a prediction, which is no fact to compare."""
+    from pure.program import is_mutation
+    from shell.run.dryrun import READ_ONLY
+
+    if is_mutation(step):
+        return False
+    if isinstance(step, m.Run):
+        if step.tool == "herdr":
+            return True
+        return bool(step.args) and step.args[0] in READ_ONLY.get(step.tool, frozenset())
+    return isinstance(step, (*FILE_READS, m.Store))
+
+
+def _related(a: str, b: str) -> bool:
+    """The same path, or one under the other."""
+    a, b = posixpath.normpath(a), posixpath.normpath(b)
+    return a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")
+
+
+def changes_answer(earlier: m.Step, read: m.Step) -> bool:
+    """Whether ``earlier``, a step before ``read`` in the plan, may change what ``read`` answers (the
+    dry run answered ``read`` from its predictions, or the real run's answer follows its own change)."""
+    from pure.program import is_mutation
+
+    if isinstance(earlier, m.Run):
+        # tmux, git, herdr: beyond their own state, the agent of a pane they start, stop or type into
+        # may change anything
+        return earlier.mutates
+    if isinstance(earlier, m.Store):
+        return is_mutation(earlier) and isinstance(read, (m.Store, *FILE_READS))  # the store is files
+    if isinstance(earlier, FILE_CHANGES):  # one path made, written, removed (a lock: its folder)
+        if isinstance(read, FILE_READS):
+            return _related(earlier.path, read.path)
+        return isinstance(read, m.Run) and read.tool == "git" and bool(read.args) and read.args[0] in GIT_WORKTREE_READS
+    return False
+
+
+def comparable(journal: Sequence[m.Entry]) -> list[bool]:
+    """The plan's facts (True at their index): the reads a real run must find unchanged. A read is one
+    when it is not exempt, the dry run answered it by reading (:func:`answered_by_reading`), and no step
+    before it in the plan may change its answer (:func:`changes_answer`) — else its planned answer is
+    the dry run's prediction of that change, or the real answer follows the run's own change, and
+    neither shows the plan stale. So: every read before the first change (but those of the run's own
+    lock folders, which hold its pid and token, ``shell/run/fs.py``), and after it every read no earlier
+    change reaches. A file step or lock reaches its path, what is under and above it, and git's view of
+    the tree; a store change the store; a mutating run of tmux, git or herdr everything (a pane's agent
+    it starts, stops or types into may change anything). For scale-down, the pane table and owner tag
+    read after it marks the worker draining and commits the config (files only) are facts; the reads
+    after its ``kill-pane`` are not."""
+    from pure.program import is_mutation
+
+    facts: list[bool] = []
+    changes: list[m.Step] = []
+    ran = False  # a mutating run came: it reaches every read after it
+    for entry in journal:
+        step = entry.step
+        facts.append(not ran and not exempt(step) and answered_by_reading(step)
+                     and not any(changes_answer(earlier, step) for earlier in changes))
+        if isinstance(step, m.Run) and step.mutates:
+            ran = True
+        elif is_mutation(step) or isinstance(step, FILE_CHANGES):
+            changes.append(step)
+    return facts
+
+
+def _another(step: m.Step, value: str) -> str:
+    """Another answer to the exempt ``step`` than ``value``: a time 1.001 s later, another id."""
+    if isinstance(step, m.Clock):
+        from datetime import datetime, timedelta
+
+        try:
+            later = datetime.fromisoformat(value.replace("Z", "+00:00")) + timedelta(seconds=1, milliseconds=1)
+        except ValueError:
+            return value + "0"
+        return later.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()[:32]
+
+
+class CheckedExecutor:
+    """Runs steps for real; until the first change, each must be the step the plan's program asks for
+    and observe what the plan observed (:func:`comparable` reads), else :class:`StalePlan` is raised
+    before the step after it runs. Just before the first change, the plan's comparable reads after it
+    are read again, out of order (reading changes nothing, and no step of the plan before them changes
+    their answers), and must observe what the plan observed too — so any difference refuses before any
+    change.
+
+    Which step the plan asks for is found by replaying ``program`` (``pure/program.py`` ``Driver``) on
+    the plan's observations, with the real answers of the exempt reads made so far (the clock, fresh
+    ids) in place of the plan's: a step built from them in any form (as is, as a UUID, a lease time
+    computed from the clock) is then exactly the run's. A later read whose step would change with an
+    exempt answer the run has not had yet (replayed with other answers, it differs) cannot be made
+    early; it is left to the run's own proofs."""
+
+    def __init__(self, real: Any, program: ProgramFactory, planned: Sequence[m.Entry], team_dir: str = "") -> None:
+        from pure.program import Driver
+
         self.real = real
+        self.program = program
         self.planned = list(planned)
+        self.facts = comparable(self.planned)
         self.team_dir = team_dir
         self.checking = True
         self.at = 0
-        self.substitutions: dict[str, str] = {}  # planned answer -> real answer of exempt Value reads
+        self.shadow = Driver(program)  # the plan's program, fed the plan's answers (real exempt Values)
+        self.known: dict[int, m.Value] = {}  # index -> the real answer of an exempt Value read
         self.exempt_note = ""
 
-    def _planned_step(self, expected: m.Step) -> m.Step:
-        if not self.substitutions:
-            return expected
-        from pure import wire
+    def _note(self, step: m.Step, observed: m.Observation, planned: m.Observation) -> None:
+        """An answer not compared that differs: it may be why the run then takes another path."""
+        from shell.run.step_text import describe_observation, describe_step
 
-        text = json.dumps(wire.unstructure(expected))
-        for planned, real in self.substitutions.items():
-            text = text.replace(json.dumps(planned)[1:-1], json.dumps(real)[1:-1])
-        step: m.Step = wire.structure_as(json.loads(text), m.Step).value_or(expected)
-        return step
+        self.exempt_note = (f" (after `{describe_step(step)}` answered {describe_observation(observed)}; "
+                            f"the plan saw {describe_observation(planned)})")
+
+    def _replayed(self, unknown_differ: bool) -> list[m.Step | None]:
+        """The step the plan's program asks for at each index of the plan, fed the plan's answers with
+        the known real exempt answers; ``unknown_differ``: and other answers to the exempt reads after
+        ``self.at``. None from where it ends."""
+        from pure.program import Driver
+
+        driver = Driver(self.program)
+        steps: list[m.Step | None] = []
+        for index, entry in enumerate(self.planned):
+            decision = driver.decision()
+            if not isinstance(decision, m.Next):
+                break
+            step = decision.steps[0]
+            steps.append(step)
+            answer = self.known.get(index, entry.observation)
+            if unknown_differ and index > self.at and exempt(entry.step) and isinstance(answer, m.Value):
+                answer = m.Value(value=_another(entry.step, answer.value))
+            driver.feed(step, answer)
+        return steps + [None] * (len(self.planned) - len(steps))
+
+    def _check_reads_after_first_change(self) -> None:
+        """Read again the plan's comparable reads after its first change (``self.at``), before it."""
+        steps, other = self._replayed(False), self._replayed(True)
+        for index in range(self.at + 1, len(self.planned)):
+            step, entry = steps[index], self.planned[index]
+            if not self.facts[index] or step is None or step != other[index] or step.op != entry.step.op:
+                continue
+            observed: m.Observation = self.real.execute(step)
+            if observed != entry.observation:
+                raise StalePlan(index + 1, difference(step, entry.observation, observed, self.team_dir),
+                                entry.observation, observed)
 
     def execute(self, step: m.Step) -> m.Observation:
         from pure.program import is_mutation
@@ -146,30 +281,30 @@ class CheckedExecutor:
         if not self.checking:
             return self.real.execute(step)  # type: ignore[no-any-return]
         number = self.at + 1
-        expected = self.planned[self.at] if self.at < len(self.planned) else None
-        if expected is None or self._planned_step(expected.step) != step:
-            planned = f"`{describe_step(expected.step)}`" if expected is not None else "nothing more"
+        decision = self.shadow.decision()
+        recorded = self.planned[self.at].step if self.at < len(self.planned) else None
+        expected = decision.steps[0] if isinstance(decision, m.Next) else None
+        if recorded is None or expected != step or step.op != recorded.op:
+            planned = f"`{describe_step(recorded)}`" if recorded is not None else "nothing more"
             raise StalePlan(number, f"the run took another path than the plan at step {number}: it asks for "
                                     f"`{describe_step(step)}` where the plan has {planned}{self.exempt_note}")
         if is_mutation(step):
+            self._check_reads_after_first_change()
             self.checking = False
             return self.real.execute(step)  # type: ignore[no-any-return]
+        entry = self.planned[self.at]
         observed: m.Observation = self.real.execute(step)
         self.at += 1
-        if exempt(step):
-            if observed != expected.observation:
-                if isinstance(observed, m.Value) and isinstance(expected.observation, m.Value):
-                    self.substitutions[expected.observation.value] = observed.value
-                else:
-                    from shell.run.step_text import describe_observation
-
-                    self.exempt_note = (f" (after `{describe_step(step)}` answered "
-                                        f"{describe_observation(observed)}; the plan saw "
-                                        f"{describe_observation(expected.observation)})")
-            return observed
-        if observed != expected.observation:
-            raise StalePlan(number, difference(step, expected.observation, observed, self.team_dir),
-                            expected.observation, observed)
+        answer = entry.observation  # what the shadow is fed: the plan's, so a branch of the run shows
+        if observed != entry.observation:
+            if exempt(step) and isinstance(observed, m.Value) and isinstance(entry.observation, m.Value):
+                self.known[self.at - 1] = answer = observed
+            elif self.facts[self.at - 1]:
+                raise StalePlan(number, difference(step, entry.observation, observed, self.team_dir),
+                                entry.observation, observed)
+            else:
+                self._note(step, observed, entry.observation)
+        self.shadow.feed(step, answer)
         return observed
 
     def release_all(self) -> None:
@@ -367,7 +502,10 @@ def apply_plan(args: argparse.Namespace) -> int:
             real = Executor(env=env, store=store_handler(store))
         else:
             real = Executor(env=env, tmux_socket=socket if isinstance(socket, str) else None)
-        checked = CheckedExecutor(real, plan.journal, team_dir)
+        from shell.cli.common import load_operations
+
+        op = load_operations()[plan.operation]
+        checked = CheckedExecutor(real, lambda: op.program(plan.request), plan.journal, team_dir)
         try:
             return run_and_print(plan.operation, plan.request, planned_scene(args, plan), checked, env, renderer)
         except StalePlan as stale:
