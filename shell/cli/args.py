@@ -68,7 +68,8 @@ def add_output(parser: argparse.ArgumentParser) -> None:
 
 def add_tmux(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tmux-socket", metavar="NAME", default=argparse.SUPPRESS, type=socket_name,
-                        help="use the private tmux server `tmux -L NAME` (default: $PANEFLEET_TMUX_SOCKET)")
+                        help="use the private tmux server `tmux -L NAME` (default: $PANEFLEET_TMUX_SOCKET, else the "
+                             "server a team panefleet made was made on)")
 
 
 VERBOSE_HELP = "say more (what more, each command's help says)"

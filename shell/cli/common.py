@@ -45,7 +45,11 @@ Predictors = Mapping[str, Predictor] | Callable[[Executor], Mapping[str, Predict
 
 
 def tmux_socket(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
-    return getattr(args, "tmux_socket", None) or env.get("PANEFLEET_TMUX_SOCKET") or None
+    """``--tmux-socket``, else ``PANEFLEET_TMUX_SOCKET``, else the server the team's record names
+    (``shell/cli/team_home.py``); None: plain ``tmux``."""
+    from shell.cli import team_home
+
+    return team_home.tmux_socket(args, env)
 
 
 def make_executor(args: argparse.Namespace, env: Mapping[str, str], store: StoreHandler | None = None) -> Executor:
@@ -176,11 +180,16 @@ def run_and_print(name: str, request: object, args: argparse.Namespace, executor
     from shell.run.audit_prune import prune_after_run
     from shell.run.loop import run_operation
 
+    socket = getattr(executor, "tmux_socket", getattr(getattr(executor, "real", None), "tmux_socket", None))
     if getattr(args, "output", "text") == "text" and sys.stderr.isatty():
         from shell.cli.progress import Progress
 
         executor = Progress(executor)  # progress lines for a run longer than about a second
     done, journal, audit = run_operation(name, request, executor, env=environ)
+    if name == "team.init" and done.outcome.status == "ok":  # also a saved plan of one, applied
+        from shell.cli.team_home import remember_new_team
+
+        remember_new_team(request, socket, environ)  # the team's record and registry entry
     result = done.outcome.result
     if annotate is not None and isinstance(result, dict):
         import attrs

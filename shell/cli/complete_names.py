@@ -1,8 +1,8 @@
 """Team and worker names for shell completion: the hidden command ``panefleet _names teams|workers --
 WORDS…``, which the completion scripts run with the words typed so far (``shell/cli/args.py``,
 ``COMPLETE_TEAM`` / ``COMPLETE_WORKER``). It reads the team folders under the state root of the
-folder the command line names (``--cwd``, else the current one) and changes nothing; any problem
-answers no names."""
+folder the command line names (``--cwd``, else the current one) and of each folder above it, and
+changes nothing; any problem answers no names."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def worker_names(root: Path, team: str) -> list[str]:
 def names(kind: str, words: Sequence[str], env: Mapping[str, str]) -> list[str]:
     """The completions of ``kind`` for a command line of ``words``."""
     from pure.omx.state import resolve_state_root
+    from shell.cli.team_home import folders_up, state_root_moved
 
     cwd = os.getcwd()
     for word, following in zip(words, [*words[1:], ""], strict=False):
@@ -39,12 +40,18 @@ def names(kind: str, words: Sequence[str], env: Mapping[str, str]) -> list[str]:
             cwd = os.path.abspath(os.path.expanduser(following))
         elif word.startswith("--cwd="):
             cwd = os.path.abspath(os.path.expanduser(word.split("=", 1)[1]))
-    root = Path(resolve_state_root(cwd, env)) / "team"
-    teams = team_names(root)
+    # the folder's project and every one above it, as a team command finds its team (shell/cli/team_home.py)
+    folders = [cwd] if state_root_moved(env) else folders_up(cwd)
+    roots = [Path(resolve_state_root(folder, env)) / "team" for folder in folders]
+    found = {root: team_names(root) for root in roots}
+    teams = sorted({team for names in found.values() for team in names})
     if kind == "teams":
         return teams
-    team = next((word for word in words if word in teams), None)
-    return worker_names(root, team) if team is not None else []
+    for root, names in found.items():
+        team = next((word for word in words if word in names), None)
+        if team is not None:
+            return worker_names(root, team)
+    return []
 
 
 def cmd_names(args: argparse.Namespace) -> int:

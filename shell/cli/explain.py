@@ -37,6 +37,8 @@ class Scene:
     task_id: str | None = None
     worker: str | None = None
     env: Mapping[str, str] = {}
+    searched: tuple[str, ...] = ()       # the folders the team was looked for in (shell/cli/team_home.py)
+    ours: bool = False                   # the team's record says panefleet made it
     answer: Mapping[str, Any] = {}       # the whole JSON answer, for the facts it carries
 
     def team_dir(self) -> Path | None:
@@ -146,9 +148,21 @@ def _proof_reason(reason: str, scene: Scene) -> str:
 def _not_found(match: re.Match[str], scene: Scene) -> str:
     team = match["team"]
     where = scene.team_dir()
-    place = f" (looked in {where.parent})" if where is not None else ""
-    return (f"Team {team} was not found{place}. Run panefleet from the folder the team was made in, or pass "
-            f"--cwd DIR; to make it: `panefleet team init {team} --new-session`.")
+    folders = ", ".join(scene.searched) if scene.searched else str(where.parent) if where is not None else ""
+    place = f" (looked in {folders})" if folders else ""
+    return (f"Team {team} was not found{place}. Run panefleet in the team's project (or a folder inside it), or "
+            f"pass --cwd DIR; `panefleet list` shows every team panefleet can find; to make it: "
+            f"`panefleet team init {team} --new-session`.")
+
+
+def _scaling_off(scene: Scene) -> str:
+    if scene.ours:  # panefleet's own team, with the variable set to what does not enable it
+        return (f"Scaling is turned off by OMX_TEAM_SCALING_ENABLED={scene.env.get('OMX_TEAM_SCALING_ENABLED', '')}: "
+                "a team panefleet made scales without the variable; unset it, or set it to 1.")
+    return ("Scaling is turned off for a team oh-my-codex made (or one without panefleet's record, panefleet.json), "
+            "as oh-my-codex has it by default: set OMX_TEAM_SCALING_ENABLED=1, e.g. "
+            f"`OMX_TEAM_SCALING_ENABLED=1 panefleet {scene.command or 'team scale-up'} …`. A team panefleet made "
+            "scales without it.")
 
 
 def _worker_missing(match: re.Match[str], scene: Scene) -> str:
@@ -296,8 +310,7 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
                        "changed. Retry."),
     # --- scale-up
     _rule(r"Dynamic scaling is disabled\. Set OMX_TEAM_SCALING_ENABLED=1 to enable\.", "scaling_disabled",
-          lambda m, s: "Scaling is turned off, as oh-my-codex has it by default: set OMX_TEAM_SCALING_ENABLED=1, e.g. "
-                       f"`OMX_TEAM_SCALING_ENABLED=1 panefleet {s.command or 'team scale-up'} …`."),
+          lambda m, s: _scaling_off(s)),
     _rule(r"count must be a positive integer \(got (.*)\)", "count_invalid",
           lambda m, s: f"--count must be a positive whole number, not {m[1]}."),
     _rule(r"Cannot add (\d+) workers: would exceed max_workers \((\d+)\)(.*)", "max_workers_exceeded",
@@ -433,10 +446,15 @@ def is_sentence(text: str) -> bool:
 
 def scene_of(args: Any, env: Mapping[str, str], answer: Mapping[str, Any]) -> Scene:
     """The scene of a parsed command line (``cli.py``)."""
+    from shell.cli.team_home import TeamHome, tmux_socket
+
     cwd = getattr(args, "cwd", None)
+    home = getattr(args, "team_home", None)
     return Scene(command=" ".join(getattr(args, "command_path", ())), team=getattr(args, "team", None),
                  cwd=os.path.abspath(cwd) if isinstance(cwd, str) else None,
-                 socket=getattr(args, "tmux_socket", None) or env.get("PANEFLEET_TMUX_SOCKET") or None,
+                 socket=tmux_socket(args, env),
+                 searched=home.searched if isinstance(home, TeamHome) and not home.found else (),
+                 ours=isinstance(home, TeamHome) and home.made_by_panefleet,
                  task_id=getattr(args, "task_id", None), worker=_one(getattr(args, "worker", None)), env=env,
                  answer=answer)
 

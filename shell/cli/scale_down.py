@@ -50,8 +50,9 @@ def register(team_sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         description="Remove workers from TEAM: those named with --worker, or N idle ones with --count (default "
         "1); at least one worker stays. Their tasks are released and the new membership is committed first; "
         "then each pane is proven ours and killed, and a pane that cannot be proven is kept as cleanup debt "
-        "(exit 3; see `panefleet team debt show`). It runs only with OMX_TEAM_SCALING_ENABLED=1, as in "
-        "oh-my-codex (docs/scale-down.md).",
+        "(exit 3; see `panefleet team debt show`). A team panefleet made (`team init`) scales as it is; a "
+        "team oh-my-codex made scales only with OMX_TEAM_SCALING_ENABLED=1, as in oh-my-codex "
+        "(docs/scale-down.md).",
         epilog=examples(("panefleet team scale-down alpha --count 2 --dry-run", "what would change"),
                         ("panefleet team scale-down alpha --worker worker-3", "remove worker-3"),
                         ("panefleet team scale-down alpha --worker worker-2 --worker worker-4 --force",
@@ -146,8 +147,10 @@ def _cwd(args: argparse.Namespace) -> str:
 def cmd_scale_down(args: argparse.Namespace) -> int:
     from pure.omx.scale_down import ScaleDownRequest
     from shell.cli.common import run_cli_operation
+    from shell.cli.team_home import request_env
 
-    request = ScaleDownRequest(team=args.team, cwd=_cwd(args), env=_env(), worker_names=tuple(args.worker),
+    request = ScaleDownRequest(team=args.team, cwd=_cwd(args), env=request_env(args, os.environ),
+                               worker_names=tuple(args.worker),
                                count=args.count, force=args.force, drain_timeout_ms=args.drain_timeout_ms)
     return run_cli_operation("team.scale_down", request, args,
                              render=render_scale_down)

@@ -40,8 +40,9 @@ def register(team_subparsers: Any) -> None:
         "trust and bypass prompts are answered by policy, and each task is typed and confirmed from the screen "
         "(docs/scale-up.md). Any failure rolls back exactly what this run created; what cannot be proven safe to "
         "undo is kept and reported as cleanup debt. With OMX_TEAM_SKIP_READY_WAIT=1 it behaves exactly as "
-        "oh-my-codex (split from the newest worker, nothing watched). It runs only with "
-        "OMX_TEAM_SCALING_ENABLED=1, as in oh-my-codex.",
+        "oh-my-codex (split from the newest worker, nothing watched). A team panefleet made (`team init`) "
+        "scales as it is; a team oh-my-codex made scales only with OMX_TEAM_SCALING_ENABLED=1, as in "
+        "oh-my-codex.",
         epilog=examples(("panefleet team scale-up alpha --count 2 --dry-run", "what would change"),
                         ("panefleet team scale-up alpha --count 1 --task '{\"subject\": \"fix the login bug\", "
                          "\"description\": \"the form rejects valid emails\"}'", "one worker with its task"),
@@ -78,6 +79,7 @@ def register(team_subparsers: Any) -> None:
 def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
     from pure.omx.scale_up import ScaleUpRequest
     from shell.cli.task_input import count_problem, parse_task
+    from shell.cli.team_home import request_env
 
     path = environ.get("PATH", os.defpath)
     # "" = looked for on PATH and not found: scale-up refuses a worker that would launch it.
@@ -89,7 +91,7 @@ def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
         raise ValueError(too_many)
     return ScaleUpRequest(
         team=args.team, count=args.count, cwd=os.path.abspath(args.cwd), agent_type=args.agent_type, tasks=tasks,
-        env=recorded_env(environ), process_argv=tuple(sys.argv), cli_paths=cli_paths,
+        env=request_env(args, environ), process_argv=tuple(sys.argv), cli_paths=cli_paths,
         node_path=shutil.which("node", path=path) or "node", existing_shells=existing_shells(environ),
     )
 

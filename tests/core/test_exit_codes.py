@@ -91,7 +91,7 @@ NEEDS = {"team task create": ["--subject", "s"]}
 
 def _team_commands() -> Iterator[tuple[str, list[str]]]:
     for path, node in leaves(cli.build_parser()):
-        if path[0] == "team" and path[1] != "init":
+        if path[0] == "team" and path[1] != "init" and any(action.dest == "team" for action in node._actions):
             args, name = _valid(node), " ".join(path)
             yield name, [*path, *(["nosuch"] + args[1:] if args[:1] == ["alpha"] else args), *NEEDS.get(name, [])]
 

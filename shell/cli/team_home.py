@@ -1,0 +1,189 @@
+"""Where a team lives, found once for every team command (``cli.py`` calls :func:`prepare` before the
+command's handler runs; ``team init`` excepted, it makes a team):
+
+* **Its folder.** The team is looked for in ``.omx/state/team/<team>/`` of the folder given (``--cwd``,
+  default ``.``) and of each folder above it; the nearest one that has it is the folder the command
+  works on (its request's ``cwd``). ``OMX_TEAM_STATE_ROOT``, ``OMX_ROOT`` and ``OMX_STATE_ROOT`` name
+  the state root themselves: with one of them set nothing is searched. A team found nowhere leaves
+  the folder given, and the planner's "not found" names the folders searched (``shell/cli/explain.py``).
+* **Its tmux server.** Without ``--tmux-socket`` and ``PANEFLEET_TMUX_SOCKET``, the server its record
+  names (``shell/store/team_record.py``); either of those still wins, with a note naming both when they
+  differ (:func:`tmux_socket`).
+* **Who made it.** A team whose record says panefleet made it scales without
+  ``OMX_TEAM_SCALING_ENABLED`` (:func:`request_env`); oh-my-codex's teams keep the gate.
+
+After a successful ``team init`` (run, or applied from a saved plan; ``shell/cli/common.py``
+``run_and_print``), :func:`remember_new_team` writes the team's record and registers it
+(``shell/store/registry.py``). Nothing here imports the rest of the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping
+
+from attrs import frozen
+
+from shell.store.team_record import TeamRecord, TeamRecordError, read_team_record
+
+STATE_ROOT_VARIABLES = ("OMX_TEAM_STATE_ROOT", "OMX_ROOT", "OMX_STATE_ROOT")
+SCALING_GATE = "OMX_TEAM_SCALING_ENABLED"
+
+
+@frozen
+class TeamHome:
+    team: str
+    cwd: str                      # the folder the team's commands work on: where it was found, else the one given
+    team_dir: str
+    found: bool
+    searched: tuple[str, ...]     # the folders looked in for <team>/ (each a ``…/.omx/state/team``), nearest first
+    record: TeamRecord | None
+
+    @property
+    def made_by_panefleet(self) -> bool:
+        return self.record is not None and self.record.made_by_panefleet
+
+
+def state_root_moved(env: Mapping[str, str]) -> bool:
+    """Whether the environment names the state root itself (``pure/omx/state.py`` ``resolve_state_root``)."""
+    return any(env.get(name, "").strip() for name in STATE_ROOT_VARIABLES)
+
+
+def folders_up(start: str) -> list[str]:
+    """``start`` (made absolute) and every folder above it, nearest first, ``/`` last."""
+    here = os.path.abspath(start)
+    folders = [here]
+    while (parent := os.path.dirname(here)) != here:
+        folders.append(parent)
+        here = parent
+    return folders
+
+
+def locate(team: str, cwd: str, env: Mapping[str, str]) -> TeamHome:
+    """Where ``team`` lives, looked for from ``cwd`` upward (or where the environment puts it).
+    Raises :class:`TeamRecordError` when the team's record is malformed."""
+    from pure.omx.state import TEAM_NAME_RE, TeamPaths, resolve_state_root
+
+    given = os.path.abspath(cwd)
+    candidates = [given] if state_root_moved(env) or TEAM_NAME_RE.fullmatch(team) is None else folders_up(given)
+    searched: list[str] = []
+    for folder in candidates:
+        team_dir = TeamPaths(resolve_state_root(folder, env), team).team_dir
+        searched.append(os.path.dirname(team_dir))
+        if os.path.isdir(team_dir):
+            return TeamHome(team, folder, team_dir, True, tuple(searched), read_team_record(team_dir))
+    team_dir = TeamPaths(resolve_state_root(given, env), team).team_dir
+    return TeamHome(team, given, team_dir, False, tuple(searched), None)
+
+
+def _given_socket(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """The tmux server named on the command line or in the environment, and how it was named."""
+    if getattr(args, "tmux_socket", None):
+        return str(args.tmux_socket), f"--tmux-socket {args.tmux_socket}"
+    if env.get("PANEFLEET_TMUX_SOCKET"):
+        return env["PANEFLEET_TMUX_SOCKET"], f"PANEFLEET_TMUX_SOCKET={env['PANEFLEET_TMUX_SOCKET']}"
+    return None, ""
+
+
+def tmux_socket(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
+    """The ``tmux -L`` name a command runs against (None: plain ``tmux``): ``--tmux-socket``, else
+    ``PANEFLEET_TMUX_SOCKET``, else the one the team's record names."""
+    given, _how = _given_socket(args, env)
+    if given is not None:
+        return given
+    home = getattr(args, "team_home", None)
+    if isinstance(home, TeamHome) and home.record is not None:
+        return home.record.tmux_socket
+    return None
+
+
+def server_words(socket: str | None) -> str:
+    return f"tmux -L {socket}" if socket else "the default tmux server"
+
+
+def socket_note(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
+    """One line when the server given differs from the one the team's record names."""
+    given, how = _given_socket(args, env)
+    home = getattr(args, "team_home", None)
+    if given is None or not isinstance(home, TeamHome) or home.record is None or home.record.tmux_socket == given:
+        return None
+    return (f"note: team {home.team} was recorded on {server_words(home.record.tmux_socket)} "
+            f"({home.record.path}); using {how} as given")
+
+
+def request_env(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment a scaling request records (``shell/cli/environment.py``), with
+    ``OMX_TEAM_SCALING_ENABLED=1`` added for a team panefleet made when the variable is not set at all:
+    oh-my-codex gates its own dynamic scaling, panefleet's teams are made to be scaled. A value set (even
+    ``0``) is kept, and an oh-my-codex team (no record) keeps the gate."""
+    from shell.cli.environment import recorded_env
+
+    env = recorded_env(environ)
+    home = getattr(args, "team_home", None)
+    if isinstance(home, TeamHome) and home.made_by_panefleet and not env.get(SCALING_GATE, "").strip():
+        env = dict(sorted({**env, SCALING_GATE: "1"}.items()))
+    return env
+
+
+def _takes_home(args: argparse.Namespace) -> bool:
+    return (getattr(args, "command", None) == "team" and getattr(args, "team_command", None) != "init"
+            and isinstance(getattr(args, "team", None), str) and isinstance(getattr(args, "cwd", None), str))
+
+
+def prepare(args: argparse.Namespace, env: Mapping[str, str]) -> int | None:
+    """For a team command (not ``init``): find the team, point ``args.cwd`` at its folder and keep what
+    was found as ``args.team_home``; say when the tmux server given differs from the recorded one (text
+    mode). An exit status when the command cannot go on (a malformed record), else None."""
+    if not _takes_home(args):
+        return None
+    try:
+        home = locate(args.team, args.cwd, env)
+    except TeamRecordError as exc:
+        message = (f"{exc}. Repair the file or remove it; without it panefleet treats team {args.team} as "
+                   "oh-my-codex's (pass its tmux server with --tmux-socket, scale with OMX_TEAM_SCALING_ENABLED=1)")
+        sys.stderr.write(f"panefleet: {message}\n")
+        if getattr(args, "output", "text") == "json":
+            sys.stdout.write(json.dumps({"ok": False, "error": message, "error_code": "team_record_malformed"},
+                                        ensure_ascii=False) + "\n")
+        return 1
+    args.cwd = home.cwd
+    args.team_home = home
+    note = socket_note(args, env)
+    if note is not None and getattr(args, "output", "text") != "json":
+        sys.stderr.write(note + "\n")
+    return None
+
+
+def _server_of_tmux_env(env: Mapping[str, str]) -> str | None:
+    """The ``-L`` name of the server ``$TMUX`` names, when it is one (a socket in tmux's own folder)."""
+    path = env.get("TMUX", "").split(",", 1)[0]
+    folder = os.path.join(env.get("TMUX_TMPDIR") or "/tmp", f"tmux-{os.getuid()}")
+    if not path or os.path.dirname(path) != folder:
+        return None
+    name = os.path.basename(path)
+    return None if name == "default" else name
+
+
+def remember_new_team(request: object, socket: str | None, env: Mapping[str, str]) -> None:
+    """After a successful ``team init`` (``request``, run against ``socket``): the team's record (made by
+    panefleet, on that tmux server — or the one ``$TMUX`` names when it ran inside tmux — from its folder)
+    and its registry entry. A failure is a note on stderr: the team was made all the same."""
+    from pure.omx.state import TeamPaths, resolve_state_root
+    from shell.store.registry import RegistryError, register_team
+    from shell.store.team_record import CREATED_BY_PANEFLEET, write_team_record
+
+    team, cwd, request_env = getattr(request, "team", ""), getattr(request, "cwd", ""), getattr(request, "env", {})
+    if not isinstance(team, str) or not isinstance(cwd, str) or not isinstance(request_env, dict):
+        return
+    socket = socket or _server_of_tmux_env(env)
+    root = resolve_state_root(cwd, request_env)
+    try:
+        write_team_record(TeamPaths(root, team).team_dir, created_by=CREATED_BY_PANEFLEET, tmux_socket=socket,
+                          project=cwd, stopped=False)
+        register_team(team, project=cwd, state_root=root, tmux_socket=socket, env=env)
+    except (TeamRecordError, RegistryError) as exc:
+        sys.stderr.write(f"note: team {team} was made, but panefleet could not remember it: {exc} (pass "
+                         "--tmux-socket to its commands; `panefleet list` may not show it from elsewhere)\n")
