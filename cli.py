@@ -21,14 +21,18 @@ TEAM_COMMAND_MODULES: dict[str, str | None] = {
     "init": None, "status": None,
     "scale-up": "shell.cli.scale_up", "respawn": "shell.cli.scale_up",
     "scale-down": "shell.cli.scale_down", "debt": "shell.cli.scale_down", "task": "shell.cli.scale_down",
+    "list": "shell.cli.listing",
 }
 HERDR_SUMMARY = "Herdr worker fleets: runs, owned workspaces and worker panes"  # as shell/cli/herdr.py has it
 TOP_COMMAND_MODULES = (("herdr", "shell.cli.herdr", HERDR_SUMMARY),)
+# defined by shell/cli/fleet.py (imported only when one of them is asked for)
+FLEET_COMMANDS = (("plan", "what converging to a fleet file takes (reads only)"),
+                  ("destroy", "stop a fleet file's teams: every worker pane killed after proof, records kept"))
 
 # How `panefleet --help` lists the commands (the order they are added in is the same).
 COMMAND_GROUPS = (
-    ("fleets", ("team", "herdr")),
-    ("saved plans", ("apply", "show")),
+    ("fleets", ("plan", "apply", "destroy", "list", "team", "herdr")),
+    ("saved plans", ("show",)),
     ("trying it and setting up", ("demo", "help", "completion")),
     ("tools for ports and replay", ("schema", "replay", "decide")),
 )
@@ -333,9 +337,18 @@ def cmd_help(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    from shell.cli.saved_plan import apply_plan
+    """A saved plan (``apply FILE``), or the fleet file (``apply [-f FILE.toml]``, shell/cli/fleet.py)."""
+    from shell.cli.fleet import apply_saved, cmd_apply_fleet, is_fleet_plan
 
-    return apply_plan(args)
+    if args.plan_file is not None and is_fleet_plan(args.plan_file):
+        return apply_saved(args)
+    if args.plan_file is not None and not args.plan_file.endswith(".toml"):
+        from shell.cli.saved_plan import apply_plan
+
+        return apply_plan(args)
+
+    args.file = args.file or args.plan_file
+    return cmd_apply_fleet(args)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -401,8 +414,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "team", help="oh-my-codex teams of tmux worker panes: scale, prove, respawn",
         description="oh-my-codex teams: a leader pane and worker panes running agent CLIs (Codex, Claude, "
         "Gemini) in tmux, with the team's state in .omx/state/team/TEAM, shared with oh-my-codex 0.20.3. "
-        "scale-up and scale-down run only with OMX_TEAM_SCALING_ENABLED=1, as in oh-my-codex. Every "
-        "command that changes something takes --dry-run.",
+        "A team is found from any folder inside its project, on the tmux server it was made on. scale-up and "
+        "scale-down of a team oh-my-codex made run only with OMX_TEAM_SCALING_ENABLED=1, as in oh-my-codex "
+        "(a team panefleet made scales as it is). Every command that changes something takes --dry-run.",
         epilog=examples(('panefleet team init alpha --leader-pane "$TMUX_PANE" --worker-cli codex',
                          "a team led by this pane"),
                         ("panefleet team scale-up alpha --count 2 --dry-run", "what adding two workers would do"),
@@ -465,16 +479,28 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             _register(module_name, sub)
         else:
             sub.add_parser(group, help=summary)
+    if argv is None or first in dict(FLEET_COMMANDS):
+        _register("shell.cli.fleet", sub)
+    else:
+        for command, summary in FLEET_COMMANDS:
+            sub.add_parser(command, help=summary)
 
     p = sub.add_parser(
-        "apply", help="carry out a saved plan; refused if what it read has changed",
-        description="Run the saved plan's request for real. Before the first change, every read "
-        "must observe what the plan saw (the clock, fresh ids, locks and waits excepted): "
-        "otherwise nothing is changed and the first fact that differs is named (exit 4).",
-        epilog=examples(("panefleet team scale-up alpha --count 2 --plan-out up.json", "save the plan"),
-                        ("panefleet show up.json", "read it"),
-                        ("panefleet apply up.json", "carry it out, or refuse if the team changed")))
-    complete_path(p.add_argument("plan_file", metavar="FILE", help="a plan file written by --plan-out"))
+        "apply", help="converge to the fleet file, or carry out a saved plan",
+        description="Without FILE (or with -f FILE.toml): read the teams the fleet file declares, show the plan "
+        "`panefleet plan` shows and carry it out once confirmed (docs/fleet.md). With a saved plan FILE: run its "
+        "request for real. Before the first change, every read must observe what the plan saw (the clock, fresh "
+        "ids, locks and waits excepted): otherwise nothing is changed and the first fact that differs is named "
+        "(exit 4).",
+        epilog=examples(("panefleet apply", "converge to ./panefleet.toml, after asking"),
+                        ("panefleet apply --yes -f fleet.toml", "without asking"),
+                        ("panefleet apply up.json", "carry out a plan saved with --plan-out, or refuse if the "
+                                                    "team changed")))
+    complete_path(p.add_argument("plan_file", metavar="FILE", nargs="?",
+                                 help="a plan file written by --plan-out (default: the fleet file)"))
+    from shell.cli.fleet import add_apply_options
+
+    add_apply_options(p)
     _common(p, verbose=AUDIT_VERBOSE)
     p.set_defaults(handler=cmd_apply)
 
@@ -542,8 +568,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                                                              '{"ok": true, "decision": …}')))
     _common(p, tmux=False)
     p.set_defaults(handler=cmd_decide)
-    from shell.cli import complete_names
+    from shell.cli import complete_names, listing
 
+    listing.register_top(sub)
     complete_names.register(sub)  # hidden: the names the completion scripts offer
     finish_tree(parser)
     if argv is None:
@@ -671,6 +698,11 @@ def _main(argv: Sequence[str] | None) -> int:
             raise ValueError(problem)
     except ValueError as exc:
         return _usage("panefleet", str(exc), as_json)
+    from shell.cli.team_home import prepare
+
+    refused = prepare(args, os.environ)  # the team's folder and tmux server (every team command but init)
+    if refused is not None:
+        return refused
     restore_signals = _unwind_on_termination()
     out, err = sys.stdout, sys.stderr
     watched_out, watched_err = _Watched(out), _Watched(err)

@@ -33,6 +33,8 @@ OPERATION_MODULES: tuple[str, ...] = (
     "pure.omx.respawn",
     "pure.omx.scale_down",
     "pure.omx.tasks",
+    "pure.fleet.leader",
+    "pure.fleet.stop",
 )
 
 

@@ -252,6 +252,16 @@ def invalid_target() -> Verdict:
     return Verdict(status="unavailable", reason="invalid_pane_id", problem=InvalidPaneId())
 
 
+# tmux's words when no server listens on the socket: then no pane of that server exists any more, and
+# a pane id recorded on it names nothing (a new server numbers its panes from %0 again).
+SERVER_NOT_RUNNING = re.compile(r"no server running|error connecting to .*\((No such file or directory|Connection refused)\)")
+
+
+def server_not_running(verdict: Verdict) -> bool:
+    """Whether a verdict failed only because the tmux server is not running."""
+    return isinstance(verdict.problem, QueryFailed) and SERVER_NOT_RUNNING.search(verdict.problem.stderr) is not None
+
+
 def verdict_from_answer(target: str, proc: m.Proc) -> Verdict:
     """The verdict for ``target`` given tmux's answer to ``LIST_PANES``."""
     if not is_pane_id(target):

@@ -151,3 +151,33 @@ def timed_scale_up(work: Path, params: dict[str, Any]) -> dict[str, Any]:
         ok = isinstance(up, dict) and up.get("ok") is True and all(
             d.get("status") == "delivered" for d in up.get("deliveries", []))
         return {"seconds": round(seconds, 3), "ok": ok, "answer": up}
+
+
+FLEET = """[team.alpha]
+leader_pane = "{leader}"
+
+[[team.alpha.workers]]
+cli = "codex"
+count = 2
+task = "Write the release notes"
+
+[[team.alpha.workers]]
+cli = "claude"
+count = 1
+task = "Review the release notes"
+"""
+
+
+@scenario("fleet_apply")
+def fleet_apply(work: Path, params: dict[str, Any]) -> dict[str, Any]:
+    """A fleet file of 2 Codex and 1 Claude worker joined to the sandbox's leader pane, applied, then
+    applied again (docs/fleet.md)."""
+    with Sandbox(work) as box:
+        (box.repo / "panefleet.toml").write_text(FLEET.format(leader=box.leader), encoding="utf-8")
+        out: dict[str, Any] = {"leader": box.leader, "repo": str(box.repo)}
+        out["apply"] = box.pf("apply", "--yes", "-o", "json", timeout_s=300).as_json()
+        workers = ["worker-1", "worker-2", "worker-3"]
+        out["triggers"] = wait_triggers(box, workers, TRIGGER_WAIT_S if out["apply"]["code"] == 0 else 1)
+        out["again"] = box.pf("apply", "-o", "json").as_json()
+        out["status"] = status(box)
+        return {**out, **observe(box)}

@@ -129,3 +129,17 @@ def test_dead_worker_is_reported_and_respawned() -> None:
     assert pane in result["panes"] and not result["panes"][pane]["dead"], brief
     assert result["panes"][pane]["owner"] == TEAM_OWNER, brief
     assert result["status_after_respawn"]["code"] == 0, brief
+
+
+def test_fleet_file_of_codex_and_claude_workers_applies() -> None:
+    result = run_scenario("fleet_apply", {}, timeout_s=SCENARIO_TIMEOUT_S)
+    brief = _brief(result) + f"\napply: {json.dumps(result.get('apply'))[:3000]}"
+    assert result["apply"]["code"] == 0 and result["apply"]["json"]["ok"] is True, brief
+    clis = {w["name"]: w["worker_cli"] for w in result["config"]["workers"]}
+    assert clis == {"worker-1": "codex", "worker-2": "codex", "worker-3": "claude"}, brief
+    assert all(seconds is not None for seconds in result["triggers"].values()), brief
+    again = result["again"]["json"]
+    assert result["again"]["code"] == 0 and again["converged"] is True, brief
+    assert result["status"]["code"] == 0, brief
+    for worker in result["config"]["workers"]:
+        assert result["panes"][worker["pane_id"]]["owner"] == TEAM_OWNER, brief

@@ -195,7 +195,7 @@ def test_help_options_describes_every_global_option_once(capsys: pytest.CaptureF
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
-    (["help", "nosuch"], "panefleet has no command 'nosuch' (choose from team, herdr, apply, show, demo, help, "),
+    (["help", "nosuch"], "panefleet has no command 'nosuch' (choose from team, herdr, plan, destroy, apply, show, demo, help, "),
     (["help", "tema"], "panefleet has no command 'tema' (did you mean 'team'?)"),
     (["help", "optoins"], "(did you mean 'options'?)"),
     (["help", "team", "sclae-up"], "panefleet team has no command 'sclae-up' (did you mean 'scale-up'?)"),
@@ -223,7 +223,7 @@ def test_a_mistyped_command_gets_a_suggestion(capsys: pytest.CaptureFixture[str]
     code, _, err = run(["team", "status", "alpha", "-o", "jsno"], capsys)
     assert code == 2 and "invalid choice: 'jsno' (did you mean 'json'?)" in err
     code, _, err = run(["zzzzzz"], capsys)  # nothing close: the commands help lists
-    assert code == 2 and "invalid choice: 'zzzzzz' (choose from 'team', 'herdr', 'apply'," in err
+    assert code == 2 and "invalid choice: 'zzzzzz' (choose from 'team', 'herdr', 'plan', 'destroy', 'apply'," in err
     assert "'_" not in err
     code, _, err = run(["--tmux-sokcet", "s", "team", "status", "alpha"], capsys)
     assert code == 2 and "unrecognized argument --tmux-sokcet (did you mean --tmux-socket?)" in err
@@ -249,7 +249,8 @@ def test_a_mistyped_option_gets_a_suggestion(capsys: pytest.CaptureFixture[str])
 
 def test_the_top_level_lists_fleets_first_and_tools_for_ports_last() -> None:
     text = help_of(cli.build_parser())
-    order = ["team", "herdr", "apply", "show", "demo", "completion", "schema", "replay", "decide"]
+    order = ["plan", "apply", "destroy", "list", "team", "herdr", "show", "demo", "completion", "schema", "replay",
+             "decide"]
     places = [re.search(rf"^  {name} ", text, re.MULTILINE) for name in order]
     assert all(places), text
     assert [m.start() for m in places if m] == sorted(m.start() for m in places if m)

@@ -102,6 +102,8 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
         # survives: the rollback rewrites ``workers``).
         run.base_manifest_text = pre_migration_manifest
     mode, derived = wt.resolve_mode(run.config)
+    if mode is None and req.worktree:  # a fleet group's own worktrees; the team's mode is not changed
+        mode = wt.WorktreeMode(enabled=True, detached=True, name=None)
     run.worktree_mode, run.worktree_mode_derived = mode, derived
     if mode is not None and derived:
         run.config["worktree_mode"] = mode.as_json()

@@ -10,6 +10,7 @@ from attrs import field, frozen
 
 from pure import model as m
 from pure import tmux as t
+from pure.convert import OMIT_NONE
 from pure.omx import layout
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
@@ -42,7 +43,10 @@ class ScaleUpRequest:
     the scale-up before anything is created; a CLI not in the map at all is launched by its bare
     name, for callers that do not resolve CLIs);
     ``node_path`` is exported to workers as ``OMX_LEADER_NODE_PATH`` (oh-my-codex's CLI runtime);
-    ``existing_shells`` lists which zsh/bash candidates (and ``$SHELL``) exist, for the worker shell."""
+    ``existing_shells`` lists which zsh/bash candidates (and ``$SHELL``) exist, for the worker shell;
+    ``worker_env`` is set in every new worker's environment (a fleet file group's ``env``), and
+    ``worktree`` gives each new worker a detached git worktree when the team has no worktree mode
+    (a group's ``worktree = true``, ``pure/fleet/spec.py``); both are omitted from plans when unset."""
 
     team: str
     count: int
@@ -54,6 +58,8 @@ class ScaleUpRequest:
     cli_paths: dict[str, str] = field(factory=dict)
     node_path: str = "node"
     existing_shells: tuple[str, ...] = ()
+    worker_env: dict[str, str] | None = field(default=None, metadata=OMIT_NONE)
+    worktree: bool | None = field(default=None, metadata=OMIT_NONE)
 
 
 def injections(env: dict[str, str]) -> frozenset[str]:

@@ -81,7 +81,8 @@ def launch_worker(run: Run, name: str, index: int, launches: Launches, position:
     try:
         yield from acked(m.MakeDir(path=paths.worker_dir(name)))
         run.prepared.append(name)
-        extra: dict[str, str] = {"OMX_TEAM_STATE_ROOT": paths.state_root, "OMX_TEAM_LEADER_CWD": run.req.cwd}
+        extra: dict[str, str] = {**(run.req.worker_env or {}), "OMX_TEAM_STATE_ROOT": paths.state_root,
+                                 "OMX_TEAM_LEADER_CWD": run.req.cwd}
         if run.worktree_mode is not None:
             root = yield from wt.repo_root(run.req.cwd)
             tree = yield from wt.ensure(root, paths.team, name, run.worktree_mode)

@@ -1,0 +1,133 @@
+"""A fleet team's leader pane: made with the team (``fleet.team_up``) and made again when it is gone
+(``fleet.restore_leader``), on the team's tmux server.
+
+The leader pane is a new session named as the fleet file says, or — when that session exists, as it
+does after ``panefleet destroy`` or when the user made it — a new window of it: panefleet never adopts
+a pane it did not make unless the file names it (``leader_pane``). A pane made here and not recorded
+(the team's state could not be written, or the proof failed) is killed again after its proof
+(``pure/tmux/owned.py``); one that cannot be proven is named in the error.
+"""
+
+from __future__ import annotations
+
+import attrs
+from attrs import field, frozen
+
+from pure import model as m
+from pure import ops
+from pure import tmux as t
+from pure.omx.locks import with_scaling_lock
+from pure.omx.scale_up.config import locked_state, save_config
+from pure.omx.state import TeamPaths, resolve_state_root
+from pure.program import Gen, PlanError, Program, expect, fail, uninterrupted
+from pure.team_ops import TeamInitRequest, check_team_name, team_init
+
+
+@frozen(kw_only=True)
+class TeamUpRequest:
+    team: str
+    cwd: str
+    session: str
+    env: dict[str, str] = field(factory=dict)
+    leader_pane: str | None = None  # join this existing pane instead of making one
+
+
+@frozen(kw_only=True)
+class RestoreLeaderRequest:
+    team: str
+    cwd: str
+    env: dict[str, str] = field(factory=dict)
+
+
+def make_leader_pane(session: str, cwd: str) -> Gen[str]:
+    """A new pane for a leader: a window of ``session`` when it exists, else the session itself."""
+    exists = yield from expect(t.tmux("has-session", "-t", f"={session}"), m.Proc)
+    if exists.exit_code == 0:
+        made = yield from expect(t.tmux("new-window", "-d", "-t", f"={session}:", "-P", "-F", "#{pane_id}",
+                                        "-c", cwd, mutates=True), m.Proc)
+    else:
+        made = yield from expect(t.tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "60", "-P", "-F",
+                                        "#{pane_id}", "-c", cwd, mutates=True), m.Proc)
+    pane = made.stdout.split("\n")[0].strip()
+    if made.exit_code != 0 or not t.is_pane_id(pane):
+        raise fail(f"cannot make a leader pane in tmux session {session}: {made.stderr.strip() or pane}")
+    return pane
+
+
+def _take_back(pane: str, why: str) -> Gen[str]:
+    """Kill a leader pane this program made, after proving it is still the process it started."""
+    verdict = yield from t.prove(pane)
+    if not verdict.live or verdict.pid is None:
+        return f"{why}; its pane {pane} is already gone"
+    # no owner check: the pane may not be tagged yet, and tmux never gives its id to another pane
+    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=verdict.pid)], owner_id=None, authorize=False)
+    if report.results and report.results[0].resolved:
+        return f"{why}; the pane {pane} it made was killed again"
+    return f"{why}; the pane {pane} it made could not be proven safe to kill and is left"
+
+
+def team_up(req: TeamUpRequest) -> Program:
+    check_team_name(req.team)
+    init = TeamInitRequest(team=req.team, cwd=req.cwd, env=req.env, leader_pane=req.leader_pane,
+                           session_name=req.session)
+    if req.leader_pane is not None:
+        return (yield from team_init(init))
+    paths = TeamPaths(resolve_state_root(req.cwd, req.env), req.team)
+    if (yield from expect(m.Stat(path=paths.config), m.Value)).value != "absent":
+        raise fail(f"Team {req.team} already exists", status="refused")
+    pane = yield from uninterrupted(make_leader_pane(req.session, req.cwd))
+    try:
+        done: m.Done = yield from team_init(attrs.evolve(init, leader_pane=pane))
+    except PlanError as failed:
+        undone = yield from uninterrupted(_take_back(pane, failed.outcome.message), answers=True)
+        raise fail(undone, failed.outcome.status) from None
+    return done
+
+
+def restore_leader(req: RestoreLeaderRequest) -> Program:
+    """Under the scaling lock: prove the recorded leader pane gone, make a new one, tag it through its
+    proof, and record it (config and manifest, generation-checked)."""
+    check_team_name(req.team)
+    paths = TeamPaths(resolve_state_root(req.cwd, req.env), req.team)
+    return (yield from with_scaling_lock(paths, lambda: _restore(req, paths)))
+
+
+def _restore(req: RestoreLeaderRequest, paths: TeamPaths) -> Gen[m.Done]:
+    state = yield from locked_state(paths)
+    if state is None:
+        raise fail(f"Team {req.team} not found", status="refused")
+    config = state.config
+    owner = str(config.get("tmux_pane_owner_id") or f"team:{req.team}")
+    recorded = config.get("leader_pane_id")
+    if isinstance(recorded, str) and t.is_pane_id(recorded):
+        pinned = config.get("leader_pane_pid")
+        proof = yield from t.prove_owned(recorded, pinned if isinstance(pinned, int) else None, owner)
+        if proof.token is not None:
+            return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(
+                {"ok": True, "team": req.team, "leaderPaneId": recorded, "restored": False})))
+        verdict = yield from t.prove(recorded)
+        if verdict.live or (verdict.unavailable and not t.server_not_running(verdict)):
+            raise fail(f"leader_pane_unproven:{recorded}: {verdict.reason} (not gone, not proven ours: left alone)",
+                       status="refused")
+    session = str(config.get("tmux_session") or f"omx-team-{req.team}")
+    cwd = str(config.get("leader_cwd") or req.cwd)
+    pane = yield from uninterrupted(make_leader_pane(session, cwd))
+    try:
+        claim = yield from t.prove_claimable(pane, owner)
+        if claim.token is None:
+            raise fail(f"leader_pane_unproven:{pane}: {claim.proof.code}")
+        tagged = yield from expect(t.tag_step(claim.token, owner), m.Proc)
+        if tagged.exit_code != 0:
+            raise fail(f"failed to tag tmux pane {pane}: {tagged.stderr.strip()}")
+        updates = {"leader_pane_id": pane, "leader_pane_pid": claim.token.pid}
+        yield from save_config(paths, int(config.get("config_generation", 0)), updates, None)
+    except PlanError as failed:
+        undone = yield from uninterrupted(_take_back(pane, failed.outcome.message), answers=True)
+        raise fail(undone, failed.outcome.status) from None
+    return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(
+        {"ok": True, "team": req.team, "leaderPaneId": pane, "leaderPanePid": claim.token.pid,
+         "previousLeaderPaneId": recorded, "tmuxSession": session, "restored": True})))
+
+
+ops.register("fleet.team_up", TeamUpRequest, team_up)
+ops.register("fleet.restore_leader", RestoreLeaderRequest, restore_leader)

@@ -1,0 +1,573 @@
+"""``panefleet plan``, ``panefleet apply`` (a fleet file) and ``panefleet destroy``: the teams a fleet
+file declares (docs/fleet.md), read as they are, planned (``pure/fleet/converge.py``) and converged
+(``shell/cli/fleet_teams.py``).
+
+``apply`` shows the plan and, on a terminal, asks before changing anything (``--yes`` skips the
+question; without a terminal it is required). Teams of one file are applied in parallel, one
+``panefleet apply --team T`` process each, so that each runs under its own team's locks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from returns.result import Failure
+
+from pure import model as m
+from pure.fleet.converge import Action, TeamPlan, converge
+from pure.fleet.spec import FleetFile, TeamSpec
+from pure.program import Gen
+from shell.cli.environment import recorded_env
+from shell.cli.fleet_teams import FleetReadError, Observed, Target, carry_out, observe, takeover_wait
+
+FLEET_FILE = "panefleet.toml"
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ATTENTION, EXIT_REFUSED = 0, 1, 2, 3, 4
+NO_CHANGES = "No changes: the fleet matches {file}."
+# oh-my-codex asks for OMX_TEAM_SCALING_ENABLED=1 before any scaling; a team declared in a fleet file is
+# panefleet's own, and converging it is the point (docs/fleet.md, "Deviations").
+FLEET_ENV = {"OMX_TEAM_SCALING_ENABLED": "1"}
+
+
+class FleetUsage(Exception):
+    """What was asked cannot be done as given (exit 2)."""
+
+
+def register(subparsers: Any) -> None:
+    from shell.cli.args import add_output, add_tmux, complete_path, examples
+
+    p = subparsers.add_parser(
+        "plan", help="what converging to a fleet file takes (reads only)",
+        description="Read every team the fleet file declares — its records, the proof of each pane, its debt — "
+        "and print what `panefleet apply` would do: + added, ~ changed (respawned, restored, swept), - removed. "
+        "Nothing is changed. The file is ./panefleet.toml, looked for up through the parent folders, or -f FILE "
+        "(docs/fleet.md).",
+        epilog=examples("panefleet plan", "panefleet plan -f fleets/night.toml --team alpha", "panefleet plan -o json"))
+    _fleet_options(p, complete_path)
+    complete_path(p.add_argument("--plan-out", metavar="FILE",
+                                 help="also save the plan; `panefleet apply FILE` carries out exactly it, or "
+                                      "refuses when a fact it read has changed"))
+    add_output(p)
+    add_tmux(p)
+    p.set_defaults(handler=cmd_plan)
+
+    d = subparsers.add_parser(
+        "destroy", help="stop a fleet file's teams: every worker pane killed after proof, records kept",
+        description="Ask every worker to shut down as oh-my-codex does (a shutdown-request.json each, then up to "
+        "--wait seconds for their shutdown-ack.json), then kill every worker pane after its proof. The leader pane "
+        "is left, and the team's records stay, marked stopped (`panefleet apply` brings the same workers back), "
+        "unless --purge removes the team's state as oh-my-codex's cleanup does.",
+        epilog=examples("panefleet destroy --yes", "panefleet destroy --team alpha --no-wait --yes",
+                        ("panefleet destroy --team alpha --purge --yes", "and remove its state")))
+    _fleet_options(d, complete_path)
+    d.add_argument("--yes", action="store_true", help="do not ask (required without a terminal)")
+    d.add_argument("--wait", type=float, default=10.0, metavar="SECONDS",
+                   help="how long to wait for the workers' shutdown acknowledgements (default: 10)")
+    d.add_argument("--no-wait", action="store_true", help="do not ask the workers first; kill their panes at once")
+    d.add_argument("--purge", action="store_true", help="also remove the team's state folder once no pane is left")
+    add_output(d)
+    add_tmux(d)
+    d.set_defaults(handler=cmd_destroy)
+
+
+def _fleet_options(p: argparse.ArgumentParser, complete_path: Any) -> None:
+    complete_path(p.add_argument("-f", "--file", metavar="FILE",
+                                 help=f"the fleet file (default: ./{FLEET_FILE} or the nearest parent folder's)"))
+    p.add_argument("--team", action="append", default=[], metavar="TEAM",
+                   help="only this team of the file (repeatable)")
+
+
+def add_apply_options(p: argparse.ArgumentParser) -> None:
+    """``apply``'s fleet-file options (cli.py keeps its saved-plan form)."""
+    from shell.cli.args import complete_path
+
+    _fleet_options(p, complete_path)
+    p.add_argument("--yes", action="store_true", help="do not ask before changing (required without a terminal)")
+
+
+# ------------------------------------------------------------------------------------------ reading
+
+
+def locate(explicit: str | None, start: str) -> str:
+    """The fleet file: ``explicit``, else the nearest ``panefleet.toml`` from ``start`` upward (as git
+    finds its repository)."""
+    if explicit:
+        return os.path.abspath(explicit)
+    folder = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(folder, FLEET_FILE)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            raise FleetUsage(f"no {FLEET_FILE} in {os.path.abspath(start)} or any folder above it; write one "
+                             "(docs/fleet.md) or pass -f FILE")
+        folder = parent
+
+
+def load(path: str) -> FleetFile:
+    from pure.fleet.spec import parse_fleet
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise FleetUsage(f"{path}: cannot read the fleet file: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FleetUsage(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    parsed = parse_fleet(text, path)
+    if isinstance(parsed, Failure):
+        raise FleetUsage(str(parsed.failure()))
+    return parsed.unwrap()
+
+
+def selected(fleet: FleetFile, names: list[str]) -> list[TeamSpec]:
+    known = {team.name: team for team in fleet.teams}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise FleetUsage(f"{fleet.path} declares no team {', '.join(unknown)} (it declares: {', '.join(known)})")
+    return [known[name] for name in names] if names else list(fleet.teams)
+
+
+def targets(args: argparse.Namespace, teams: list[TeamSpec]) -> list[Target]:
+    """Each team's tmux server: --tmux-socket or $PANEFLEET_TMUX_SOCKET, else the file's ``tmux_socket``,
+    else the server the team was made on (its record), else tmux's default server."""
+    from shell.cli.common import tmux_socket
+
+    environ = dict(os.environ)
+    asked = tmux_socket(args, environ)
+    env = {**recorded_env(environ), **FLEET_ENV}
+    return [Target(spec=team, socket=asked or team.tmux_socket or _recorded_socket(team, env), env=env)
+            for team in teams]
+
+
+def _recorded_socket(team: TeamSpec, env: dict[str, str]) -> str | None:
+    from pure.omx.state import TeamPaths, resolve_state_root
+    from shell.store.team_record import read_team_record
+
+    try:
+        record = read_team_record(TeamPaths(resolve_state_root(team.cwd, env), team.name).team_dir)
+    except Exception:  # noqa: BLE001 - a malformed record is reported by `panefleet list`; the default server is tried
+        return None
+    return record.tmux_socket if record is not None else None
+
+
+def plan_teams(found: list[Target]) -> list[tuple[Target, Observed, TeamPlan]]:
+    """Read every team (in parallel: each read is one snapshot of its server) and plan it."""
+    with ThreadPoolExecutor(max_workers=min(8, len(found)) or 1) as pool:
+        observed = list(pool.map(observe, found))
+    return [(target, seen, converge(target.spec, seen.facts)) for target, seen in zip(found, observed, strict=True)]
+
+
+# ------------------------------------------------------------------------------------------- text
+
+
+def action_lines(plan: TeamPlan, seen: Observed) -> list[str]:
+    """One line per thing that changes, in the plan view's signs: + added, ~ changed, - removed, ! swept."""
+    lines: list[str] = []
+    panes = {w.name: w.pane_id for w in seen.facts.workers}
+    for action in plan.actions:
+        if action.kind == "create_team":
+            lines.append(f"  + team {plan.team}: new leader pane in {action.reason}, oh-my-codex team state")
+        elif action.kind == "restore_leader":
+            lines.append(f"  ~ leader  restore: {action.reason}; a new leader pane in its tmux session")
+        elif action.kind == "sweep_debt":
+            lines.append(f"  ! debt swept: {action.reason}")
+        elif action.kind == "respawn":
+            lines.append(f"  ~ {action.workers[0]}  respawn: {action.reason}")
+        elif action.kind == "add" and action.group is not None:
+            group = action.group
+            extra = "".join(f", {label}" for label, on in (
+                (f"model {group.model}", group.model is not None), ("own worktree", group.worktree),
+                ("with its task", group.task is not None)) if on)
+            lines.extend(f"  + {name}  {group.cli} {group.role}, new pane{extra}" for name in action.workers)
+        elif action.kind == "remove":
+            reasons = dict(r.split(": ", 1) for r in action.reason.split("; ") if ": " in r)
+            lines.extend(f"  - {name}  surplus ({reasons.get(name, 'not declared')}): "
+                         + (f"pane {panes[name]} killed after proof" if panes.get(name) else "no pane to kill")
+                         for name in action.workers)
+    lines.extend(f"  ? {note}" for note in plan.blocked)
+    return lines
+
+
+def plan_text(fleet: FleetFile, planned: list[tuple[Target, Observed, TeamPlan]]) -> str:
+    if all(plan.converged for _, _, plan in planned):
+        return NO_CHANGES.format(file=os.path.basename(fleet.path))
+    out: list[str] = []
+    for target, seen, plan in planned:
+        declared = target.spec.declared
+        live = sum(1 for w in seen.facts.workers if w.pane == "live")
+        where = f"tmux server {target.socket or 'default'}" + (" (not running)" if seen.server_down else "")
+        out.append(f"team {plan.team}  {target.spec.cwd}  {where}  workers {live} live / {declared} declared")
+        out.extend(action_lines(plan, seen) or ["  (no changes)"])
+    add, change, remove = (sum(getattr(p, k) for _, _, p in planned) for k in ("to_add", "to_change", "to_remove"))
+    out.append(f"Plan: {add} to add, {change} to change, {remove} to remove.")
+    return "\n".join(out)
+
+
+def action_json(action: Action) -> dict[str, Any]:
+    data: dict[str, Any] = {"kind": action.kind, "workers": list(action.workers), "panes": list(action.panes),
+                            "reason": action.reason}
+    if action.group is not None:
+        group = action.group
+        data["group"] = {"cli": group.cli, "role": group.role, "count": group.count, "model": group.model,
+                         "args": list(group.args), "env": [list(pair) for pair in group.env],
+                         "worktree": group.worktree, "task": group.task}
+    return data
+
+
+def plan_json(fleet: FleetFile, planned: list[tuple[Target, Observed, TeamPlan]]) -> dict[str, Any]:
+    teams = [{"team": plan.team, "project": target.spec.cwd, "tmuxSocket": target.socket,
+              "serverRunning": not seen.server_down, "declared": target.spec.declared,
+              "live": sum(1 for w in seen.facts.workers if w.pane == "live"),
+              "actions": [action_json(a) for a in plan.actions], "blocked": list(plan.blocked),
+              "add": plan.to_add, "change": plan.to_change, "remove": plan.to_remove}
+             for target, seen, plan in planned]
+    return {"ok": True, "file": fleet.path, "converged": all(p.converged for _, _, p in planned), "teams": teams,
+            "add": sum(t["add"] for t in teams), "change": sum(t["change"] for t in teams),
+            "remove": sum(t["remove"] for t in teams)}
+
+
+def _emit(args: argparse.Namespace, data: dict[str, Any], text: str, code: int) -> int:
+    if getattr(args, "output", "text") == "json":
+        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    else:
+        (sys.stdout if code in (EXIT_OK, EXIT_ATTENTION) else sys.stderr).write(text.rstrip("\n") + "\n")
+    return code
+
+
+def _failed(args: argparse.Namespace, command: str, message: str, code: int) -> int:
+    if code == EXIT_USAGE:
+        from shell.cli.common import usage_error
+
+        return usage_error(args, command, message)
+    return _emit(args, {"ok": False, "error": message}, f"panefleet {command}: error: {message}", code)
+
+
+def _read(args: argparse.Namespace) -> tuple[FleetFile, list[tuple[Target, Observed, TeamPlan]]]:
+    fleet = load(locate(args.file, os.getcwd()))
+    found = targets(args, selected(fleet, args.team))
+    check_roles(fleet, found)
+    return fleet, plan_teams(found)
+
+
+def check_roles(fleet: FleetFile, found: list[Target]) -> None:
+    """Each group's role is one of the agent table or of its team's project (pure/fleet/spec.py
+    ``role_problem``), read only when a role is not in the table."""
+    from pure.fleet.spec import role_problem
+    from shell.cli.task_input import is_table_role
+
+    for target in found:
+        table_only = all(is_table_role(group.role) for group in target.spec.groups)
+        problem = role_problem(FleetFile(path=fleet.path, teams=(target.spec,)),
+                               () if table_only else _configured_roles(target))
+        if problem is not None:
+            raise FleetUsage(str(problem))
+
+
+def _configured_roles(target: Target) -> frozenset[str]:
+    """The roles of the team's project beyond the agent table (pure/omx/task_input.py), read only."""
+    from pure.omx.task_input import configured_roles
+    from shell.run.loop import run_program
+
+    def program() -> Gen[m.Done]:
+        roles = yield from configured_roles(target.spec.cwd, target.env)
+        return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue({"roles": sorted(roles)})))
+
+    done, _ = run_program(program, target.executor())
+    result = done.outcome.result
+    return frozenset(result.get("roles") or ()) if isinstance(result, dict) else frozenset()
+
+
+# ------------------------------------------------------------------------------------------ commands
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    try:
+        fleet, planned = _read(args)
+    except FleetUsage as exc:
+        return _failed(args, "plan", str(exc), EXIT_USAGE)
+    except FleetReadError as exc:
+        return _failed(args, "plan", str(exc), EXIT_ERROR)
+    if args.plan_out:
+        try:
+            save_plan(args.plan_out, fleet, planned)
+        except OSError as exc:
+            return _failed(args, "plan", f"cannot write the plan to {args.plan_out}: {exc.strerror or exc}", EXIT_USAGE)
+    blocked = any(plan.blocked for _, _, plan in planned)
+    return _emit(args, plan_json(fleet, planned), plan_text(fleet, planned), EXIT_ATTENTION if blocked else EXIT_OK)
+
+
+# ------------------------------------------------------------------------------------- saved plans
+
+FLEET_PLAN_KIND = "panefleet-fleet-plan"
+
+
+def facts_json(planned: list[tuple[Target, Observed, TeamPlan]]) -> dict[str, Any]:
+    """What a plan was made from, team by team: the tmux server and every fact the planner read."""
+    from pure.convert import unstructure
+
+    return {target.spec.name: {"tmuxSocket": target.socket, "facts": unstructure(seen.facts)}
+            for target, seen, _ in planned}
+
+
+def save_plan(path: str, fleet: FleetFile, planned: list[tuple[Target, Observed, TeamPlan]]) -> None:
+    import hashlib
+
+    from shell.run import fs
+
+    with open(fleet.path, "rb") as handle:
+        digest = hashlib.sha256(handle.read()).hexdigest()
+    data = {"kind": FLEET_PLAN_KIND, "format": 1, "file": fleet.path, "fileSha256": digest,
+            "teams": [target.spec.name for target, _, _ in planned], "facts": facts_json(planned),
+            "plan": plan_json(fleet, planned)}
+    fs.atomic_write(Path(path), (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"), None)
+
+
+def is_fleet_plan(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return bool(json.load(handle).get("kind") == FLEET_PLAN_KIND)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def first_difference(before: Any, now: Any, where: str = "") -> str | None:
+    """Where two JSON values first differ, as ``where: before → now``; None when equal."""
+    if isinstance(before, dict) and isinstance(now, dict):
+        for key in [*before, *(k for k in now if k not in before)]:
+            found = first_difference(before.get(key), now.get(key), f"{where}.{key}" if where else str(key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(before, list) and isinstance(now, list) and len(before) == len(now):
+        for n, (a, b) in enumerate(zip(before, now, strict=True)):
+            found = first_difference(a, b, f"{where}[{n}]")
+            if found is not None:
+                return found
+        return None
+    return None if before == now else f"{where}: {json.dumps(before)} → {json.dumps(now)}"
+
+
+def apply_saved(args: argparse.Namespace) -> int:
+    """``panefleet apply SAVED.json`` of a fleet plan: read everything again; any fact that differs from
+    what the plan was made from (or a changed fleet file) refuses it (exit 4), else its actions run."""
+    import hashlib
+
+    with open(args.plan_file, encoding="utf-8") as handle:
+        saved = json.load(handle)
+    args.file, args.team = saved["file"], list(saved["teams"])
+    try:
+        fleet, planned = _read(args)
+        with open(fleet.path, "rb") as source:
+            digest = hashlib.sha256(source.read()).hexdigest()
+    except FleetUsage as exc:
+        return _failed(args, "apply", str(exc), EXIT_USAGE)
+    except FleetReadError as exc:
+        return _failed(args, "apply", str(exc), EXIT_ERROR)
+    changed = (f"{fleet.path} changed since the plan was made" if digest != saved["fileSha256"]
+               else first_difference(saved["facts"], facts_json(planned)))
+    if changed is not None:
+        return _failed(args, "apply", f"the plan is stale, nothing was changed: {changed}", EXIT_REFUSED)
+    busy = [(target, plan) for target, _, plan in planned if plan.actions]
+    if not busy:
+        return _emit(args, {**plan_json(fleet, planned), "applied": []},
+                     NO_CHANGES.format(file=os.path.basename(fleet.path)), EXIT_OK)
+    return _finish(args, [apply_team(target, plan) for target, plan in busy])
+
+
+def confirmed(args: argparse.Namespace, command: str, question: str) -> bool | None:
+    """``--yes``, or the answer ``yes`` typed on a terminal; ``None`` when no one can be asked."""
+    if args.yes:
+        return True
+    if not sys.stdin.isatty():
+        return None
+    sys.stderr.write(f"\n{question}\n  Only 'yes' will be accepted: ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip() == "yes"
+
+
+def cmd_apply_fleet(args: argparse.Namespace) -> int:
+    try:
+        fleet, planned = _read(args)
+    except FleetUsage as exc:
+        return _failed(args, "apply", str(exc), EXIT_USAGE)
+    except FleetReadError as exc:
+        return _failed(args, "apply", str(exc), EXIT_ERROR)
+    name = os.path.basename(fleet.path)
+    if all(plan.converged for _, _, plan in planned):
+        return _emit(args, {**plan_json(fleet, planned), "applied": []}, NO_CHANGES.format(file=name), EXIT_OK)
+    as_text = getattr(args, "output", "text") == "text"
+    if as_text:
+        sys.stdout.write(plan_text(fleet, planned) + "\n")
+        sys.stdout.flush()
+    answer = confirmed(args, "apply", f"Do you want panefleet to carry out this plan for {name}?")
+    if answer is None:
+        return _failed(args, "apply", "not on a terminal, so no one can be asked: pass --yes to apply the plan",
+                       EXIT_USAGE)
+    if not answer:
+        return _emit(args, {"ok": False, "error": "apply cancelled"}, "Apply cancelled: nothing was changed.",
+                     EXIT_REFUSED)
+    busy = [(target, plan) for target, _, plan in planned if plan.actions]
+    if len(busy) > 1:
+        outcomes = _apply_in_parallel(fleet, [target.spec.name for target, _ in busy], args)
+    else:
+        outcomes = [apply_team(target, plan) for target, plan in busy]
+    return _finish(args, outcomes)
+
+
+def apply_team(target: Target, plan: TeamPlan) -> dict[str, Any]:
+    """Carry out one team's plan in order. The first action that fails ends it; one that did its work
+    but kept something as recorded debt (a stray pane it cannot prove ours) is named, and the plan goes on."""
+    from shell.store.registry import register_team
+    from shell.store.team_record import write_team_record
+
+    environ = {**os.environ, **FLEET_ENV}
+    applied: list[dict[str, Any]] = []
+    kept: list[str] = []
+    for action in plan.actions:
+        carried = carry_out(target, action, environ)
+        wait = takeover_wait(_error_of(carried.done))
+        if wait is not None and carried.done.outcome.status != "ok":
+            time.sleep(wait)
+            carried = carry_out(target, action, environ)
+        result = carried.done.outcome.result
+        applied.append({**action_json(action), "status": carried.done.outcome.status,
+                        "result": result if isinstance(result, dict) else None})
+        if action.kind == "create_team" and carried.ok:
+            write_team_record(target.paths.team_dir, created_by="panefleet", tmux_socket=target.socket,
+                              project=target.spec.cwd, stopped=False)
+            register_team(team=target.spec.name, project=target.spec.cwd, state_root=target.paths.state_root,
+                          tmux_socket=target.socket)
+        if carried.done.outcome.status == "debt" and isinstance(result, dict) and result.get("ok") is True:
+            # done, with something kept and recorded (a stray pane it could not prove ours): named, not fatal
+            kept.extend(f"{d.kind} {d.subject}: {d.reason}" for d in carried.done.debt)
+            continue
+        if not carried.ok:
+            return {"team": target.spec.name, "ok": False, "applied": applied,
+                    "error": _error_of(carried.done), "status": carried.done.outcome.status}
+    if os.path.exists(target.paths.config):
+        write_team_record(target.paths.team_dir, stopped=False)
+    if kept:
+        return {"team": target.spec.name, "ok": False, "applied": applied, "status": "debt",
+                "error": "kept as cleanup debt: " + "; ".join(dict.fromkeys(kept))}
+    return {"team": target.spec.name, "ok": True, "applied": applied}
+
+
+def _error_of(done: Any) -> str:
+    result = done.outcome.result
+    if isinstance(result, dict) and result.get("error"):
+        return str(result["error"])
+    return str(done.outcome.message or done.outcome.status)
+
+
+def _apply_in_parallel(fleet: FleetFile, teams: list[str], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """One ``panefleet apply --team T --yes -o json`` per team, all at once; each answers its outcome."""
+    base = [sys.executable, "-m", "cli"]
+    if getattr(args, "tmux_socket", None):
+        base += ["--tmux-socket", args.tmux_socket]
+
+    def one(team: str) -> dict[str, Any]:
+        proc = subprocess.run([*base, "apply", "-f", fleet.path, "--team", team, "--yes", "-o", "json"],
+                              capture_output=True, text=True, check=False)
+        try:
+            answer = json.loads(proc.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return {"team": team, "ok": False, "error": (proc.stderr.strip() or f"exit {proc.returncode}")[-2000:],
+                    "applied": []}
+        outcomes = answer.get("outcomes") or []
+        if outcomes:
+            return dict(outcomes[0])
+        return {"team": team, "ok": bool(answer.get("ok")), "applied": [], "error": answer.get("error")}
+
+    with ThreadPoolExecutor(max_workers=len(teams)) as pool:
+        return list(pool.map(one, teams))
+
+
+def _finish(args: argparse.Namespace, outcomes: list[dict[str, Any]]) -> int:
+    lines = []
+    for outcome in outcomes:
+        for step in outcome.get("applied") or []:
+            done = "done" if step["status"] == "ok" else step["status"]
+            lines.append(f"{outcome['team']}: {step['kind'].replace('_', ' ')} {' '.join(step['workers'])}: {done}")
+        if not outcome.get("ok"):
+            lines.append(f"{outcome['team']}: stopped: {outcome.get('error')}")
+    ok = all(o.get("ok") for o in outcomes)
+    lines.append("Apply complete." if ok else "Apply stopped: see above; `panefleet plan` shows what is left.")
+    statuses = [o.get("status") for o in outcomes if not o.get("ok")]
+    code = EXIT_OK if ok else EXIT_ATTENTION if statuses and all(s == "debt" for s in statuses) else \
+        EXIT_REFUSED if statuses and all(s == "refused" for s in statuses) else EXIT_ERROR
+    if getattr(args, "output", "text") == "json":
+        sys.stdout.write(json.dumps({"ok": ok, "outcomes": outcomes}, ensure_ascii=False) + "\n")
+    else:
+        (sys.stdout if ok else sys.stderr).write("\n".join(lines) + "\n")
+    return code
+
+
+def cmd_destroy(args: argparse.Namespace) -> int:
+    from pure.fleet.stop import StopRequest
+    from shell.run.loop import run_operation
+    from shell.store.team_record import write_team_record
+
+    try:
+        fleet = load(locate(args.file, os.getcwd()))
+        found = targets(args, selected(fleet, args.team))
+    except FleetUsage as exc:
+        return _failed(args, "destroy", str(exc), EXIT_USAGE)
+    if not 0 <= args.wait <= 600:
+        return _failed(args, "destroy", f"--wait must be between 0 and 600 s, not {args.wait:g}", EXIT_USAGE)
+    existing = [t for t in found if os.path.exists(t.paths.config)]
+    if not existing:
+        return _emit(args, {"ok": True, "stopped": []}, "Nothing to destroy: no team of the file exists.", EXIT_OK)
+    if getattr(args, "output", "text") == "text":
+        what = "stop every worker of" + (" and remove the state of" if args.purge else "")
+        sys.stdout.write(f"destroy will {what}: {', '.join(t.spec.name for t in existing)} (leader panes stay)\n")
+    answer = confirmed(args, "destroy", "Do you really want to destroy these teams?")
+    if answer is None:
+        return _failed(args, "destroy", "not on a terminal, so no one can be asked: pass --yes", EXIT_USAGE)
+    if not answer:
+        return _emit(args, {"ok": False, "error": "destroy cancelled"}, "Destroy cancelled: nothing was changed.",
+                     EXIT_REFUSED)
+    wait_ms = 0 if args.no_wait else int(args.wait * 1000)
+    environ = {**os.environ, **FLEET_ENV}
+
+    def stop(target: Target) -> dict[str, Any]:
+        request = StopRequest(team=target.spec.name, cwd=target.spec.cwd, env=target.env, wait_ms=wait_ms)
+        done, _journal, _audit = run_operation("fleet.stop", request, target.executor(), env=environ)
+        result = done.outcome.result if isinstance(done.outcome.result, dict) else {}
+        outcome = {"team": target.spec.name, "ok": done.outcome.status == "ok", "status": done.outcome.status,
+                   **{k: result.get(k) for k in ("killed", "gone", "kept", "workers")}}
+        if done.outcome.status != "ok":
+            outcome["error"] = _error_of(done)
+            return outcome
+        write_team_record(target.paths.team_dir, stopped=True)
+        if args.purge:
+            import shutil
+
+            shutil.rmtree(target.paths.team_dir)
+            outcome["purged"] = target.paths.team_dir
+        return outcome
+
+    with ThreadPoolExecutor(max_workers=len(existing)) as pool:
+        outcomes = list(pool.map(stop, existing))
+    lines = []
+    for o in outcomes:
+        if o["ok"]:
+            killed = len(o.get("killed") or [])
+            lines.append(f"{o['team']}: stopped: {killed} worker pane(s) killed after proof"
+                         + (f", {len(o.get('gone') or [])} already gone" if o.get("gone") else "")
+                         + ("; state removed" if o.get("purged") else "; records kept, marked stopped"))
+        else:
+            lines.append(f"{o['team']}: not stopped: {o.get('error')}")
+    ok = all(o["ok"] for o in outcomes)
+    code = EXIT_OK if ok else EXIT_ATTENTION if all(o["status"] in ("ok", "debt") for o in outcomes) else EXIT_ERROR
+    return _emit(args, {"ok": ok, "stopped": outcomes}, "\n".join(lines), code)

@@ -1,0 +1,319 @@
+"""A fleet file converged on a real tmux server with the placeholder agent (docs/fleet.md): ``apply``
+from nothing and again, growing and shrinking, panes killed from outside, the server killed,
+``destroy``, SIGKILL in the middle of an apply, malformed files and hostile values."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT, TmuxServer
+
+pytestmark = [pytest.mark.tmux, pytest.mark.tmux_executors("control"), pytest.mark.timeout(300)]
+OWNER = "team:alpha"
+
+
+def fleet_text(socket: str, count: int, *, task: str | None = "say hello", extra: str = "") -> str:
+    task_line = f"task = {json.dumps(task)}\n" if task is not None else ""
+    return (f'[team.alpha]\ntmux_socket = "{socket}"\n\n[[team.alpha.workers]]\ncli = "placeholder"\n'
+            f'role = "executor"\ncount = {count}\n{task_line}{extra}')
+
+
+class Fleet:
+    def __init__(self, project: Path, server: TmuxServer, env: dict[str, str]) -> None:
+        self.project, self.server, self.env = project, server, env
+        self.file = project / "panefleet.toml"
+
+    def write(self, count: int, **kwargs: Any) -> None:
+        self.file.write_text(fleet_text(self.server.name, count, **kwargs), encoding="utf-8")
+
+    def run(self, *args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "cli", *args], cwd=self.project, env=self.env, text=True,
+                              capture_output=True, input=stdin if stdin is not None else "", timeout=timeout)
+
+    def json(self, *args: str) -> tuple[int, dict[str, Any]]:
+        proc = self.run(*args, "-o", "json")
+        return proc.returncode, json.loads(proc.stdout)
+
+    def config(self) -> dict[str, Any]:
+        return json.loads((self.project / ".omx/state/team/alpha/config.json").read_text())
+
+    def workers(self) -> dict[str, tuple[str, int]]:
+        return {w["name"]: (w["pane_id"], w["pid"]) for w in self.config()["workers"]}
+
+    def ours(self) -> set[str]:
+        """Every pane on the server that carries the team's owner tag."""
+        return {pane for pane in self.server.panes() if self.server.owner(pane) == OWNER}
+
+    def assert_proven(self) -> None:
+        """team status: every recorded pane live with its pinned pid and owner tag, nothing else tagged."""
+        code, status = self.json("team", "status", "alpha")
+        assert code == 0 and status["healthy"] is True, status
+        recorded = {p["paneId"] for p in status["panes"]}
+        assert self.ours() == recorded, (self.ours(), recorded)
+
+    def audit_logs(self) -> list[Path]:
+        return sorted((Path(self.env["PANEFLEET_STATE_DIR"]) / "audit").glob("*.jsonl"))
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, tmux_server: TmuxServer, clean_env: dict[str, str]) -> Fleet:
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {**clean_env, "PYTHONPATH": str(ROOT), "XDG_STATE_HOME": str(tmp_path / "xdg")}
+    return Fleet(project, tmux_server, env)
+
+
+def mutating_steps(log: Path) -> list[dict[str, Any]]:
+    from pure import model as m
+    from pure import wire
+    from pure.program import is_mutation
+
+    steps = []
+    for line in log.read_text().splitlines():
+        entry = json.loads(line)
+        if entry.get("type") == "entry":
+            step = wire.structure_as(entry["step"], m.Step).unwrap()
+            if is_mutation(step):
+                steps.append(entry["step"])
+    return steps
+
+
+def test_apply_from_nothing_then_no_changes(fleet: Fleet) -> None:
+    fleet.write(3)
+    first = fleet.run("apply", "--yes")
+    assert first.returncode == 0, first.stderr
+    assert "Plan: 4 to add, 0 to change, 0 to remove." in first.stdout
+    assert set(fleet.workers()) == {"worker-1", "worker-2", "worker-3"}
+    fleet.assert_proven()
+    logs = fleet.audit_logs()
+    again = fleet.run("apply")  # no --yes, no terminal: nothing to ask when nothing changes
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "No changes: the fleet matches panefleet.toml."
+    new_logs = [log for log in fleet.audit_logs() if log not in logs]
+    assert all(not mutating_steps(log) for log in new_logs), new_logs
+
+
+def test_grow_then_shrink_kills_exactly_the_planned_panes(fleet: Fleet) -> None:
+    fleet.write(3)
+    assert fleet.run("apply", "--yes").returncode == 0
+    fleet.write(5)
+    code, plan = fleet.json("plan")
+    assert code == 0 and (plan["add"], plan["change"], plan["remove"]) == (2, 0, 0), plan
+    text = fleet.run("plan").stdout
+    assert "+ worker-4  placeholder executor, new pane" in text and "Plan: 2 to add" in text
+    assert fleet.run("apply", "--yes").returncode == 0
+    assert len(fleet.workers()) == 5
+    fleet.assert_proven()
+    before = fleet.workers()
+    fleet.write(1)
+    code, plan = fleet.json("plan")
+    doomed = {before[f"worker-{n}"][0] for n in (2, 3, 4, 5)}
+    assert plan["remove"] == 4 and set(plan["teams"][0]["actions"][0]["panes"]) == doomed, plan
+    text = fleet.run("plan").stdout
+    for pane in doomed:
+        assert f"pane {pane} killed after proof" in text
+    panes_before = set(fleet.server.panes())
+    assert fleet.run("apply", "--yes").returncode == 0
+    assert panes_before - set(fleet.server.panes()) == doomed
+    assert fleet.workers() == {"worker-1": before["worker-1"]}
+    fleet.assert_proven()
+
+
+def test_panes_killed_from_outside_are_respawned(fleet: Fleet) -> None:
+    fleet.write(3)
+    assert fleet.run("apply", "--yes").returncode == 0
+    before = fleet.workers()
+    for name in ("worker-1", "worker-3"):
+        fleet.server.cmd("kill-pane", "-t", before[name][0])
+    code, plan = fleet.json("plan")
+    kinds = [(a["kind"], a["workers"]) for a in plan["teams"][0]["actions"]]
+    assert kinds == [("respawn", ["worker-1"]), ("respawn", ["worker-3"])] and plan["change"] == 2, plan
+    assert fleet.run("apply", "--yes").returncode == 0
+    after = fleet.workers()
+    assert after["worker-2"] == before["worker-2"]
+    assert all(after[n] != before[n] for n in ("worker-1", "worker-3"))
+    fleet.assert_proven()
+
+
+def test_server_killed_whole_team_restored(fleet: Fleet) -> None:
+    fleet.write(3)
+    assert fleet.run("apply", "--yes").returncode == 0
+    team = fleet.project / ".omx/state/team/alpha"
+    inboxes = {n: (team / "workers" / n / "inbox.md").read_text() for n in fleet.workers()}
+    tasks = sorted(p.name for p in (team / "tasks").iterdir())
+    fleet.server.kill()
+    code, plan = fleet.json("plan")
+    assert plan["teams"][0]["serverRunning"] is False
+    assert [a["kind"] for a in plan["teams"][0]["actions"]] == ["restore_leader", "respawn", "respawn", "respawn"]
+    applied = fleet.run("apply", "--yes")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert set(fleet.workers()) == set(inboxes)
+    assert {n: (team / "workers" / n / "inbox.md").read_text() for n in inboxes} == inboxes
+    assert sorted(p.name for p in (team / "tasks").iterdir()) == tasks
+    fleet.assert_proven()
+    for name, (pane, _pid) in fleet.workers().items():  # the trigger was delivered again
+        screen = fleet.server.cmd("capture-pane", "-p", "-t", pane).stdout
+        assert "received:" in screen and name in screen, screen
+    assert fleet.run("apply").stdout.startswith("No changes")
+
+
+def test_destroy_keeps_leader_and_marks_stopped(fleet: Fleet) -> None:
+    fleet.write(2)
+    assert fleet.run("apply", "--yes").returncode == 0
+    leader = fleet.config()["leader_pane_id"]
+    leader_pid = fleet.server.pane_pid(leader)
+    assert fleet.run("destroy").returncode == 2  # no terminal and no --yes: nothing done
+    assert len(fleet.ours()) == 3
+    destroyed = fleet.run("destroy", "--yes", "--wait", "0.5")
+    assert destroyed.returncode == 0, destroyed.stderr
+    assert set(fleet.server.panes()) == {leader} and fleet.server.pane_pid(leader) == leader_pid
+    team = fleet.project / ".omx/state/team/alpha"
+    for name in ("worker-1", "worker-2"):
+        request = json.loads((team / "workers" / name / "shutdown-request.json").read_text())
+        assert request["requested_by"] == "leader-fixed" and request["requested_at"]
+    code, listed = fleet.json("list")
+    row = next(r for r in listed["teams"] if r["team"] == "alpha")
+    assert row["stopped"] is True, listed
+    restored = fleet.run("apply", "--yes")  # the same workers come back
+    assert restored.returncode == 0 and set(fleet.workers()) == {"worker-1", "worker-2"}
+    fleet.assert_proven()
+
+
+def test_apply_without_terminal_needs_yes(fleet: Fleet) -> None:
+    fleet.write(1)
+    refused = fleet.run("apply")
+    assert refused.returncode == 2 and "--yes" in refused.stderr
+    assert not (fleet.project / ".omx").exists() and fleet.server.cmd("ls", check=False).returncode != 0
+
+
+def test_sigkill_during_apply_next_apply_converges(fleet: Fleet) -> None:
+    """Killed after a random number of steps (counted in the run's own audit logs, written as each step
+    is answered), the next apply converges and nothing is left that no record names. One window stays
+    open (a scale-up killed after a pane's split and before its identity record, pure/omx/strays.py):
+    that pane is kept and named as debt, never left silently; it is then removed by hand."""
+    rng = random.Random(1902)
+    count, cut_short, kept = 4, 0, 0
+    for trial in range(12):
+        count = 4 if count != 4 else 2
+        fleet.write(count)
+        before = set(fleet.audit_logs())
+        proc = subprocess.Popen([sys.executable, "-m", "cli", "apply", "--yes"], cwd=fleet.project, env=fleet.env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        steps = rng.randint(2, 150)
+        while proc.poll() is None and sum(len(log.read_text().splitlines()) for log in fleet.audit_logs()
+                                          if log not in before) < steps:
+            time.sleep(0.005)
+        if proc.poll() is None:
+            cut_short += 1
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        done = fleet.run("apply", "--yes")
+        if done.returncode == 3 and "stray_pid_unrecorded" in done.stderr:
+            kept += 1
+            code, status = fleet.json("team", "status", "alpha")
+            recorded = {p["paneId"] for p in status["panes"]}
+            strays = set(fleet.server.panes()) - recorded
+            assert strays and all(f'"{pane}"' in json.dumps(status) for pane in strays), status  # named
+            for pane in strays:
+                fleet.server.cmd("kill-pane", "-t", pane)
+            done = fleet.run("apply", "--yes")
+        assert done.returncode == 0, f"trial {trial}: {done.stdout}{done.stderr}"
+        assert fleet.run("apply").stdout.startswith("No changes"), trial
+        assert len(fleet.workers()) == count
+        fleet.assert_proven()
+        team = fleet.project / ".omx/state/team/alpha/workers"
+        assert {p.name for p in team.iterdir() if p.is_dir()} == set(fleet.workers()), trial
+    assert cut_short >= 8, f"only {cut_short} of 12 applies were still running when killed"
+    assert kept <= 2, f"{kept} of 12 kills left a pane kept as debt"
+
+
+def test_hostile_values_are_carried_literally(fleet: Fleet, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    hostile = f"$(touch {marker}); `touch {marker}` 'q\" x"
+    extra = (f"args = [{json.dumps(hostile)}, \"--flag\"]\nmodel = {json.dumps('m;' + hostile)}\n"
+             f"env = {{ PANEFLEET_NOTE = {json.dumps(hostile + chr(10) + 'line2')} }}\n")
+    fleet.write(1, task=f"fix it {hostile}", extra=extra)
+    assert fleet.run("apply", "--yes").returncode == 0
+    pane = fleet.workers()["worker-1"][0]
+    screen = fleet.server.cmd("capture-pane", "-p", "-J", "-t", pane).stdout
+    assert f"[{hostile}]" in screen and f"[m;{hostile}]" in screen, screen
+    script = next((fleet.project / ".omx/state/team/alpha").rglob("worker-1-startup.sh"), None) or \
+        next(fleet.project.rglob("worker-1-startup.sh"))
+    assert "PANEFLEET_NOTE" in script.read_text()
+    assert not marker.exists()
+    task = json.loads(next((fleet.project / ".omx/state/team/alpha/tasks").glob("*.json")).read_text())
+    assert hostile in task["subject"], task
+
+
+MALFORMED = [
+    ("[team.alpha\n", 1, ""),
+    ("[team.alpha]\n[team.alpha]\n", 2, ""),
+    ("[team.alpha]\ncolour = 1\n[[team.alpha.workers]]\ncli = 'codex'\ncount = 1\n", 2, "team.alpha.colour"),
+    ("[team.alpha]\n[[team.alpha.workers]]\ncli = 'codex'\ncount = -1\n", 4, "team.alpha.workers[1].count"),
+    ("[team.alpha]\n[[team.alpha.workers]]\ncli = 'codex'\ncount = 'two'\n", 4, "team.alpha.workers[1].count"),
+    ("[team.alpha]\n[[team.alpha.workers]]\ncli = 'cobol'\ncount = 1\n", 3, "team.alpha.workers[1].cli"),
+    ("[team.alpha]\n[[team.alpha.workers]]\ncli = 'codex'\ncount = 1\nmodle = 'x'\n", 5,
+     "team.alpha.workers[1].modle"),
+    ("[team.Alpha]\n[[team.Alpha.workers]]\ncli = 'codex'\ncount = 1\n", 1, "team.Alpha"),
+    ("[team.alpha]\ntmux_session = 'a'\nleader_pane = '%1'\n[[team.alpha.workers]]\ncli = 'codex'\ncount = 1\n",
+     3, "team.alpha.leader_pane"),
+    ("[team.alpha]\n[[team.alpha.workers]]\ncli = 'codex'\ncount = 1\nenv = { 'A-B' = 'x' }\n", 5,
+     "team.alpha.workers[1].env"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "key"), MALFORMED, ids=[str(n) for n in range(len(MALFORMED))])
+def test_malformed_fleet_file_exit_2_naming_file_line_key(fleet: Fleet, text: str, line: int, key: str) -> None:
+    fleet.file.write_text(text, encoding="utf-8")
+    for command in (("plan",), ("apply", "--yes")):
+        proc = fleet.run(*command)
+        assert proc.returncode == 2, (command, proc.stdout, proc.stderr)
+        assert f"{fleet.file}:{line}:" in proc.stderr, proc.stderr
+        assert key in proc.stderr, proc.stderr
+    assert not (fleet.project / ".omx").exists()
+    assert fleet.server.cmd("ls", check=False).returncode != 0  # no tmux server was started
+
+
+def test_two_teams_apply_in_parallel(fleet: Fleet) -> None:
+    socket = fleet.server.name
+    fleet.file.write_text(
+        f'[team.alpha]\ntmux_socket = "{socket}"\n[[team.alpha.workers]]\ncli = "placeholder"\ncount = 2\n\n'
+        f'[team.beta]\ntmux_socket = "{socket}"\n[[team.beta.workers]]\ncli = "placeholder"\ncount = 1\n'
+        f'[[team.beta.workers]]\ncli = "placeholder"\nrole = "test-engineer"\ncount = 1\n', encoding="utf-8")
+    applied = fleet.run("apply", "--yes")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    beta = json.loads((fleet.project / ".omx/state/team/beta/config.json").read_text())
+    assert sorted(w["role"] for w in beta["workers"]) == ["executor", "test-engineer"]
+    assert len(fleet.workers()) == 2
+    assert fleet.run("apply").stdout.startswith("No changes")
+
+
+def test_saved_fleet_plan_is_carried_out_or_refused_when_stale(fleet: Fleet, tmp_path: Path) -> None:
+    fleet.write(2)
+    assert fleet.run("apply", "--yes").returncode == 0
+    fleet.write(3)
+    saved = tmp_path / "grow.json"
+    assert fleet.run("plan", "--plan-out", str(saved)).returncode == 0
+    victim = fleet.workers()["worker-1"][0]
+    fleet.server.cmd("kill-pane", "-t", victim)  # a fact the plan read changes
+    before = fleet.config()
+    stale = fleet.run("apply", str(saved))
+    assert stale.returncode == 4, stale.stdout + stale.stderr
+    assert "the plan is stale" in stale.stderr and "worker-1" not in fleet.ours() and '"live" → "gone"' in stale.stderr
+    assert fleet.config() == before
+    fresh = tmp_path / "fresh.json"
+    assert fleet.run("plan", "--plan-out", str(fresh)).returncode == 0
+    applied = fleet.run("apply", str(fresh))
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert len(fleet.workers()) == 3
+    fleet.assert_proven()
