@@ -20,6 +20,7 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure import tmux as t
+from pure.convert import OMIT_NONE
 from pure.omx import codec, instructions, locks, strays, txn
 from pure.omx import dispatch as dsp
 from pure.omx import state as st
@@ -54,6 +55,8 @@ class TeamStatusRequest:
     team: str
     cwd: str
     env: dict[str, str] = field(factory=dict)
+    # False: no worker's screen is read (a fleet plan needs only the pane proofs, pure/fleet/converge.py)
+    screens: bool | None = field(default=None, metadata=OMIT_NONE)
 
 
 def load_team(paths: st.TeamPaths) -> Gen[tuple[st.TeamState, str]]:
@@ -301,7 +304,8 @@ def team_status(req: TeamStatusRequest) -> Program:
             pane = report["paneId"]
             seen = t.seen_owned(pane, report["pinnedPid"], verdicts[pane], owners.get(pane), expected_owner) \
                 if isinstance(pane, str) and pane in verdicts else None
-            yield from _screen_report(report, clis.get(report["name"], "codex"), seen, paths.team)
+            if req.screens is not False:
+                yield from _screen_report(report, clis.get(report["name"], "codex"), seen, paths.team)
     surveyed = yield from strays.survey(paths, config)
     listed = [debt.get(key) for key in ("unresolved_panes", "workers")] if isinstance(debt, dict) else []
     in_debt = {p.get("pane_id") for panes in listed if isinstance(panes, list) for p in panes

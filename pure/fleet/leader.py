@@ -43,8 +43,7 @@ def make_leader_pane(session: str, cwd: str) -> Gen[str]:
     """A new pane for a leader: a window of ``session`` when it exists, else the session itself."""
     exists = yield from expect(t.tmux("has-session", "-t", f"={session}"), m.Proc)
     if exists.exit_code == 0:
-        made = yield from expect(t.tmux("new-window", "-d", "-t", f"={session}:", "-P", "-F", "#{pane_id}",
-                                        "-c", cwd, mutates=True), m.Proc)
+        made = yield from expect(t.leader_window_step(session, cwd), m.Proc)
     else:
         made = yield from expect(t.tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "60", "-P", "-F",
                                         "#{pane_id}", "-c", cwd, mutates=True), m.Proc)

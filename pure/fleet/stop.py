@@ -7,7 +7,9 @@ Under the scaling lock: a ``shutdown-request.json`` in each worker's folder (``{
 oh-my-codex's ``readShutdownAck``), then the proof teardown of every recorded worker pane
 (``pure/tmux/teardown.py``), the leader pane excluded. A pane that cannot be proven ours or gone is
 left and answered as debt. The membership is not changed: ``panefleet apply`` brings the same
-workers back (``pure/fleet/converge.py``, respawn).
+workers back (``pure/fleet/converge.py``, respawn). Before the team's state is removed
+(``panefleet destroy --purge``), the leader pane's owner tag is taken off after its proof, so that
+no pane is left carrying the tag of a team that no record names.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class StopRequest:
     cwd: str
     env: dict[str, str] = field(factory=dict)
     wait_ms: int = 10_000  # 0: do not wait for acknowledgements
+    release_leader: bool = False  # also take the team's owner tag off the leader pane (before a purge)
 
 
 def stop_team(req: StopRequest) -> Program:
@@ -62,6 +65,11 @@ def _stop(req: StopRequest, paths: TeamPaths) -> Gen[m.Done]:
     report = yield from t.teardown(targets, owner_id=owner, authorize=True,
                                    leader_pane_id=leader if isinstance(leader, str) else None)
     kept = [r for r in report.results if not r.resolved]
+    if req.release_leader and not kept and isinstance(leader, str) and t.is_pane_id(leader):
+        pinned = config.get("leader_pane_pid")
+        proof = yield from t.prove_owned(leader, pinned if isinstance(pinned, int) else None, owner)
+        if proof.token is not None:
+            yield from expect(t.untag_step(proof.token), m.Proc)
     result: dict[str, Any] = {
         "ok": not kept, "team": req.team, "leaderPaneId": leader,
         "workers": [{"name": w["name"], "paneId": w.get("pane_id"), "ack": acks.get(str(w["name"]), "none")}

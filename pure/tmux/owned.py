@@ -232,6 +232,12 @@ def split_step(into: OwnedPane, direction: str, *rest: str) -> m.Run:
     return tmux("split-window", direction, "-t", into.pane_id, *rest, mutates=True)
 
 
+def leader_window_step(session: str, cwd: str) -> m.Run:
+    """A new window, in the background, of the session named exactly ``session``, for a team's new
+    leader pane (``pure/fleet/leader.py``): it changes no existing pane, so no proof precedes it."""
+    return tmux("new-window", "-d", "-t", f"={session}:", "-P", "-F", "#{pane_id}", "-c", cwd, mutates=True)
+
+
 def new_window_step(beside: OwnedPane, session_id: str, *rest: str) -> m.Run:
     """A new window in the session of ``beside``, a proven pane of the team (``rest`` as for
     ``split_step``)."""

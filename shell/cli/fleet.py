@@ -98,18 +98,16 @@ def add_apply_options(p: argparse.ArgumentParser) -> None:
 def locate(explicit: str | None, start: str) -> str:
     """The fleet file: ``explicit``, else the nearest ``panefleet.toml`` from ``start`` upward (as git
     finds its repository)."""
+    from shell.cli.team_home import folders_up
+
     if explicit:
         return os.path.abspath(explicit)
-    folder = os.path.abspath(start)
-    while True:
+    for folder in folders_up(start):
         candidate = os.path.join(folder, FLEET_FILE)
         if os.path.isfile(candidate):
             return candidate
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            raise FleetUsage(f"no {FLEET_FILE} in {os.path.abspath(start)} or any folder above it; write one "
-                             "(docs/fleet.md) or pass -f FILE")
-        folder = parent
+    raise FleetUsage(f"no {FLEET_FILE} in {os.path.abspath(start)} or any folder above it; write one "
+                     "(docs/fleet.md) or pass -f FILE")
 
 
 def load(path: str) -> FleetFile:
@@ -152,12 +150,12 @@ def targets(args: argparse.Namespace, teams: list[TeamSpec]) -> list[Target]:
 
 def _recorded_socket(team: TeamSpec, env: dict[str, str]) -> str | None:
     from pure.omx.state import TeamPaths, resolve_state_root
-    from shell.store.team_record import read_team_record
+    from shell.store.team_record import TeamRecordError, read_team_record
 
     try:
         record = read_team_record(TeamPaths(resolve_state_root(team.cwd, env), team.name).team_dir)
-    except Exception:  # noqa: BLE001 - a malformed record is reported by `panefleet list`; the default server is tried
-        return None
+    except TeamRecordError as exc:
+        raise FleetReadError(f"team {team.name}: {exc}") from None
     return record.tmux_socket if record is not None else None
 
 
@@ -262,14 +260,14 @@ def _read(args: argparse.Namespace) -> tuple[FleetFile, list[tuple[Target, Obser
 
 def check_roles(fleet: FleetFile, found: list[Target]) -> None:
     """Each group's role is one of the agent table or of its team's project (pure/fleet/spec.py
-    ``role_problem``), read only when a role is not in the table."""
+    ``role_problem``); the project is read only for a role the table does not have."""
     from pure.fleet.spec import role_problem
-    from shell.cli.task_input import is_table_role
 
     for target in found:
-        table_only = all(is_table_role(group.role) for group in target.spec.groups)
-        problem = role_problem(FleetFile(path=fleet.path, teams=(target.spec,)),
-                               () if table_only else _configured_roles(target))
+        alone = FleetFile(path=fleet.path, teams=(target.spec,))
+        problem = role_problem(alone)
+        if problem is not None:
+            problem = role_problem(alone, _configured_roles(target))
         if problem is not None:
             raise FleetUsage(str(problem))
 
@@ -291,13 +289,21 @@ def _configured_roles(target: Target) -> frozenset[str]:
 # ------------------------------------------------------------------------------------------ commands
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
+def read_or_fail(args: argparse.Namespace, command: str) -> tuple[FleetFile, list[tuple[Target, Observed, TeamPlan]]] | int:
+    """The fleet and its plan, or the exit code of a failure already said: exit 2 for the file, 1 for a team."""
     try:
-        fleet, planned = _read(args)
+        return _read(args)
     except FleetUsage as exc:
-        return _failed(args, "plan", str(exc), EXIT_USAGE)
+        return _failed(args, command, str(exc), EXIT_USAGE)
     except FleetReadError as exc:
-        return _failed(args, "plan", str(exc), EXIT_ERROR)
+        return _failed(args, command, str(exc), EXIT_ERROR)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    read = read_or_fail(args, "plan")
+    if isinstance(read, int):
+        return read
+    fleet, planned = read
     if args.plan_out:
         try:
             save_plan(args.plan_out, fleet, planned)
@@ -366,14 +372,15 @@ def apply_saved(args: argparse.Namespace) -> int:
     with open(args.plan_file, encoding="utf-8") as handle:
         saved = json.load(handle)
     args.file, args.team = saved["file"], list(saved["teams"])
+    read = read_or_fail(args, "apply")
+    if isinstance(read, int):
+        return read
+    fleet, planned = read
     try:
-        fleet, planned = _read(args)
         with open(fleet.path, "rb") as source:
             digest = hashlib.sha256(source.read()).hexdigest()
-    except FleetUsage as exc:
-        return _failed(args, "apply", str(exc), EXIT_USAGE)
-    except FleetReadError as exc:
-        return _failed(args, "apply", str(exc), EXIT_ERROR)
+    except OSError as exc:
+        return _failed(args, "apply", f"{fleet.path}: {exc.strerror or exc}", EXIT_USAGE)
     changed = (f"{fleet.path} changed since the plan was made" if digest != saved["fileSha256"]
                else first_difference(saved["facts"], facts_json(planned)))
     if changed is not None:
@@ -397,12 +404,10 @@ def confirmed(args: argparse.Namespace, command: str, question: str) -> bool | N
 
 
 def cmd_apply_fleet(args: argparse.Namespace) -> int:
-    try:
-        fleet, planned = _read(args)
-    except FleetUsage as exc:
-        return _failed(args, "apply", str(exc), EXIT_USAGE)
-    except FleetReadError as exc:
-        return _failed(args, "apply", str(exc), EXIT_ERROR)
+    read = read_or_fail(args, "apply")
+    if isinstance(read, int):
+        return read
+    fleet, planned = read
     name = os.path.basename(fleet.path)
     if all(plan.converged for _, _, plan in planned):
         return _emit(args, {**plan_json(fleet, planned), "applied": []}, NO_CHANGES.format(file=name), EXIT_OK)
@@ -498,7 +503,8 @@ def _finish(args: argparse.Namespace, outcomes: list[dict[str, Any]]) -> int:
     for outcome in outcomes:
         for step in outcome.get("applied") or []:
             done = "done" if step["status"] == "ok" else step["status"]
-            lines.append(f"{outcome['team']}: {step['kind'].replace('_', ' ')} {' '.join(step['workers'])}: {done}")
+            subject = " ".join([step["kind"].replace("_", " "), *step["workers"]])
+            lines.append(f"{outcome['team']}: {subject}: {done}")
         if not outcome.get("ok"):
             lines.append(f"{outcome['team']}: stopped: {outcome.get('error')}")
     ok = all(o.get("ok") for o in outcomes)
@@ -523,6 +529,8 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         found = targets(args, selected(fleet, args.team))
     except FleetUsage as exc:
         return _failed(args, "destroy", str(exc), EXIT_USAGE)
+    except FleetReadError as exc:
+        return _failed(args, "destroy", str(exc), EXIT_ERROR)
     if not 0 <= args.wait <= 600:
         return _failed(args, "destroy", f"--wait must be between 0 and 600 s, not {args.wait:g}", EXIT_USAGE)
     existing = [t for t in found if os.path.exists(t.paths.config)]
@@ -541,7 +549,8 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     environ = {**os.environ, **FLEET_ENV}
 
     def stop(target: Target) -> dict[str, Any]:
-        request = StopRequest(team=target.spec.name, cwd=target.spec.cwd, env=target.env, wait_ms=wait_ms)
+        request = StopRequest(team=target.spec.name, cwd=target.spec.cwd, env=target.env, wait_ms=wait_ms,
+                              release_leader=args.purge)
         done, _journal, _audit = run_operation("fleet.stop", request, target.executor(), env=environ)
         result = done.outcome.result if isinstance(done.outcome.result, dict) else {}
         outcome = {"team": target.spec.name, "ok": done.outcome.status == "ok", "status": done.outcome.status,

@@ -100,7 +100,7 @@ def _status(target: Target) -> tuple[dict[str, Any], str]:
     from pure.team_ops import TeamStatusRequest, team_status
     from shell.run.loop import run_program
 
-    request = TeamStatusRequest(team=target.spec.name, cwd=target.spec.cwd, env=target.env)
+    request = TeamStatusRequest(team=target.spec.name, cwd=target.spec.cwd, env=target.env, screens=False)
     done, _journal = run_program(lambda: team_status(request), target.executor())
     status = done.outcome.result if isinstance(done.outcome.result, dict) else {}
     return status, str(status.get("error") or done.outcome.message or "")

@@ -26,6 +26,7 @@ from attrs import frozen
 
 from shell.run import fs
 from shell.run.loop import state_dir
+from shell.store import StoreFileError
 from shell.store.team_record import SOCKET_RE, now_iso
 
 REGISTRY_FILE = "teams.json"
@@ -34,13 +35,8 @@ LOCK_RETRY_MS = 20
 LOCK_STALE_MS = 30_000  # a change holds the lock for milliseconds: a holder this old has died
 
 
-class RegistryError(Exception):
-    """The registry cannot be read, is malformed, or cannot be changed; the message names the file."""
-
-    def __init__(self, path: Path | str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = str(path)
-        self.reason = reason
+class RegistryError(StoreFileError):
+    """The registry cannot be read, is malformed, or cannot be changed."""
 
 
 @frozen

@@ -30,6 +30,7 @@ from typing import Any, Final
 from attrs import frozen
 
 from shell.run import fs
+from shell.store import StoreFileError
 
 RECORD_FILE = "panefleet.json"
 CREATED_BY_PANEFLEET = "panefleet"
@@ -37,13 +38,8 @@ KEYS = ("created_by", "tmux_socket", "project", "stopped", "stopped_at", "update
 SOCKET_RE = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # a tmux -L name (shell/cli/args.py socket_name)
 
 
-class TeamRecordError(Exception):
-    """The record cannot be read, is malformed, or cannot be written; the message names the file."""
-
-    def __init__(self, path: Path | str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = str(path)
-        self.reason = reason
+class TeamRecordError(StoreFileError):
+    """The record cannot be read, is malformed, or cannot be written."""
 
 
 @frozen

@@ -317,3 +317,81 @@ def test_saved_fleet_plan_is_carried_out_or_refused_when_stale(fleet: Fleet, tmp
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert len(fleet.workers()) == 3
     fleet.assert_proven()
+
+
+def test_plan_finds_the_file_from_a_subfolder(fleet: Fleet) -> None:
+    fleet.write(1)
+    sub = fleet.project / "src" / "deep"
+    sub.mkdir(parents=True)
+    proc = subprocess.run([sys.executable, "-m", "cli", "plan", "-o", "json"], cwd=sub, env=fleet.env, text=True,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout)
+    assert answer["file"] == str(fleet.file) and answer["teams"][0]["project"] == str(fleet.project)
+    missing = subprocess.run([sys.executable, "-m", "cli", "plan"], cwd=fleet.project.parent, env=fleet.env,
+                             text=True, capture_output=True, timeout=60)
+    assert missing.returncode == 2 and "no panefleet.toml in" in missing.stderr
+
+
+def _on_a_terminal(fleet: Fleet, answer: str) -> tuple[int, str]:
+    """``panefleet apply`` with a pseudo-terminal as its stdin and stdout, answering the question."""
+    import pty
+
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "apply"], cwd=fleet.project, env=fleet.env,
+                            stdin=secondary, stdout=secondary, stderr=secondary)
+    os.close(secondary)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b"Only 'yes' will be accepted" not in seen and time.monotonic() < deadline:
+        seen += os.read(primary, 4096)
+    os.write(primary, answer.encode() + b"\n")
+    while proc.poll() is None or time.monotonic() < deadline:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(primary)
+    return proc.wait(timeout=60), seen.decode(errors="replace")
+
+
+def test_apply_on_a_terminal_asks_first(fleet: Fleet) -> None:
+    fleet.write(1)
+    code, screen = _on_a_terminal(fleet, "no")
+    assert code == 4 and "Plan: 2 to add" in screen and "Apply cancelled: nothing was changed." in screen, screen
+    assert not (fleet.project / ".omx").exists()
+    code, screen = _on_a_terminal(fleet, "yes")
+    assert code == 0 and "Apply complete." in screen, screen
+    fleet.assert_proven()
+
+
+def test_destroy_purge_removes_the_state(fleet: Fleet) -> None:
+    fleet.write(1)
+    assert fleet.run("apply", "--yes").returncode == 0
+    leader = fleet.config()["leader_pane_id"]
+    purged = fleet.run("destroy", "--yes", "--no-wait", "--purge")
+    assert purged.returncode == 0, purged.stderr
+    assert not (fleet.project / ".omx/state/team/alpha").exists()
+    assert set(fleet.server.panes()) == {leader}
+    again = fleet.run("apply", "--yes")  # a new team, in a new window of the session that is still there
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert fleet.config()["leader_pane_id"] != leader and leader in fleet.server.panes()
+    fleet.assert_proven()
+
+
+def test_a_killed_leader_pane_is_restored_in_its_session(fleet: Fleet) -> None:
+    fleet.write(1)
+    assert fleet.run("apply", "--yes").returncode == 0
+    old = fleet.config()["leader_pane_id"]
+    fleet.server.cmd("kill-pane", "-t", old)
+    code, plan = fleet.json("plan")
+    assert [a["kind"] for a in plan["teams"][0]["actions"]] == ["restore_leader"], plan
+    assert fleet.run("apply", "--yes").returncode == 0
+    new = fleet.config()["leader_pane_id"]
+    assert new != old and fleet.server.owner(new) == OWNER
+    session = fleet.server.cmd("display-message", "-p", "-t", new, "#{session_name}").stdout.strip()
+    assert session == "alpha"
+    fleet.assert_proven()
