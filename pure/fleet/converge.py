@@ -61,6 +61,7 @@ class Action:
     panes: tuple[str, ...] = ()  # their recorded panes (respawn, remove)
     group: WorkerGroup | None = None  # what an ``add`` launches
     reason: str = ""
+    why: tuple[str, ...] = ()  # a ``remove``: why each of its workers goes
 
 
 @frozen(kw_only=True)
@@ -129,9 +130,10 @@ def converge(spec: TeamSpec, facts: TeamFacts) -> TeamPlan:
     blocked.extend(f"{w.name}: surplus, but pane {w.pane_id} is not proven ours ({w.why}): left alone"
                    for w in surplus if w.pane == "unproven")
     if removable:
+        why = tuple(_surplus_reason(w, declared) for w in removable)
         actions.append(Action(kind="remove", workers=tuple(w.name for w in removable),
-                              panes=tuple(p for w in removable for p in _pane(w)),
-                              reason="; ".join(_surplus_reason(w, declared) for w in removable)))
+                              panes=tuple(p for w in removable for p in _pane(w)), why=why,
+                              reason="; ".join(f"{w.name}: {text}" for w, text in zip(removable, why, strict=True))))
     return TeamPlan(team=spec.name, actions=tuple(actions), blocked=tuple(blocked))
 
 
@@ -155,8 +157,8 @@ def _pane(worker: WorkerFacts) -> tuple[str, ...]:
 def _surplus_reason(worker: WorkerFacts, declared: dict[tuple[str, str], WorkerGroup]) -> str:
     group = declared.get(group_key(worker.cli, worker.role))
     if group is None:
-        return f"{worker.name}: no group declares {worker.cli} {worker.role}"
-    return f"{worker.name}: {worker.cli} {worker.role} has {group.count} declared"
+        return f"no group declares {worker.cli} {worker.role}"
+    return f"{worker.cli} {worker.role} has {group.count} declared"
 
 
 def _where(spec: TeamSpec) -> str:

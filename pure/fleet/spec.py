@@ -345,16 +345,18 @@ def fleet_as_json(fleet: FleetFile) -> dict[str, Any]:
                 "name": team.name, "line": team.line, "tmuxSession": team.tmux_session,
                 "leaderPane": team.leader_pane, "tmuxSocket": team.tmux_socket, "cwd": team.cwd,
                 "declared": team.declared,
-                "groups": [
-                    {"cli": g.cli, "role": g.role, "count": g.count, "model": g.model, "args": list(g.args),
-                     "env": [[name, value] for name, value in g.env], "worktree": g.worktree, "task": g.task,
-                     "line": g.line}
-                    for g in team.groups
-                ],
+                "groups": [group_as_json(g) for g in team.groups],
             }
             for team in fleet.teams
         ],
     }
+
+
+def group_as_json(group: WorkerGroup) -> dict[str, Any]:
+    """One group as plain JSON data (as in :func:`fleet_as_json`)."""
+    return {"cli": group.cli, "role": group.role, "count": group.count, "model": group.model, "args": list(group.args),
+            "env": [[name, value] for name, value in group.env], "worktree": group.worktree, "task": group.task,
+            "line": group.line}
 
 
 # ------------------------------------------------------------------------------------------ wording

@@ -189,10 +189,9 @@ def action_lines(plan: TeamPlan, seen: Observed) -> list[str]:
                 ("with its task", group.task is not None)) if on)
             lines.extend(f"  + {name}  {group.cli} {group.role}, new pane{extra}" for name in action.workers)
         elif action.kind == "remove":
-            reasons = dict(r.split(": ", 1) for r in action.reason.split("; ") if ": " in r)
-            lines.extend(f"  - {name}  surplus ({reasons.get(name, 'not declared')}): "
+            lines.extend(f"  - {name}  surplus ({why}): "
                          + (f"pane {panes[name]} killed after proof" if panes.get(name) else "no pane to kill")
-                         for name in action.workers)
+                         for name, why in zip(action.workers, action.why, strict=True))
     lines.extend(f"  ? {note}" for note in plan.blocked)
     return lines
 
@@ -216,10 +215,9 @@ def action_json(action: Action) -> dict[str, Any]:
     data: dict[str, Any] = {"kind": action.kind, "workers": list(action.workers), "panes": list(action.panes),
                             "reason": action.reason}
     if action.group is not None:
-        group = action.group
-        data["group"] = {"cli": group.cli, "role": group.role, "count": group.count, "model": group.model,
-                         "args": list(group.args), "env": [list(pair) for pair in group.env],
-                         "worktree": group.worktree, "task": group.task}
+        from pure.fleet.spec import group_as_json
+
+        data["group"] = group_as_json(action.group)
     return data
 
 
