@@ -74,6 +74,8 @@ def team_up(req: TeamUpRequest) -> Program:
     paths = TeamPaths(resolve_state_root(req.cwd, req.env), req.team)
     if (yield from expect(m.Stat(path=paths.config), m.Value)).value != "absent":
         raise fail(f"Team {req.team} already exists", status="refused")
+    if (yield from expect(m.Stat(path=req.cwd), m.Value)).value != "dir":  # before any pane is made
+        raise fail(f"working directory does not exist: {req.cwd}", status="refused")
     pane = yield from uninterrupted(make_leader_pane(req.session, req.cwd))
     try:
         done: m.Done = yield from team_init(attrs.evolve(init, leader_pane=pane))

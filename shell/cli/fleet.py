@@ -175,7 +175,9 @@ def action_lines(plan: TeamPlan, seen: Observed) -> list[str]:
     panes = {w.name: w.pane_id for w in seen.facts.workers}
     for action in plan.actions:
         if action.kind == "create_team":
-            lines.append(f"  + team {plan.team}: new leader pane in {action.reason}, oh-my-codex team state")
+            leader = "joins " + action.reason if action.reason.startswith("leader pane") else \
+                f"new leader pane in {action.reason}"
+            lines.append(f"  + team {plan.team}: {leader}, oh-my-codex team state")
         elif action.kind == "restore_leader":
             lines.append(f"  ~ leader  restore: {action.reason}; a new leader pane in its tmux session")
         elif action.kind == "sweep_debt":
@@ -456,14 +458,30 @@ def apply_team(target: Target, plan: TeamPlan) -> dict[str, Any]:
             kept.extend(f"{d.kind} {d.subject}: {d.reason}" for d in carried.done.debt)
             continue
         if not carried.ok:
-            return {"team": target.spec.name, "ok": False, "applied": applied,
-                    "error": _error_of(carried.done), "status": carried.done.outcome.status}
+            return {"team": target.spec.name, "ok": False, "applied": applied, "status": carried.done.outcome.status,
+                    **explained(target, action, _error_of(carried.done))}
     if os.path.exists(target.paths.config):
         write_team_record(target.paths.team_dir, stopped=False)
     if kept:
         return {"team": target.spec.name, "ok": False, "applied": applied, "status": "debt",
                 "error": "kept as cleanup debt: " + "; ".join(dict.fromkeys(kept))}
     return {"team": target.spec.name, "ok": True, "applied": applied}
+
+
+ACTION_COMMANDS = {"create_team": "team init", "restore_leader": "apply", "sweep_debt": "team debt reconcile",
+                   "respawn": "team respawn", "add": "team scale-up", "remove": "team scale-down"}
+
+
+def explained(target: Target, action: Action, error: str) -> dict[str, Any]:
+    """An action's failure for people: ``error`` its sentence, ``error_code``, ``error_detail`` the
+    planner's words (shell/cli/explain.py)."""
+    from shell.cli.explain import Scene, explained_answer
+
+    scene = Scene(command=ACTION_COMMANDS[action.kind], team=target.spec.name, cwd=target.spec.cwd,
+                  socket=target.socket, worker=action.workers[0] if len(action.workers) == 1 else None,
+                  env=os.environ, ours=True, answer={"ok": False, "error": error})
+    answer = explained_answer({"ok": False, "error": error}, scene)
+    return {key: answer[key] for key in ("error", "error_code", "error_detail") if key in answer}
 
 
 def _error_of(done: Any) -> str:
