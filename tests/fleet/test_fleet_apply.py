@@ -395,3 +395,12 @@ def test_a_killed_leader_pane_is_restored_in_its_session(fleet: Fleet) -> None:
     session = fleet.server.cmd("display-message", "-p", "-t", new, "#{session_name}").stdout.strip()
     assert session == "alpha"
     fleet.assert_proven()
+
+
+def test_a_missing_team_folder_is_refused_before_any_pane_is_made(fleet: Fleet) -> None:
+    fleet.file.write_text(f'[team.alpha]\ntmux_socket = "{fleet.server.name}"\ncwd = "missing"\n'
+                          '[[team.alpha.workers]]\ncli = "placeholder"\ncount = 1\n', encoding="utf-8")
+    refused = fleet.run("apply", "--yes")
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    assert f"The working directory {fleet.project / 'missing'} does not exist" in refused.stderr
+    assert fleet.server.cmd("ls", check=False).returncode != 0  # no tmux server was even started
