@@ -33,6 +33,7 @@ OPERATION_MODULES: tuple[str, ...] = (
     "pure.omx.respawn",
     "pure.omx.scale_down",
     "pure.omx.tasks",
+    "pure.omx.peek",
     "pure.fleet.leader",
     "pure.fleet.stop",
 )

@@ -389,6 +389,15 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
           r"|intent_not_written|membership_persistence_failed|delivery_failed):?(.*)", None,
           lambda m, s: f"Respawn stopped: {_RESPAWN_STAGES[m[1]]}{(' (' + m[2] + ')') if m[2] else ''}. "
                        + f"{_status_hint(s)}."),
+    # --- peek
+    _rule(r"peek_worker_not_found:(?P<worker>.*)", None, _worker_missing),
+    _rule(r"peek_pane_unproven:(?P<pane>[^:]+):(?P<reason>.*)", None,
+          lambda m, s: f"{s.worker or 'The worker'}'s pane {m['pane']} is not proven its ({m['reason']}), so its "
+                       f"screen was not read; {_status_hint(s)}."),
+    _rule(r"peek_(no_pane|capture_failed|lines_out_of_range):?(.*)", None,
+          lambda m, s: {"no_pane": f"{s.worker or 'The worker'} has no pane recorded; {_status_hint(s)}.",
+                        "capture_failed": f"tmux could not read the pane's screen ({m[2]}).",
+                        "lines_out_of_range": f"-n must be between 1 and 10000, not {m[2].split(' ')[0]}."}[m[1]]),
     _rule(r"Failed to create tmux pane for (\S+): (.*)", "pane_create_failed",
           lambda m, s: f"tmux could not create a pane for {m[1]}: {m[2]}."),
     # --- tasks
