@@ -39,8 +39,9 @@ class RestoreLeaderRequest:
     env: dict[str, str] = field(factory=dict)
 
 
-def make_leader_pane(session: str, cwd: str) -> Gen[str]:
-    """A new pane for a leader: a window of ``session`` when it exists, else the session itself."""
+def make_leader_pane(session: str, cwd: str) -> Gen[tuple[str, int | None]]:
+    """A new pane for a leader — a window of ``session`` when it exists, else the session itself —
+    and its pid pinned right after (None when it could not be: the pane is then never killed)."""
     exists = yield from expect(t.tmux("has-session", "-t", f"={session}"), m.Proc)
     if exists.exit_code == 0:
         made = yield from expect(t.leader_window_step(session, cwd), m.Proc)
@@ -50,16 +51,16 @@ def make_leader_pane(session: str, cwd: str) -> Gen[str]:
     pane = made.stdout.split("\n")[0].strip()
     if made.exit_code != 0 or not t.is_pane_id(pane):
         raise fail(f"cannot make a leader pane in tmux session {session}: {made.stderr.strip() or pane}")
-    return pane
+    pinned = yield from t.prove(pane)
+    return pane, pinned.pid if pinned.live else None
 
 
-def _take_back(pane: str, why: str) -> Gen[str]:
-    """Kill a leader pane this program made, after proving it is still the process it started."""
-    verdict = yield from t.prove(pane)
-    if not verdict.live or verdict.pid is None:
-        return f"{why}; its pane {pane} is already gone"
-    # no owner check: the pane may not be tagged yet, and tmux never gives its id to another pane
-    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=verdict.pid)], owner_id=None, authorize=False)
+def _take_back(pane: str, pid: int | None, why: str) -> Gen[str]:
+    """Kill a leader pane this program made, while it still runs the process pinned when it was made
+    (no owner check: it may not be tagged yet)."""
+    if pid is None:
+        return f"{why}; the pane {pane} it made could not be pinned and is left"
+    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False)
     if report.results and report.results[0].resolved:
         return f"{why}; the pane {pane} it made was killed again"
     return f"{why}; the pane {pane} it made could not be proven safe to kill and is left"
@@ -76,11 +77,11 @@ def team_up(req: TeamUpRequest) -> Program:
         raise fail(f"Team {req.team} already exists", status="refused")
     if (yield from expect(m.Stat(path=req.cwd), m.Value)).value != "dir":  # before any pane is made
         raise fail(f"working directory does not exist: {req.cwd}", status="refused")
-    pane = yield from uninterrupted(make_leader_pane(req.session, req.cwd))
+    pane, pid = yield from uninterrupted(make_leader_pane(req.session, req.cwd))
     try:
         done: m.Done = yield from team_init(attrs.evolve(init, leader_pane=pane))
     except PlanError as failed:
-        undone = yield from uninterrupted(_take_back(pane, failed.outcome.message), answers=True)
+        undone = yield from uninterrupted(_take_back(pane, pid, failed.outcome.message), answers=True)
         raise fail(undone, failed.outcome.status) from None
     return done
 
@@ -112,10 +113,10 @@ def _restore(req: RestoreLeaderRequest, paths: TeamPaths) -> Gen[m.Done]:
                        status="refused")
     session = str(config.get("tmux_session") or f"omx-team-{req.team}")
     cwd = str(config.get("leader_cwd") or req.cwd)
-    pane = yield from uninterrupted(make_leader_pane(session, cwd))
+    pane, pid = yield from uninterrupted(make_leader_pane(session, cwd))
     try:
         claim = yield from t.prove_claimable(pane, owner)
-        if claim.token is None:
+        if claim.token is None or claim.token.pid != pid:
             raise fail(f"leader_pane_unproven:{pane}: {claim.proof.code}")
         tagged = yield from expect(t.tag_step(claim.token, owner), m.Proc)
         if tagged.exit_code != 0:
@@ -123,7 +124,7 @@ def _restore(req: RestoreLeaderRequest, paths: TeamPaths) -> Gen[m.Done]:
         updates = {"leader_pane_id": pane, "leader_pane_pid": claim.token.pid}
         yield from save_config(paths, int(config.get("config_generation", 0)), updates, None)
     except PlanError as failed:
-        undone = yield from uninterrupted(_take_back(pane, failed.outcome.message), answers=True)
+        undone = yield from uninterrupted(_take_back(pane, pid, failed.outcome.message), answers=True)
         raise fail(undone, failed.outcome.status) from None
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(
         {"ok": True, "team": req.team, "leaderPaneId": pane, "leaderPanePid": claim.token.pid,
