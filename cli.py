@@ -25,7 +25,7 @@ TEAM_COMMAND_MODULES: dict[str, str | None] = {
 }
 HERDR_SUMMARY = "Herdr worker fleets: runs, owned workspaces and worker panes"  # as shell/cli/herdr.py has it
 TOP_COMMAND_MODULES = (("herdr", "shell.cli.herdr", HERDR_SUMMARY),)
-# defined by shell/cli/fleet.py (imported only when one of them is asked for)
+# defined by shell/cli/fleet_args.py (imported only when one of them is asked for)
 FLEET_COMMANDS = (("plan", "what converging to a fleet file takes (reads only)"),
                   ("destroy", "stop a fleet file's teams: every worker pane killed after proof, records kept"))
 
@@ -480,7 +480,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         else:
             sub.add_parser(group, help=summary)
     if argv is None or first in dict(FLEET_COMMANDS):
-        _register("shell.cli.fleet", sub)
+        _register("shell.cli.fleet_args", sub)
     else:
         for command, summary in FLEET_COMMANDS:
             sub.add_parser(command, help=summary)
@@ -498,7 +498,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                                                     "team changed")))
     complete_path(p.add_argument("plan_file", metavar="FILE", nargs="?",
                                  help="a plan file written by --plan-out (default: the fleet file)"))
-    from shell.cli.fleet import add_apply_options
+    from shell.cli.fleet_args import add_apply_options
 
     add_apply_options(p)
     _common(p, verbose=AUDIT_VERBOSE)

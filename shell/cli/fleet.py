@@ -26,9 +26,9 @@ from pure.fleet.converge import Action, TeamPlan, converge
 from pure.fleet.spec import FleetFile, TeamSpec
 from pure.program import Gen
 from shell.cli.environment import recorded_env
+from shell.cli.fleet_args import FLEET_FILE
 from shell.cli.fleet_teams import FleetReadError, Observed, Target, carry_out, observe, takeover_wait
 
-FLEET_FILE = "panefleet.toml"
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ATTENTION, EXIT_REFUSED = 0, 1, 2, 3, 4
 NO_CHANGES = "No changes: the fleet matches {file}."
 # oh-my-codex asks for OMX_TEAM_SCALING_ENABLED=1 before any scaling; a team declared in a fleet file is
@@ -38,58 +38,6 @@ FLEET_ENV = {"OMX_TEAM_SCALING_ENABLED": "1"}
 
 class FleetUsage(Exception):
     """What was asked cannot be done as given (exit 2)."""
-
-
-def register(subparsers: Any) -> None:
-    from shell.cli.args import add_output, add_tmux, complete_path, examples
-
-    p = subparsers.add_parser(
-        "plan", help="what converging to a fleet file takes (reads only)",
-        description="Read every team the fleet file declares — its records, the proof of each pane, its debt — "
-        "and print what `panefleet apply` would do: + added, ~ changed (respawned, restored, swept), - removed. "
-        "Nothing is changed. The file is ./panefleet.toml, looked for up through the parent folders, or -f FILE "
-        "(docs/fleet.md).",
-        epilog=examples("panefleet plan", "panefleet plan -f fleets/night.toml --team alpha", "panefleet plan -o json"))
-    _fleet_options(p, complete_path)
-    complete_path(p.add_argument("--plan-out", metavar="FILE",
-                                 help="also save the plan; `panefleet apply FILE` carries out exactly it, or "
-                                      "refuses when a fact it read has changed"))
-    add_output(p)
-    add_tmux(p)
-    p.set_defaults(handler=cmd_plan)
-
-    d = subparsers.add_parser(
-        "destroy", help="stop a fleet file's teams: every worker pane killed after proof, records kept",
-        description="Ask every worker to shut down as oh-my-codex does (a shutdown-request.json each, then up to "
-        "--wait seconds for their shutdown-ack.json), then kill every worker pane after its proof. The leader pane "
-        "is left, and the team's records stay, marked stopped (`panefleet apply` brings the same workers back), "
-        "unless --purge removes the team's state as oh-my-codex's cleanup does.",
-        epilog=examples("panefleet destroy --yes", "panefleet destroy --team alpha --no-wait --yes",
-                        ("panefleet destroy --team alpha --purge --yes", "and remove its state")))
-    _fleet_options(d, complete_path)
-    d.add_argument("--yes", action="store_true", help="do not ask (required without a terminal)")
-    d.add_argument("--wait", type=float, default=10.0, metavar="SECONDS",
-                   help="how long to wait for the workers' shutdown acknowledgements (default: 10)")
-    d.add_argument("--no-wait", action="store_true", help="do not ask the workers first; kill their panes at once")
-    d.add_argument("--purge", action="store_true", help="also remove the team's state folder once no pane is left")
-    add_output(d)
-    add_tmux(d)
-    d.set_defaults(handler=cmd_destroy)
-
-
-def _fleet_options(p: argparse.ArgumentParser, complete_path: Any) -> None:
-    complete_path(p.add_argument("-f", "--file", metavar="FILE",
-                                 help=f"the fleet file (default: ./{FLEET_FILE} or the nearest parent folder's)"))
-    p.add_argument("--team", action="append", default=[], metavar="TEAM",
-                   help="only this team of the file (repeatable)")
-
-
-def add_apply_options(p: argparse.ArgumentParser) -> None:
-    """``apply``'s fleet-file options (cli.py keeps its saved-plan form)."""
-    from shell.cli.args import complete_path
-
-    _fleet_options(p, complete_path)
-    p.add_argument("--yes", action="store_true", help="do not ask before changing (required without a terminal)")
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -299,7 +247,7 @@ def read_or_fail(args: argparse.Namespace, command: str) -> tuple[FleetFile, lis
         return _failed(args, command, str(exc), EXIT_ERROR)
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
+def plan_command(args: argparse.Namespace) -> int:
     read = read_or_fail(args, "plan")
     if isinstance(read, int):
         return read
@@ -535,7 +483,7 @@ def _finish(args: argparse.Namespace, outcomes: list[dict[str, Any]]) -> int:
     return code
 
 
-def cmd_destroy(args: argparse.Namespace) -> int:
+def destroy_command(args: argparse.Namespace) -> int:
     from pure.fleet.stop import StopRequest
     from shell.run.loop import run_operation
     from shell.store.team_record import write_team_record
