@@ -22,11 +22,11 @@ from typing import Any
 from returns.result import Failure
 
 from pure import model as m
+from pure.fleet import FLEET_FILE
 from pure.fleet.converge import Action, TeamPlan, converge
 from pure.fleet.spec import FleetFile, TeamSpec
 from pure.program import Gen
 from shell.cli.environment import recorded_env
-from shell.cli.fleet_args import FLEET_FILE
 from shell.cli.fleet_teams import FleetReadError, Observed, Target, carry_out, observe, takeover_wait
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ATTENTION, EXIT_REFUSED = 0, 1, 2, 3, 4

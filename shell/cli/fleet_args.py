@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-FLEET_FILE = "panefleet.toml"
+from pure.fleet import FLEET_FILE
 
 
 def register(subparsers: Any) -> None:

@@ -14,7 +14,8 @@ import jsonschema
 import pytest
 from returns.result import Failure, Success
 
-from pure.fleet import (
+from pure.fleet import spec
+from pure.fleet.spec import (
     FLEET_CLIS,
     FleetFile,
     FleetFileProblem,
@@ -23,7 +24,6 @@ from pure.fleet import (
     fleet_as_json,
     parse_fleet,
     role_problem,
-    spec,
 )
 from pure.omx.launch import AGENTS
 
