@@ -88,10 +88,6 @@ class TeamPlan:
         return not self.actions and not self.blocked
 
 
-def group_key(cli: str, role: str) -> tuple[str, str]:
-    return cli, role
-
-
 def converge(spec: TeamSpec, facts: TeamFacts) -> TeamPlan:
     if not facts.exists:
         return TeamPlan(team=spec.name, actions=(
@@ -108,11 +104,11 @@ def converge(spec: TeamSpec, facts: TeamFacts) -> TeamPlan:
         blocked.append(f"leader pane {facts.leader_pane} is not proven ours ({facts.leader_why}): left alone")
     if facts.debt:
         actions.append(Action(kind="sweep_debt", reason="; ".join(facts.debt)))
-    declared = {group_key(g.cli, g.role): g for g in spec.groups}
+    declared = {(g.cli, g.role): g for g in spec.groups}
     kept: dict[tuple[str, str], list[WorkerFacts]] = {}
     surplus: list[WorkerFacts] = []
     for worker in sorted(facts.workers, key=lambda w: w.index):
-        key = group_key(worker.cli, worker.role)
+        key = (worker.cli, worker.role)
         group = declared.get(key)
         if group is not None and len(kept.setdefault(key, [])) < group.count:
             kept[key].append(worker)
@@ -141,7 +137,7 @@ def _additions(spec: TeamSpec, have: dict[tuple[str, str], int], next_index: int
     """One ``add`` per group short of its count, with the names scale-up will give (in file order)."""
     actions = []
     for group in spec.groups:
-        missing = group.count - have.get(group_key(group.cli, group.role), 0)
+        missing = group.count - have.get((group.cli, group.role), 0)
         if missing > 0:
             names = tuple(f"worker-{next_index + i}" for i in range(missing))
             next_index += missing
@@ -155,7 +151,7 @@ def _pane(worker: WorkerFacts) -> tuple[str, ...]:
 
 
 def _surplus_reason(worker: WorkerFacts, declared: dict[tuple[str, str], WorkerGroup]) -> str:
-    group = declared.get(group_key(worker.cli, worker.role))
+    group = declared.get((worker.cli, worker.role))
     if group is None:
         return f"no group declares {worker.cli} {worker.role}"
     return f"{worker.cli} {worker.role} has {group.count} declared"

@@ -184,8 +184,10 @@ def plan_json(fleet: FleetFile, planned: list[tuple[Target, Observed, TeamPlan]]
 
 
 def _emit(args: argparse.Namespace, data: dict[str, Any], text: str, code: int) -> int:
+    from shell.cli.common import emit_json
+
     if getattr(args, "output", "text") == "json":
-        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+        emit_json(data)
     else:
         (sys.stdout if code in (EXIT_OK, EXIT_ATTENTION) else sys.stderr).write(text.rstrip("\n") + "\n")
     return code
@@ -275,16 +277,19 @@ def facts_json(planned: list[tuple[Target, Observed, TeamPlan]]) -> dict[str, An
 
 
 def save_plan(path: str, fleet: FleetFile, planned: list[tuple[Target, Observed, TeamPlan]]) -> None:
-    import hashlib
-
     from shell.run import fs
 
-    with open(fleet.path, "rb") as handle:
-        digest = hashlib.sha256(handle.read()).hexdigest()
-    data = {"kind": FLEET_PLAN_KIND, "format": 1, "file": fleet.path, "fileSha256": digest,
+    data = {"kind": FLEET_PLAN_KIND, "format": 1, "file": fleet.path, "fileSha256": file_sha256(fleet.path),
             "teams": [target.spec.name for target, _, _ in planned], "facts": facts_json(planned),
             "plan": plan_json(fleet, planned)}
     fs.atomic_write(Path(path), (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"), None)
+
+
+def file_sha256(path: str) -> str:
+    import hashlib
+
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
 
 
 def is_fleet_plan(path: str) -> bool:
@@ -315,8 +320,6 @@ def first_difference(before: Any, now: Any, where: str = "") -> str | None:
 def apply_saved(args: argparse.Namespace) -> int:
     """``panefleet apply SAVED.json`` of a fleet plan: read everything again; any fact that differs from
     what the plan was made from (or a changed fleet file) refuses it (exit 4), else its actions run."""
-    import hashlib
-
     with open(args.plan_file, encoding="utf-8") as handle:
         saved = json.load(handle)
     args.file, args.team = saved["file"], list(saved["teams"])
@@ -325,8 +328,7 @@ def apply_saved(args: argparse.Namespace) -> int:
         return read
     fleet, planned = read
     try:
-        with open(fleet.path, "rb") as source:
-            digest = hashlib.sha256(source.read()).hexdigest()
+        digest = file_sha256(fleet.path)
     except OSError as exc:
         return _failed(args, "apply", f"{fleet.path}: {exc.strerror or exc}", EXIT_USAGE)
     changed = (f"{fleet.path} changed since the plan was made" if digest != saved["fileSha256"]
@@ -477,7 +479,9 @@ def _finish(args: argparse.Namespace, outcomes: list[dict[str, Any]]) -> int:
     code = EXIT_OK if ok else EXIT_ATTENTION if statuses and all(s == "debt" for s in statuses) else \
         EXIT_REFUSED if statuses and all(s == "refused" for s in statuses) else EXIT_ERROR
     if getattr(args, "output", "text") == "json":
-        sys.stdout.write(json.dumps({"ok": ok, "outcomes": outcomes}, ensure_ascii=False) + "\n")
+        from shell.cli.common import emit_json
+
+        emit_json({"ok": ok, "outcomes": outcomes})
     else:
         (sys.stdout if ok else sys.stderr).write("\n".join(lines) + "\n")
     return code

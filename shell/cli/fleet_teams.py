@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import sys
 import time
@@ -54,7 +53,6 @@ class Target:
 @frozen(kw_only=True)
 class Observed:
     facts: TeamFacts
-    status: dict[str, Any]  # team.status' answer ({} when the team does not exist)
     server_down: bool = False
 
 
@@ -62,7 +60,7 @@ def observe(target: Target) -> Observed:
     """Read one team: its config and the proof of each recorded pane (``team.status``, read only)."""
     paths = target.paths
     if not os.path.exists(paths.config):
-        return Observed(facts=TeamFacts(exists=False), status={})
+        return Observed(facts=TeamFacts(exists=False))
     status, error = _status(target)
     wait = takeover_wait(error)
     if wait is not None:
@@ -93,7 +91,7 @@ def observe(target: Target) -> Observed:
         exists=True, leader_pane=config.get("leader_pane_id") if isinstance(config.get("leader_pane_id"), str) else None,
         leader=leader_state, leader_why=leader_why, workers=tuple(workers),
         next_index=int(config.get("next_worker_index") or len(workers) + 1), debt=_debt_lines(status))
-    return Observed(facts=facts, status=status, server_down=down)
+    return Observed(facts=facts, server_down=down)
 
 
 def _status(target: Target) -> tuple[dict[str, Any], str]:
@@ -106,21 +104,18 @@ def _status(target: Target) -> tuple[dict[str, Any], str]:
     return status, str(status.get("error") or done.outcome.message or "")
 
 
-# A lock a killed run left between making it and writing its owner, as the lock's holder text says it
-# (shell/run/fs.py): the next try after that moment takes it over.
-TAKEOVER = re.compile(r"taken over at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) unless an owner is written")
 TAKEOVER_WAIT_MAX_S = 15.0
 
 
 def takeover_wait(error: str) -> float | None:
-    """Seconds to wait before trying again a run that timed out on such a lock (None: do not)."""
-    import datetime as dt
+    """Seconds to wait before trying again a run that timed out on a lock a killed run left without its
+    owner (``shell/run/fs.py`` ``takeover_at``); None: do not wait (no such lock, or too long)."""
+    from shell.run.fs import takeover_at
 
-    found = TAKEOVER.search(error)
-    if found is None:
+    at = takeover_at(error)
+    if at is None:
         return None
-    at = dt.datetime.fromisoformat(found.group(1).replace("Z", "+00:00"))
-    wait = (at - dt.datetime.now(dt.UTC)).total_seconds() + 0.25
+    wait = at - time.time() + 0.25
     return max(wait, 0.0) if wait <= TAKEOVER_WAIT_MAX_S else None
 
 

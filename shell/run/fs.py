@@ -7,6 +7,7 @@ import datetime as _dt
 import errno
 import functools
 import os
+import re
 import shutil
 import socket
 import time
@@ -152,6 +153,18 @@ def host_mark() -> str:
     return f"{socket.gethostname()} {namespace}".strip()
 
 
+# How a lock left without its owner is described (``LockHolder.describe``), and read back by a caller
+# that waits for the takeover (shell/cli/fleet_teams.py).
+TAKEOVER_PHRASE = "taken over at {} unless an owner is written"
+_TAKEOVER = re.compile(re.escape(TAKEOVER_PHRASE).replace(r"\{\}", r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)"))
+
+
+def takeover_at(text: str) -> float | None:
+    """When (epoch seconds) a lock that ``text`` describes as left without its owner is taken over."""
+    found = _TAKEOVER.search(text)
+    return None if found is None else _dt.datetime.fromisoformat(found.group(1).replace("Z", "+00:00")).timestamp()
+
+
 def _iso(epoch_ms: float) -> str:
     moment = _dt.datetime.fromtimestamp(epoch_ms / 1000, _dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
@@ -267,7 +280,7 @@ class LockHolder:
         lapses = self.lease_lapses_ms
         lease = "lease lapse unknown" if lapses is None else f"lease lapses at {_iso(lapses)}"
         if self.unowned_since_ms is not None:  # abandoned if nobody writes its owner by then
-            lease = f"taken over at {_iso(self.unowned_since_ms + UNOWNED_STALE_MS)} unless an owner is written"
+            lease = TAKEOVER_PHRASE.format(_iso(self.unowned_since_ms + UNOWNED_STALE_MS))
         return f"{self.path} held by {who}, {lease}"
 
 

@@ -26,7 +26,7 @@ from attrs import frozen
 
 from shell.run import fs
 from shell.run.loop import state_dir
-from shell.store import StoreFileError
+from shell.store import StoreFileError, read_json_file
 from shell.store.team_record import SOCKET_RE, now_iso
 
 REGISTRY_FILE = "teams.json"
@@ -79,17 +79,9 @@ def _entry(raw: object, where: str, path: Path) -> RegisteredTeam:
 
 def _load(path: Path) -> tuple[dict[str, Any], list[RegisteredTeam]]:
     """The file as parsed (an empty registry when there is none) and its entries, checked."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    raw = read_json_file(path, RegistryError)
+    if raw is None:
         return {"version": 1, "teams": []}, []
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise RegistryError(path, f"cannot be read ({reason})") from None
-    try:
-        raw = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
-        raise RegistryError(path, f"not valid JSON ({exc})") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("teams"), list):
         raise RegistryError(path, 'must be a JSON object {"version": 1, "teams": [...]}')
     return raw, [_entry(item, f"teams[{n}]", path) for n, item in enumerate(raw["teams"])]

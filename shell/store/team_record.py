@@ -30,7 +30,7 @@ from typing import Any, Final
 from attrs import frozen
 
 from shell.run import fs
-from shell.store import StoreFileError
+from shell.store import StoreFileError, read_json_file
 
 RECORD_FILE = "panefleet.json"
 CREATED_BY_PANEFLEET = "panefleet"
@@ -91,18 +91,11 @@ def _check(raw: object, path: Path) -> TeamRecord:
 
 
 def _load(path: Path) -> dict[str, Any] | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    raw = read_json_file(path, TeamRecordError)
+    if raw is None:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise TeamRecordError(path, f"cannot be read ({reason})") from None
-    try:
-        raw = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
-        raise TeamRecordError(path, f"not valid JSON ({exc})") from None
     _check(raw, path)
+    assert isinstance(raw, dict)  # _check refuses anything else
     return dict(raw)
 
 
