@@ -16,6 +16,7 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure import tmux as t
+from pure.omx import startup, strays
 from pure.omx.locks import with_scaling_lock
 from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.state import TeamPaths, resolve_state_root
@@ -39,20 +40,41 @@ class RestoreLeaderRequest:
     env: dict[str, str] = field(factory=dict)
 
 
-def make_leader_pane(session: str, cwd: str) -> Gen[tuple[str, int | None]]:
+def make_leader_pane(session: str, cwd: str, pin_dir: str) -> Gen[tuple[str, int | None]]:
     """A new pane for a leader — a window of ``session`` when it exists, else the session itself —
-    and its pid pinned right after (None when it could not be: the pane is then never killed)."""
+    and its pid pinned right after (None when it could not be: the pane is then never killed). The
+    pane pins itself in ``pin_dir`` too (``leftover_leaders``)."""
+    yield from expect(m.MakeDir(path=pin_dir), m.Ack)
+    command = startup.self_pinned_shell_command(pin_dir)
     exists = yield from expect(t.tmux("has-session", "-t", f"={session}"), m.Proc)
     if exists.exit_code == 0:
-        made = yield from expect(t.leader_window_step(session, cwd), m.Proc)
+        made = yield from expect(t.leader_window_step(session, cwd, command), m.Proc)
     else:
         made = yield from expect(t.tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "60", "-P", "-F",
-                                        "#{pane_id}", "-c", cwd, mutates=True), m.Proc)
+                                        "#{pane_id}", "-c", cwd, command, mutates=True), m.Proc)
     pane = made.stdout.split("\n")[0].strip()
     if made.exit_code != 0 or not t.is_pane_id(pane):
         raise fail(f"cannot make a leader pane in tmux session {session}: {made.stderr.strip() or pane}")
     pinned = yield from t.prove(pane)
     return pane, pinned.pid if pinned.live else None
+
+
+def leftover_leaders(pin_dir: str) -> Gen[tuple[str, ...]]:
+    """Kill the leader panes that a run killed between ``make_leader_pane`` and its record left: live
+    panes started with this folder's leader command whose process is the one that pinned itself
+    there (any other is left alone). The ones killed."""
+    mark = startup.shell_quote(pin_dir)  # tmux shows the start command quoted again: look for the folder
+    listing = yield from expect(strays.listing_step(), m.Proc)
+    killed: list[str] = []
+    for pane, pid, start_command in strays.live_rows(listing.stdout if listing.exit_code == 0 else ""):
+        if not start_command.rstrip('"').endswith(" sh " + mark):
+            continue
+        own = yield from expect(m.ReadFile(path=startup.self_pin_path(pin_dir, pane)), m.FileData)
+        if t.parse_pid((own.content or "").strip()) != pid:
+            continue
+        report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False)
+        killed.extend(report.resolved_ids())
+    return tuple(killed)
 
 
 def _take_back(pane: str, pid: int | None, why: str) -> Gen[str]:
@@ -77,7 +99,8 @@ def team_up(req: TeamUpRequest) -> Program:
         raise fail(f"Team {req.team} already exists", status="refused")
     if (yield from expect(m.Stat(path=req.cwd), m.Value)).value != "dir":  # before any pane is made
         raise fail(f"working directory does not exist: {req.cwd}", status="refused")
-    pane, pid = yield from uninterrupted(make_leader_pane(req.session, req.cwd))
+    yield from leftover_leaders(paths.team_dir)
+    pane, pid = yield from uninterrupted(make_leader_pane(req.session, req.cwd, paths.team_dir))
     try:
         done: m.Done = yield from team_init(attrs.evolve(init, leader_pane=pane))
     except PlanError as failed:
@@ -113,7 +136,8 @@ def _restore(req: RestoreLeaderRequest, paths: TeamPaths) -> Gen[m.Done]:
                        status="refused")
     session = str(config.get("tmux_session") or f"omx-team-{req.team}")
     cwd = str(config.get("leader_cwd") or req.cwd)
-    pane, pid = yield from uninterrupted(make_leader_pane(session, cwd))
+    yield from leftover_leaders(paths.team_dir)
+    pane, pid = yield from uninterrupted(make_leader_pane(session, cwd, paths.team_dir))
     try:
         claim = yield from t.prove_claimable(pane, owner)
         if claim.token is None or claim.token.pid != pid:

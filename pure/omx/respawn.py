@@ -121,7 +121,8 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
         started = yield from _split_and_start(req, paths, state.config, record, owner, created,
                                               layout.placement_step(placement, proven_into, "-d", "-P", "-F",
                                                                     "#{pane_id}", "-c", str(working_dir),
-                                                                    st_script.gated_startup_command(script)))
+                                                                    st_script.gated_startup_command(
+                                                                        script, paths.worker_dir(req.worker))))
     except Interrupted:
         return (yield from _undo_interrupted(paths, req.worker, owner, created))
     if isinstance(started, m.Done):

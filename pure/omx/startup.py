@@ -112,12 +112,33 @@ def startup_command(script_path: str) -> str:
     return f"exec /bin/sh {shell_quote(script_path)}"
 
 
-def gated_startup_command(script_path: str) -> str:
-    """The watched start-up's split command (docs/scale-up.md): ``/bin/sh`` waits for one line before
-    it runs the script, so that panefleet can set ``remain-on-exit`` on the new pane first and a CLI
-    that dies at once still leaves its last lines. ``exec`` keeps the pane's pid: the pinned pid is
-    the one that runs the agent."""
-    return f"exec /bin/sh -c {shell_quote(_GATE)} {shell_quote(script_path)}"
+def gated_startup_command(script_path: str, worker_dir: str) -> str:
+    """The watched start-up's (and a respawn's) split command (docs/scale-up.md): ``/bin/sh`` waits for
+    one line before it runs the script, so that panefleet can set ``remain-on-exit`` on the new pane
+    first and a CLI that dies at once still leaves its last lines. ``exec`` keeps the pane's pid: the
+    pinned pid is the one that runs the agent.
+
+    Before it waits, the pane's first process pins itself: it writes its pid to ``self_pin_path``
+    in the worker's folder, once (``set -C``: a process that ``respawn-pane`` starts later with the
+    same command cannot overwrite it). So a run killed between its split and its own records still
+    leaves a record of the process it started, and the next sweep can prove the pane
+    (pure/omx/strays.py)."""
+    return f"exec /bin/sh -c {shell_quote(_GATE)} {shell_quote(script_path)} {shell_quote(worker_dir)}"
 
 
-_GATE = 'read -r _ && exec /bin/sh "$0"'
+def self_pinned_shell_command(pin_dir: str) -> str:
+    """A pane of a login shell (what tmux runs when no command is given) whose first process pins
+    itself in ``pin_dir`` as a gated pane does: a fleet's leader pane (pure/fleet/leader.py)."""
+    return f"exec /bin/sh -c {shell_quote(_LOGIN_SHELL)} sh {shell_quote(pin_dir)}"
+
+
+# The pane's first process writes its own pid to "$1/pane-N.pid" (N: its pane number), only if no
+# file is there, and says nothing when it cannot; then it waits at the gate, or becomes the shell.
+_SELF_PIN = '{ set -C; echo $$ >"$1/pane-${TMUX_PANE#%}.pid"; } 2>/dev/null; '
+_GATE = _SELF_PIN + 'read -r _ && exec /bin/sh "$0"'
+_LOGIN_SHELL = _SELF_PIN + 'exec "${SHELL:-/bin/sh}" -l'
+
+
+def self_pin_path(worker_dir: str, pane_id: str) -> str:
+    """Where the gated pane ``pane_id`` (``%N``) wrote its own pid: ``<worker dir>/pane-N.pid``."""
+    return posix_join(worker_dir, f"pane-{pane_id.removeprefix('%')}.pid")

@@ -7,15 +7,16 @@ that worker leaves a live pane that no later read knows. ``find`` names every pa
 command runs one of this team's startup scripts and that is not the recorded pane of that worker.
 
 A start command and a tag do not prove the process: ``respawn-pane -k`` keeps both and starts another
-one. So ``sweep`` removes a stray only when a record panefleet wrote right after it pinned that pane
-names the pane with the pid the listing shows: the worker's ``identity.json`` (a scale-up writes it
-after the pin and the tag, before the membership commit) or its respawn intent (``pure/omx/respawn.py``
-rewrites it with the new pane and pid right after the pin). Then it goes through the proof teardown
-(``pure/tmux/teardown.py``: ``L``, owner tag, ``L``, kill, ``L``) with that pid, so it is killed only
-while it still runs that process and carries the team's owner tag. A stray no record pins (a crash
-before the record was written), one whose process is not the recorded one (respawned since) and one
-that cannot be proven ours (untagged) are kept and reported, never killed. Callers hold the scaling
-lock, so no scale-up of the team is in flight (docs/scale-up.md, "Stray panes").
+one. So ``sweep`` removes a stray only when a record names the pane with the pid the listing shows:
+the pid a gated pane's first process wrote itself (``pure/omx/startup.py``, ``self_pin_path``), the
+worker's ``identity.json`` (a scale-up writes it after the pin and the tag, before the membership
+commit) or its respawn intent (``pure/omx/respawn.py`` rewrites it with the new pane and pid right
+after the pin). Then it goes through the proof teardown (``pure/tmux/teardown.py``: ``L``, owner tag,
+``L``, kill, ``L``) with that pid, so it is killed only while it still runs that process and carries
+the team's owner tag — or, pinned by itself, no tag yet. A stray no record pins (a crash before the
+record was written, in oh-my-codex mode), one whose process is not the recorded one (respawned
+since) and one that cannot be proven ours are kept and reported, never killed. Callers hold the
+scaling lock, so no scale-up of the team is in flight (docs/scale-up.md, "Stray panes").
 
 What such a run left on disk goes too (``leftover_workers``): the folder (and startup script) of a
 worker that is no member, that no cleanup debt record names (a scale-down's debt cleans its own) and
@@ -26,12 +27,13 @@ startup script alone is no leftover: a scale-down leaves it, as oh-my-codex does
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 from attrs import frozen
 
 from pure import model as m
 from pure import tmux as t
+from pure.omx import startup
 from pure.omx.codec import Json, parse_object
 from pure.omx.state import TeamPaths
 from pure.program import Gen, expect
@@ -51,26 +53,33 @@ class Stray:
 
 
 def find(stdout: str, paths: TeamPaths, config: Json) -> tuple[Stray, ...]:
-    """Stray panes of this team in a ``listing_step`` answer. A row that does not parse is skipped:
-    only a pane positively recognised by its start command is ever a candidate."""
+    """Stray panes of this team in a ``listing_step`` answer."""
     script = re.compile("'" + re.escape(paths.runtime_dir) + r"/worker-([0-9]{1,9})-startup\.sh'")
     recorded = {w.get("name"): w.get("pane_id") for w in config.get("workers") or [] if isinstance(w, dict)}
     members = {pane for pane in recorded.values() if isinstance(pane, str)}
     leader = config.get("leader_pane_id")
     found: list[Stray] = []
+    for pane, pid, start_command in live_rows(stdout):
+        match = script.search(start_command)
+        if match is None:
+            continue
+        worker = f"worker-{int(match.group(1))}"
+        if pane in members or pane == leader or recorded.get(worker) == pane:
+            continue
+        found.append(Stray(pane_id=pane, pid=pid, worker=worker))
+    return tuple(found)
+
+
+def live_rows(stdout: str) -> Iterator[tuple[str, int, str]]:
+    """Pane id, pid and start command of each live pane in a ``listing_step`` answer; a row that does
+    not parse is skipped: only a pane positively recognised by its start command is ever a candidate."""
     for line in stdout.split("\n"):
         fields = line.split("\t", 3)
         if len(fields) != 4 or not t.is_pane_id(fields[0]) or fields[1] != "0":
             continue
         pid = t.parse_pid(fields[2])
-        match = script.search(fields[3])
-        if pid is None or match is None:
-            continue
-        pane, worker = fields[0], f"worker-{int(match.group(1))}"
-        if pane in members or pane == leader or recorded.get(worker) == pane:
-            continue
-        found.append(Stray(pane_id=pane, pid=pid, worker=worker))
-    return tuple(found)
+        if pid is not None:
+            yield fields[0], pid, fields[3]
 
 
 @frozen(kw_only=True)
@@ -189,22 +198,37 @@ def pin_records(paths: TeamPaths, worker: str) -> tuple[str, str]:
     return paths.worker_file(worker, "identity.json"), intent_path(paths, worker)
 
 
-def unpinned(paths: TeamPaths, stray: Stray) -> Gen[str | None]:
-    """``None`` when a record written right after the pin names this pane with the listed pid, else
-    why the pane is not provably the process panefleet started (a record that cannot be read or
-    parsed pins nothing)."""
-    recorded: list[object] = []
+@frozen(kw_only=True)
+class Pin:
+    """Whether a stray runs the process panefleet started: ``refused``, why not (None: it does);
+    ``self_pinned``, proven by the pane's own first process (pure/omx/startup.py,
+    ``gated_startup_command``), which may be killed before the run tagged it."""
+
+    refused: str | None
+    self_pinned: bool = False
+
+
+def pin_of(paths: TeamPaths, stray: Stray) -> Gen[Pin]:
+    """Whether a record names this pane with the listed pid: the pid the pane's first process wrote
+    itself, or one written right after the run's pin (a record that cannot be read or parsed pins
+    nothing)."""
+    data = yield from expect(m.ReadFile(path=startup.self_pin_path(paths.worker_dir(stray.worker), stray.pane_id)),
+                             m.FileData)
+    own = t.parse_pid((data.content or "").strip())
+    if own == stray.pid:
+        return Pin(refused=None, self_pinned=True)
+    recorded: list[object] = [] if own is None else [own]
     for path in pin_records(paths, stray.worker):
         data = yield from expect(m.ReadFile(path=path), m.FileData)
         record = None if data.content is None else parse_object(data.content, path).value_or(None)
         if record is None or record.get("pane_id") != stray.pane_id:
             continue
         if t.is_positive_pid(record.get("pid")) and record.get("pid") == stray.pid:
-            return None
+            return Pin(refused=None)
         recorded.append(record.get("pid"))
     if recorded:
-        return f"stray_pid_changed:{stray.pane_id}:{recorded[0]}:{stray.pid}"
-    return f"stray_pid_unrecorded:{stray.pane_id}"
+        return Pin(refused=f"stray_pid_changed:{stray.pane_id}:{recorded[0]}:{stray.pid}")
+    return Pin(refused=f"stray_pid_unrecorded:{stray.pane_id}")
 
 
 def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
@@ -218,12 +242,13 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
     removed: list[Stray] = []
     kept: list[tuple[Stray, str]] = []
     for stray in strays:
-        why = yield from unpinned(paths, stray)
-        if why is not None:
-            kept.append((stray, why))
+        pin = yield from pin_of(paths, stray)
+        if pin.refused is not None:
+            kept.append((stray, pin.refused))
             continue
         report = yield from t.teardown([t.TeardownTarget(pane_id=stray.pane_id, pid=stray.pid)], owner_id=owner,
-                                       authorize=True, leader_pane_id=_str(config.get("leader_pane_id")),
+                                       authorize=True, untagged_ok=pin.self_pinned,
+                                       leader_pane_id=_str(config.get("leader_pane_id")),
                                        hud_pane_id=_str(config.get("hud_pane_id")))
         result = report.results[0] if report.results else None
         if result is not None and result.resolved:

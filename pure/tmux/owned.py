@@ -90,15 +90,17 @@ def _judge(pane_id: str, pinned_pid: int | None, verdict: Verdict, stage: ProofS
     return None
 
 
-def prove_owned(pane_id: str, pinned_pid: int | None, owner: str | None, *, keep_dead: bool = False) -> Gen[Proof]:
+def prove_owned(pane_id: str, pinned_pid: int | None, owner: str | None, *, keep_dead: bool = False,
+                untagged_ok: bool = False) -> Gen[Proof]:
     """``L, S, L``: listed (live, or dead when ``keep_dead``) with ``pinned_pid``, tagged exactly
-    ``owner``, listed so again. ``owner`` None leaves out ``S`` (``tmux.teardown`` with
-    ``authorize`` false); an empty owner never matches."""
+    ``owner`` (or, when ``untagged_ok``, not tagged at all: a pane whose own process pinned itself
+    before the run that split it could tag it, pure/omx/strays.py), listed so again. ``owner`` None
+    leaves out ``S`` (``tmux.teardown`` with ``authorize`` false); an empty owner never matches."""
     first = yield from prove(pane_id)
     ended = _judge(pane_id, pinned_pid, first, "first_proof", keep_dead)
     if ended is not None:
         return ended
-    return (yield from _owner_then_final(pane_id, pinned_pid, first, owner, keep_dead))
+    return (yield from _owner_then_final(pane_id, pinned_pid, first, owner, keep_dead, untagged_ok))
 
 
 def pin_owned(pane_id: str, owner: str) -> Gen[Proof]:
@@ -112,10 +114,10 @@ def pin_owned(pane_id: str, owner: str) -> Gen[Proof]:
 
 
 def _owner_then_final(pane_id: str, pinned_pid: int | None, first: Verdict, owner: str | None,
-                      keep_dead: bool) -> Gen[Proof]:
+                      keep_dead: bool, untagged_ok: bool = False) -> Gen[Proof]:
     if owner is not None:
         tag = yield from read_owner(pane_id)
-        if not owner or tag.kind != "value" or tag.value != owner:
+        if not owner or not (tag.kind == "value" and tag.value == owner or untagged_ok and tag.kind == "missing"):
             return Proof(kind="owner_changed", pane_id=pane_id, pinned_pid=pinned_pid, stage="owner", verdict=first,
                          owner=tag)
     final = yield from prove(pane_id)
@@ -232,10 +234,10 @@ def split_step(into: OwnedPane, direction: str, *rest: str) -> m.Run:
     return tmux("split-window", direction, "-t", into.pane_id, *rest, mutates=True)
 
 
-def leader_window_step(session: str, cwd: str) -> m.Run:
+def leader_window_step(session: str, cwd: str, command: str) -> m.Run:
     """A new window, in the background, of the session named exactly ``session``, for a team's new
     leader pane (``pure/fleet/leader.py``): it changes no existing pane, so no proof precedes it."""
-    return tmux("new-window", "-d", "-t", f"={session}:", "-P", "-F", "#{pane_id}", "-c", cwd, mutates=True)
+    return tmux("new-window", "-d", "-t", f"={session}:", "-P", "-F", "#{pane_id}", "-c", cwd, command, mutates=True)
 
 
 def new_window_step(beside: OwnedPane, session_id: str, *rest: str) -> m.Run:

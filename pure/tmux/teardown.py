@@ -144,13 +144,15 @@ def teardown(
     *,
     owner_id: str | None,
     authorize: bool,
+    untagged_ok: bool = False,
     leader_pane_id: str | None = None,
     hud_pane_id: str | None = None,
 ) -> Gen[TeardownReport]:
     """The shared kill primitive (docs/tmux-proofs.md, "Teardown"), as a pure program.
 
     For each target in order: ``L`` (gone ⇒ resolved without a kill; unavailable ⇒ stop; live with
-    a different pid ⇒ stop), then, when ``authorize``, ``S`` which must equal ``owner_id``, then a
+    a different pid ⇒ stop), then, when ``authorize``, ``S`` which must equal ``owner_id`` (or be
+    unset, when ``untagged_ok``: only for a pane that pinned itself, pure/omx/strays.py), then a
     final ``L``, ``kill-pane`` and an after-kill ``L`` that must prove it gone; while that ``L``
     still shows the pane live with its pinned pid, pause and ``L`` again (``kill_backoff_ms``).
     The loop stops at the first pane that is not resolved; later panes are reported
@@ -175,7 +177,8 @@ def teardown(
         if stopped:
             results.append(PaneResult(pane_id=target.pane_id, fate="not_attempted"))
             continue
-        result = yield from _teardown_one(target, owner_id=owner_id, authorize=authorize, backoff=backoff)
+        result = yield from _teardown_one(target, owner_id=owner_id, authorize=authorize, untagged_ok=untagged_ok,
+                                          backoff=backoff)
         results.append(result)
         stopped = not result.resolved
     return TeardownReport(results=tuple(results), exclusions=tuple(exclusions))
@@ -204,10 +207,11 @@ def _unproven(proof: Proof, owner_id: str | None) -> PaneResult:
     return _refused(pane, stage, PidMismatch(pinned_pid=proof.pinned_pid, found_pid=proof.found_pid))
 
 
-def _teardown_one(target: TeardownTarget, *, owner_id: str | None, authorize: bool,
+def _teardown_one(target: TeardownTarget, *, owner_id: str | None, authorize: bool, untagged_ok: bool,
                   backoff: Sequence[int]) -> Gen[PaneResult]:
     pane = target.pane_id
-    proof = yield from prove_owned(pane, target.pid, (owner_id or "") if authorize else None)
+    proof = yield from prove_owned(pane, target.pid, (owner_id or "") if authorize else None,
+                                   untagged_ok=untagged_ok)
     if proof.token is None:
         return _unproven(proof, owner_id)
     kill = yield from expect(kill_pane_step(proof.token), m.Proc)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,6 +35,7 @@ from attrs import define, field
 
 from pure import model as m
 from pure import tmux as t
+from pure.omx import startup
 from pure.program import Driver, ProgramFactory
 from shell.run.executor import Executor
 
@@ -121,6 +123,7 @@ class TmuxServer:
         pane.pid = self._pid()
         pane.dead = False
         pane.screen = ""
+        _started(pane)
 
     def die(self, pane_id: str) -> None:
         """The pane's process exits: with ``remain-on-exit`` the pane stays, dead; else it closes."""
@@ -184,7 +187,21 @@ class TmuxServer:
         pane = Pane(number=self._next(0), pid=self._pid(), session=session, window=window, start_command=args[-1],
                     screen=self.new_pane_screen)
         self.panes[pane.id] = pane
+        _started(pane)
         return pane
+
+
+def _started(pane: Pane) -> None:
+    """What a pane's new process does at once: the gated start command (pure/omx/startup.py,
+    ``gated_startup_command``) writes its pid into the worker's folder, unless a file is there."""
+    try:
+        words = shlex.split(pane.start_command)
+    except ValueError:
+        return
+    if len(words) == 6 and words[:3] == ["exec", "/bin/sh", "-c"] and "TMUX_PANE" in words[3]:
+        own = Path(startup.self_pin_path(words[5], pane.id))
+        if own.parent.is_dir() and not own.exists():
+            own.write_text(f"{pane.pid}\n")
 
 
 def _target(args: tuple[str, ...]) -> str:
@@ -360,7 +377,8 @@ class SimExecutor:
     # -- the audit --------------------------------------------------------------------------------
     def _audit(self, args: tuple[str, ...]) -> None:
         """A mutation may only touch a pane that is ours at this instant: its tag is the team's and its
-        current process is one panefleet started for the team or one its records pin for that pane.
+        current process is one panefleet started for the team or one its records pin for that pane
+        (a kill also when the pane has no tag yet but runs a process panefleet started for the team).
         The owner tag itself may only be written onto a pane still running the process this run
         created (or, for team init, the process its last pane table showed), and never over
         another tag."""
@@ -381,9 +399,12 @@ class SimExecutor:
                                                "create or prove")
             return
         pins = pinned(self.team_dir).get(target, set())
+        started_here = self.world.created.get(pane.pid) == self.team
+        if tag is None and args[0] == "kill-pane" and started_here:
+            return  # a pane the crashed run split and did not tag yet, still running what it started
         if tag != owner:
             self._violate(command, target, f"pane tagged {tag!r}, not {owner!r}")
-        elif pane.pid not in pins and self.world.created.get(pane.pid) != self.team:
+        elif pane.pid not in pins and not started_here:
             self._violate(command, target, f"pane runs pid {pane.pid}, which panefleet neither started for "
                                            f"{self.team} nor pinned (records pin {sorted(pins)})")
 

@@ -112,8 +112,9 @@ class Plan:
     events: dict[int, tuple[str, int]] = field(factory=dict)  # query number → (event, choice)
     aims: tuple[Aim, ...] = ()
     interrupt_after: int | None = None  # Ctrl-C after this many steps (the run undoes what it created)
-    # targeted tests only (never drawn): kill the process right after it tags a new pane, or right
-    # after it writes a new worker's identity; respawn the new pane between split-window and the pin
+    # targeted tests only (never drawn): kill the process right after it splits or tags a new pane, or
+    # right after it writes a new worker's identity; respawn the new pane between split-window and the pin
+    stop_at_split: bool = False
     stop_at_tag: bool = False
     stop_at_identity: bool = False
     respawn_after_split: bool = False
@@ -235,7 +236,8 @@ class AdversaryMachine(RuleBasedStateMachine):
                                fail_mutations=plan.refused_mutations, env=ENV, clock_start=self.clock)
         executor.before_query = self._hook(plan, executor)
         done = drive(lambda: program, executor, stop_after=plan.crash_after,
-                     stop_at=_is_tag if plan.stop_at_tag else _is_identity if plan.stop_at_identity else None,
+                     stop_at=_is_split if plan.stop_at_split else _is_tag if plan.stop_at_tag
+                     else _is_identity if plan.stop_at_identity else None,
                      interrupt_after=plan.interrupt_after)
         self.clock = executor.ticks + 1000
         TOTALS["program steps"] += executor.steps
@@ -544,6 +546,10 @@ class LeakMachine(AdversaryMachine):
     check_leaks = True
 
 
+def _is_split(step: m.Step) -> bool:
+    return isinstance(step, m.Run) and step.args[:1] == ("split-window",)
+
+
 def _is_tag(step: m.Step) -> bool:
     return isinstance(step, m.Run) and step.args[:1] == ("set-option",) and OWNER in step.args
 
@@ -675,9 +681,10 @@ def test_a_stray_respawned_after_the_crash_is_not_killed(machine: AdversaryMachi
     assert machine.world.violations == []
 
 
-def _crash_in_a_respawn(state: AdversaryMachine) -> str:
-    """alpha's worker-1 died; ``team respawn`` was killed right after it tagged the new pane (its
-    intent names that pane and the pinned pid; the membership still names the dead one)."""
+def _crash_in_a_respawn(state: AdversaryMachine, plan: Plan) -> str:
+    """alpha's worker-1 died; ``team respawn`` was killed right after it split (or tagged) the new pane:
+    its intent names the worker (after the tag, that pane and the pinned pid too); the membership
+    still names the dead one; the pane's own process pinned itself (pure/omx/startup.py)."""
     from pure.omx.respawn import RespawnRequest, respawn
 
     state.team_init(plan=QUIET)
@@ -686,20 +693,22 @@ def _crash_in_a_respawn(state: AdversaryMachine) -> str:
     state.world.server.die(config["workers"][0]["pane_id"])
     before = set(state.world.server.panes)
     done, _executor = state.run("alpha", respawn(RespawnRequest(team="alpha", worker="worker-1", cwd=str(state.cwd),
-                                                                env=ENV)), Plan(stop_at_tag=True))
+                                                                env=ENV)), plan)
     assert done is None
     (stray,) = set(state.world.server.panes) - before
     return stray
 
 
 @pytest.mark.parametrize("respawned", [False, True])
-def test_a_respawn_s_stray_goes_only_while_it_runs_the_pinned_process(machine: AdversaryMachine,
+@pytest.mark.parametrize("crash", ["split", "tag"])
+def test_a_respawn_s_stray_goes_only_while_it_runs_the_pinned_process(machine: AdversaryMachine, crash: str,
                                                                       respawned: bool) -> None:
-    stray = _crash_in_a_respawn(machine)
+    stray = _crash_in_a_respawn(machine, Plan(stop_at_split=True) if crash == "split" else Plan(stop_at_tag=True))
     intent_file = machine.state_root / "team" / "alpha" / "runtime" / "worker-1.respawn-intent"
     intent = json.loads(intent_file.read_text())
     pinned = machine.world.server.panes[stray].pid
-    assert (intent["pane_id"], intent["pid"]) == (stray, pinned)
+    assert (intent.get("pane_id"), intent.get("pid")) == ((None, None) if crash == "split" else (stray, pinned))
+    assert OWNER not in machine.world.server.panes[stray].options or crash == "tag"
     if respawned:
         machine.world.server.respawn(stray)
     swept = _stray_sweep(machine)
@@ -708,7 +717,7 @@ def test_a_respawn_s_stray_goes_only_while_it_runs_the_pinned_process(machine: A
         assert swept["kept"] == [{"paneId": stray, "pid": now, "worker": "worker-1",
                                   "reason": f"stray_pid_changed:{stray}:{pinned}:{now}"}]
         assert stray in machine.world.server.panes
-        assert intent_file.exists()  # it still pins the kept pane
+        assert intent_file.exists()  # it still names the kept pane's worker
     else:
         assert swept == {"removed": [{"paneId": stray, "pid": pinned, "worker": "worker-1"}], "kept": []}
         assert stray not in machine.world.server.panes

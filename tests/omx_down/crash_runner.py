@@ -19,14 +19,17 @@ WRITES = (m.WriteFile, m.RemovePath, m.AppendFile, m.MakeDir)
 
 
 class CrashingExecutor(Executor):
-    def __init__(self, crash_after: int, **kwargs: object) -> None:
+    """Kills its own process right after the Nth file write (and, with ``tmux``, tmux mutation)."""
+
+    def __init__(self, crash_after: int, *, tmux: bool = False, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.crash_after = crash_after
+        self.tmux = tmux
         self.writes = 0
 
     def execute(self, step: m.Step) -> m.Observation:
         observation = super().execute(step)
-        if isinstance(step, WRITES):
+        if isinstance(step, WRITES) or self.tmux and isinstance(step, m.Run) and step.mutates:
             self.writes += 1
             if self.writes == self.crash_after:
                 os.kill(os.getpid(), signal.SIGKILL)

@@ -1,7 +1,8 @@
-"""Run a watched scale-up as a real process and SIGKILL it right after its Nth file-write step.
+"""Run a watched scale-up as a real process and SIGKILL it right after its Nth file write or tmux
+mutation (split, tag, ``remain-on-exit``, keystrokes, kills).
 
 Usage: python -m tests.omx_up.crash_runner CWD TEAM COUNT N TMUX_SOCKET
-Prints the number of write steps when the run finishes before reaching N.
+Prints the number of such steps when the run finishes before reaching N.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ def main() -> None:
     cwd, team, count, n, socket = sys.argv[1:]
     from pure.omx.scale_up import ScaleUpRequest
 
-    executor = CrashingExecutor(int(n), env=dict(os.environ), tmux_socket=socket)
+    executor = CrashingExecutor(int(n), tmux=True, env=dict(os.environ), tmux_socket=socket)
     request = ScaleUpRequest(team=team, cwd=cwd, count=int(count), env={"OMX_TEAM_SCALING_ENABLED": "1", "HOME": cwd},
                              cli_paths={"placeholder": str(PLACEHOLDER_AGENT)}, existing_shells=("/bin/bash",))
     done, _, _ = run_operation("team.scale_up", request, executor, env=dict(os.environ), audit=False)

@@ -1,6 +1,7 @@
-"""SIGKILL a real watched scale-up after every file-write step of a 2-worker run (real tmux, the
-placeholder agent), then run `team debt reconcile` and the next scale-up: no pane is left that the team
-does not own as a member, the membership reads back whole, and the next run starts at once."""
+"""SIGKILL a real watched scale-up after every file write and every tmux mutation of a 2-worker run
+(real tmux, the placeholder agent), then run `team debt reconcile` and the next scale-up: no pane is left
+that the team does not own as a member — one killed right after its split included (it pinned itself,
+pure/omx/startup.py) — the membership reads back whole, and the next run starts at once."""
 
 from __future__ import annotations
 
@@ -48,11 +49,11 @@ def _session_panes(server: TmuxServer, session: str) -> set[str]:
 
 
 @pytest.mark.tmux_executors("control")  # the default executor only: one run of the matrix is over a minute
-def test_sigkill_at_every_file_write_leaves_no_pane_behind(tmux_server: TmuxServer, tmp_path: Path,
+def test_sigkill_at_every_change_leaves_no_pane_behind(tmux_server: TmuxServer, tmp_path: Path,
                                                           clean_env: dict[str, str]) -> None:
     env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
     work, _leader = _team(tmux_server, tmp_path, env, "full")
-    total = int(_crash(env, work, "full", 10_000, tmux_server.name).split()[0])  # the writes of a whole run
+    total = int(_crash(env, work, "full", 10_000, tmux_server.name).split()[0])  # the changes of a whole run
     assert total > 20
     leaked_before_reconcile = 0
     for n in range(1, total + 1):

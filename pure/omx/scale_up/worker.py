@@ -138,7 +138,8 @@ def launch_worker(run: Run, name: str, index: int, launches: Launches, position:
     context = run.context = RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)
     into = yield from prove_split_target(target, pid, owner, context)
     # 17. split
-    command = startup.gated_startup_command(script) if run.supervised else startup.startup_command(script)
+    command = (startup.gated_startup_command(script, paths.worker_dir(name)) if run.supervised
+               else startup.startup_command(script))
     run.context = evolve(context, pane_id=None)
     rest = ("-d", "-P", "-F", "#{pane_id}", "-c", working_dir, command)
     step = (t.split_step(into, "-h" if leader else "-v", *rest) if placement is None
