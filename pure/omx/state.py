@@ -94,6 +94,10 @@ class TeamPaths:
     def worker_file(self, worker: str, name: str) -> str:
         return self._in("workers", worker, name)
 
+    def mailbox_file(self, worker: str) -> str:
+        """``mailbox/<worker>.json``: the worker's messages (``pure/omx/mailbox.py``)."""
+        return self._in("mailbox", f"{worker}.json")
+
     @property
     def dispatch_requests(self) -> str:
         return self._in("dispatch", "requests.json")
