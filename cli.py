@@ -21,7 +21,8 @@ TEAM_COMMAND_MODULES: dict[str, str | None] = {
     "init": None, "status": None,
     "scale-up": "shell.cli.scale_up", "respawn": "shell.cli.scale_up",
     "scale-down": "shell.cli.scale_down", "debt": "shell.cli.scale_down", "task": "shell.cli.scale_down",
-    "list": "shell.cli.listing", "peek": "shell.cli.peek",
+    "list": "shell.cli.listing", "peek": "shell.cli.peek", "attach": "shell.cli.peek",
+    "send": "shell.cli.send",
 }
 HERDR_SUMMARY = "Herdr worker fleets: runs, owned workspaces and worker panes"  # as shell/cli/herdr.py has it
 TOP_COMMAND_MODULES = (("herdr", "shell.cli.herdr", HERDR_SUMMARY),)

@@ -1,4 +1,4 @@
-"""oh-my-codex's three lock kinds as pure sub-programs (docs/transaction.md, "Locks").
+"""oh-my-codex's lock kinds as pure sub-programs (docs/transaction.md, "Locks").
 
 All three are ``mkdir`` lock directories shared with oh-my-codex itself, so both tools can run
 against one team at once. The shell polls (``AcquireLock``) and owns the clock; these helpers only
@@ -18,6 +18,8 @@ API (every helper is a generator to be used with ``yield from``):
   a lock directory that cannot be made (read-only state) runs ``unlocked(ack)`` instead.
 * ``with_claim_lock(paths, task_id, body)`` – ``team/<team>/claims/task-<id>.lock``, retry 25 ms,
   5 s; returns ``ClaimLockTimeout`` instead of raising (oh-my-codex answers ``{ok:false}``).
+* ``with_mailbox_lock(paths, worker, body)`` – ``team/<team>/mailbox/.lock-<worker>``, retry 25 ms,
+  5 s; timeout ⇒ ``Timed out acquiring mailbox lock for <team>/<worker>``.
 * ``with_claim_locks(paths, task_ids, body)`` – every claim lock in ascending numeric id order;
   on a timeout it releases what it took and ends with
   ``Timed out acquiring task claim lock for <team>/<id>``.
@@ -152,6 +154,14 @@ def with_claim_lock(paths: TeamPaths, task_id: str, body: Callable[[], Gen[T]]) 
         if detail is None:
             raise fail(ack.error)
         return ClaimLockTimeout(task_id, detail)
+    return (yield from _held(path, body()))
+
+
+def with_mailbox_lock(paths: TeamPaths, worker: str, body: Callable[[], Gen[T]]) -> Gen[T]:
+    path = f"{paths.team_dir}/mailbox/.lock-{worker}"
+    ack = yield from _acquire(path, CLAIM_TIMEOUT_MS, CLAIM_RETRY_MS)
+    if not ack.ok:
+        raise fail(_timeout_or_error(ack, f"Timed out acquiring mailbox lock for {paths.team}/{worker}"))
     return (yield from _held(path, body()))
 
 

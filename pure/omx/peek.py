@@ -1,4 +1,5 @@
-"""``team.peek``: one worker's screen, read only after its pane is proven the worker's.
+"""``team.peek``: one worker's screen, read only after its pane is proven the worker's; and
+``team.locate``: where that proven pane is, for ``team attach``.
 
 The worker's recorded pane is proven (``L``, owner tag, ``L`` with its pinned pid,
 ``pure/tmux/owned.py``) before its screen is read; a pane gone, another process under its id or
@@ -16,7 +17,8 @@ from pure import ops
 from pure import tmux as t
 from pure.agents import screen as sc
 from pure.omx import state as st
-from pure.program import Program, expect, fail
+from pure.omx.codec import Json
+from pure.program import Gen, Program, expect, fail
 from pure.team_ops import check_team_name, load_team
 
 MAX_LINES = 10_000
@@ -32,31 +34,63 @@ class PeekRequest:
 
 
 def peek(req: PeekRequest) -> Program:
-    check_team_name(req.team)
     if not 1 <= req.lines <= MAX_LINES:
         raise fail(f"peek_lines_out_of_range:{req.lines} (1 to {MAX_LINES})", status="refused")
-    paths = st.TeamPaths(st.resolve_state_root(req.cwd, req.env), req.team)
-    team, _unlocked = yield from load_team(paths)
-    workers = [w for w in team.config.get("workers") or [] if isinstance(w, dict)]
-    record = next((w for w in workers if w.get("name") == req.worker), None)
-    if record is None:
-        raise fail(f"peek_worker_not_found:{req.worker}", status="refused")
-    pane, pid = record.get("pane_id"), record.get("pid")
-    if not isinstance(pane, str) or not t.is_pane_id(pane):
-        raise fail(f"peek_no_pane:{req.worker}", status="refused")
-    owner = team.config.get("tmux_pane_owner_id")
-    proof = yield from t.prove_owned(pane, pid if isinstance(pid, int) else None, str(owner or ""), keep_dead=True)
-    if proof.token is None:
-        raise fail(f"peek_pane_unproven:{pane}:{proof.code}", status="refused")
-    shot = yield from expect(t.capture_step(proof.token, history=True), m.Proc)
+    record, token = yield from proven_worker(req.team, req.worker, req.cwd, req.env, keep_dead=True)
+    pane, pid = token.pane_id, record.get("pid")
+    shot = yield from expect(t.capture_step(token, history=True), m.Proc)
     if shot.exit_code != 0:
         raise fail(f"peek_capture_failed:{pane}:{shot.stderr.strip()}")
     cli = str(record.get("worker_cli") or "codex")
-    seen = sc.classify(cli, shot.stdout, dead=proof.token.dead)
+    seen = sc.classify(cli, shot.stdout, dead=token.dead)
     lines = sc.screen_lines(shot.stdout)[-req.lines:]
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue({
         "ok": True, "team": req.team, "worker": req.worker, "paneId": pane, "pid": pid, "cli": cli,
         "state": seen.state, "evidence": list(seen.evidence), "lines": lines})))
 
 
+def proven_worker(team: str, worker: str, cwd: str, env: dict[str, str], *,
+                  keep_dead: bool = False) -> Gen[tuple[Json, t.OwnedPane]]:
+    """A worker's record and its recorded pane, proven (``L``, owner tag, ``L`` with its pinned pid);
+    refused (``peek_…`` codes, shared by peek and attach) when either is missing or unproven."""
+    check_team_name(team)
+    paths = st.TeamPaths(st.resolve_state_root(cwd, env), team)
+    loaded, _unlocked = yield from load_team(paths)
+    workers = [w for w in loaded.config.get("workers") or [] if isinstance(w, dict)]
+    record = next((w for w in workers if w.get("name") == worker), None)
+    if record is None:
+        raise fail(f"peek_worker_not_found:{worker}", status="refused")
+    pane, pid = record.get("pane_id"), record.get("pid")
+    if not isinstance(pane, str) or not t.is_pane_id(pane):
+        raise fail(f"peek_no_pane:{worker}", status="refused")
+    owner = loaded.config.get("tmux_pane_owner_id")
+    proof = yield from t.prove_owned(pane, pid if isinstance(pid, int) else None, str(owner or ""),
+                                     keep_dead=keep_dead)
+    if proof.token is None:
+        raise fail(f"peek_pane_unproven:{pane}:{proof.code}", status="refused")
+    return record, proof.token
+
+
+@frozen(kw_only=True)
+class LocateRequest:
+    team: str
+    worker: str
+    cwd: str
+    env: dict[str, str] = field(factory=dict)
+
+
+def locate(req: LocateRequest) -> Program:
+    """The worker's proven pane and where it is: session id and name, window id."""
+    _record, token = yield from proven_worker(req.team, req.worker, req.cwd, req.env)
+    where = yield from expect(t.locate_step(token), m.Proc)
+    fields = where.stdout.strip().split("\t")
+    if where.exit_code != 0 or len(fields) != 3:
+        raise fail(f"peek_capture_failed:{token.pane_id}:{where.stderr.strip() or where.stdout.strip()}")
+    session_id, window_id, session_name = fields
+    return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue({
+        "ok": True, "team": req.team, "worker": req.worker, "paneId": token.pane_id, "pid": token.pid,
+        "sessionId": session_id, "windowId": window_id, "sessionName": session_name})))
+
+
 ops.register("team.peek", PeekRequest, peek)
+ops.register("team.locate", LocateRequest, locate)

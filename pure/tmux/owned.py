@@ -211,6 +211,15 @@ def capture_step(pane: OwnedPane | SeenPane, *, history: bool = False) -> m.Run:
     return tmux("capture-pane", "-p", "-J", "-t", pane.pane_id)
 
 
+LOCATE_FORMAT = "#{session_id}\t#{window_id}\t#{session_name}"
+
+
+def locate_step(pane: OwnedPane) -> m.Run:
+    """Where a proven pane is: its session id, window id and session name (``LOCATE_FORMAT``), for
+    ``team attach`` to bring a client to it."""
+    return tmux("display-message", "-p", "-t", pane.pane_id, LOCATE_FORMAT)
+
+
 def remain_on_exit_step(pane: OwnedPane, on: bool) -> m.Run:
     """Keep a pane (dead) after its process exits, so its last lines can be read; or stop keeping it."""
     if on:

@@ -389,6 +389,27 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
           r"|intent_not_written|membership_persistence_failed|delivery_failed):?(.*)", None,
           lambda m, s: f"Respawn stopped: {_RESPAWN_STAGES[m[1]]}{(' (' + m[2] + ')') if m[2] else ''}. "
                        + f"{_status_hint(s)}."),
+    # --- send
+    _rule(r"send_worker_not_found:(?P<worker>.*)", None, _worker_missing),
+    _rule(r"send_message_empty", None, lambda m, s: "The message is empty: nothing was typed."),
+    _rule(r"send_message_too_long:(?P<size>\d+):(?P<limit>\d+)", None,
+          lambda m, s: f"The message is {m['size']} bytes, over the limit of {m['limit']} (64 KiB): nothing was "
+                       "typed; put long text in a file and send its path."),
+    _rule(r"send_message_control_character:(?P<char>U\+[0-9A-F]+):(?P<at>\d+)", None,
+          lambda m, s: f"The message holds the control character {m['char']} at position {m['at']}: only newline "
+                       "and tab are typed (an escape sequence would drive the agent's interface); nothing was typed."),
+    _rule(r"send_role_not_found:(?P<role>[^:]*):(?P<roles>.*)", None,
+          lambda m, s: f"No worker of team {_team(s, m)} has the role {m['role']}; "
+                       + (f"roles: {m['roles'].replace(',', ', ')}." if m["roles"] else "no worker has a role.")),
+    _rule(r"send_no_workers", None, lambda m, s: f"Team {_team(s, m)} has no workers to send to."),
+    _rule(r"send_no_pane:(?P<worker>.*)", None,
+          lambda m, s: f"{m['worker']} has no pane recorded, so nothing was typed anywhere; {_status_hint(s)}."),
+    _rule(r"send_pane_unproven:(?P<worker>[^:]+):(?P<pane>[^:]+):(?P<reason>.*)", None,
+          lambda m, s: f"{m['worker']}'s pane {m['pane']} is not proven its ({m['reason']}), so nothing was typed "
+                       f"anywhere; {_status_hint(s)}."),
+    _rule(r"send_mailbox_(malformed|unreadable|not_written):(?P<file>[^:]+):?(.*)", None,
+          lambda m, s: f"The mailbox {m['file']} could not be {'read' if m[1] != 'not_written' else 'written'} "
+                       f"({m[3]}), so the message was not typed; the file was left as it is."),
     # --- peek
     _rule(r"peek_worker_not_found:(?P<worker>.*)", None, _worker_missing),
     _rule(r"peek_pane_unproven:(?P<pane>[^:]+):(?P<reason>.*)", None,

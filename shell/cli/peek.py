@@ -1,5 +1,6 @@
 """``panefleet team peek TEAM WORKER [-n LINES]``: a worker's screen, after its pane proof
-(``pure/omx/peek.py``), with the agent's state on top."""
+(``pure/omx/peek.py``), with the agent's state on top; ``panefleet team attach TEAM WORKER``: a
+terminal brought to that proven pane."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def register(team_subparsers: Any) -> None:
     add_output(p)
     add_tmux(p)
     p.set_defaults(handler=cmd_peek)
+    register_attach(team_subparsers)
 
 
 def render_peek(result: dict[str, Any]) -> str:
@@ -46,3 +48,72 @@ def cmd_peek(args: argparse.Namespace) -> int:
     request = PeekRequest(team=args.team, worker=args.worker, cwd=os.path.abspath(args.cwd),
                           env=recorded_env(environ), lines=args.lines)
     return run_cli_operation("team.peek", request, args, env=environ, render=render_peek)
+
+
+def register_attach(team_subparsers: Any) -> None:
+    p = team_subparsers.add_parser(
+        "attach", help="bring your terminal to a worker's pane, after its pane proof",
+        description="Prove WORKER's recorded pane (live with its pinned pid and the team's owner tag), then: inside "
+        "tmux on the team's server, switch this client to the pane's session, window and pane; otherwise attach "
+        "to the team's tmux server at that pane. A pane that is gone or not proven the worker's is refused with the "
+        "reason. With -o json, print where the pane is instead of attaching.",
+        epilog=examples("panefleet team attach alpha worker-2",
+                        ("panefleet team attach alpha worker-2 --read-only", "watch without being able to type")))
+    p.add_argument("team", help="the team's name")
+    p.add_argument("worker", help="the worker's name, e.g. worker-2 (`panefleet team status TEAM` lists them)")
+    p.add_argument("--read-only", action="store_true",
+                   help="attach a read-only client (inside tmux: this client is made read-only; "
+                   "`tmux switch-client -r` makes it writable again)")
+    complete_path(p.add_argument("--cwd", default=".", help="the team's working directory (default: .)"),
+                  directory=True)
+    add_output(p)
+    add_tmux(p)
+    p.set_defaults(handler=cmd_attach)
+
+
+def cmd_attach(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from pure.omx.peek import LocateRequest
+    from shell.cli.common import exit_code, make_executor, print_outcome, run_cli_operation, tmux_socket
+    from shell.run.loop import run_operation
+
+    environ = dict(os.environ)
+    request = LocateRequest(team=args.team, worker=args.worker, cwd=os.path.abspath(args.cwd),
+                            env=recorded_env(environ))
+    if args.output == "json":
+        return run_cli_operation("team.locate", request, args, env=environ)
+    done, journal, _audit = run_operation("team.locate", request, make_executor(args, environ), env=environ)
+    result = done.outcome.result
+    if not isinstance(result, dict) or result.get("ok") is not True:
+        print_outcome(done, journal, args, lambda answer, _done, _journal: f"attach refused: {answer.get('error')}")
+        return exit_code(done)
+    socket = tmux_socket(args, environ)
+    tmux = ["tmux", *(["-L", socket] if socket else [])]
+    pane, window, session = str(result["paneId"]), str(result["windowId"]), str(result["sessionId"])
+    # bring the pane to front in its session (what any client attached to it then shows)
+    subprocess.run([*tmux, "select-window", "-t", window], check=False)
+    subprocess.run([*tmux, "select-pane", "-t", pane], check=False)
+    if _inside(socket, environ):
+        subprocess.run([*tmux, "switch-client", "-t", pane], check=False)
+        if args.read_only:
+            readonly = subprocess.run([*tmux, "display-message", "-p", "#{client_readonly}"], capture_output=True,
+                                      text=True, check=False).stdout.strip()
+            if readonly != "1":
+                subprocess.run([*tmux, "switch-client", "-r"], check=False)
+        return 0
+    command = [*tmux, "attach-session", *(["-r"] if args.read_only else []), "-t", session]
+    os.execvpe(command[0], command, {k: v for k, v in environ.items() if k != "TMUX"})
+
+
+def _inside(socket: str | None, environ: dict[str, str]) -> bool:
+    """Whether panefleet runs in a client of the team's own tmux server (``$TMUX`` names its socket)."""
+    import subprocess
+
+    current = environ.get("TMUX", "").split(",")[0]
+    if not current:
+        return False
+    tmux = ["tmux", *(["-L", socket] if socket else [])]
+    team_socket = subprocess.run([*tmux, "display-message", "-p", "#{socket_path}"], capture_output=True, text=True,
+                                 check=False).stdout.strip()
+    return os.path.realpath(current) == os.path.realpath(team_socket)

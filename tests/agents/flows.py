@@ -180,4 +180,19 @@ def fleet_apply(work: Path, params: dict[str, Any]) -> dict[str, Any]:
         out["triggers"] = wait_triggers(box, workers, TRIGGER_WAIT_S if out["apply"]["code"] == 0 else 1)
         out["again"] = box.pf("apply", "-o", "json").as_json()
         out["status"] = status(box)
+        # a follow-up to one Codex and the Claude worker: typed, submitted, confirmed (docs/reaching-workers.md)
+        out["send"], out["follow_ups"] = {}, {}
+        for worker in ("worker-2", "worker-3"):
+            marker = f"follow-up {worker}: also list the files you changed"
+            started = time.time()
+            out["send"][worker] = box.pf("team", "send", TEAM, worker, marker, "--cwd", str(box.repo), "-o", "json",
+                                         timeout_s=120).as_json()
+            deadline = time.monotonic() + TRIGGER_WAIT_S
+            while time.monotonic() < deadline and not box.mock.requests_containing(marker, prompt_only=True):
+                time.sleep(0.5)
+            time.sleep(2)  # a second turn of the same message would show by now
+            # turns whose user message is exactly the follow-up (Codex also asks the model to title the
+            # thread, quoting the prompt inside a longer one: not a turn)
+            out["follow_ups"][worker] = len([r for r in box.mock.requests_containing(marker, prompt_only=True)
+                                             if r.at >= started and r.prompt_text().strip() == marker])
         return {**out, **observe(box)}

@@ -86,7 +86,7 @@ def test_a_missing_or_malformed_leader_pane_is_a_usage_error(argv: list[str], ca
 
 
 # What a command needs beyond its required arguments to get as far as reading its team.
-NEEDS = {"team task create": ["--subject", "s"]}
+NEEDS = {"team task create": ["--subject", "s"], "team send": ["the message"]}
 
 
 def _team_commands() -> Iterator[tuple[str, list[str]]]:
