@@ -25,7 +25,8 @@ TEAM_COMMAND_MODULES: dict[str, str | None] = {
     "send": "shell.cli.send",
 }
 HERDR_SUMMARY = "Herdr worker fleets: runs, owned workspaces and worker panes"  # as shell/cli/herdr.py has it
-TOP_COMMAND_MODULES = (("herdr", "shell.cli.herdr", HERDR_SUMMARY),)
+DOCTOR_SUMMARY = "whether tmux and the agent CLIs a team would launch can start here, with the fix for each"  # as shell/cli/doctor.py has it
+TOP_COMMAND_MODULES = (("herdr", "shell.cli.herdr", HERDR_SUMMARY), ("doctor", "shell.cli.doctor", DOCTOR_SUMMARY))
 # defined by shell/cli/fleet_args.py (imported only when one of them is asked for)
 FLEET_COMMANDS = (("plan", "what converging to a fleet file takes (reads only)"),
                   ("destroy", "stop a fleet file's teams: every worker pane killed after proof, records kept"))
@@ -34,7 +35,7 @@ FLEET_COMMANDS = (("plan", "what converging to a fleet file takes (reads only)")
 COMMAND_GROUPS = (
     ("fleets", ("plan", "apply", "destroy", "list", "team", "herdr")),
     ("saved plans", ("show",)),
-    ("trying it and setting up", ("demo", "help", "completion")),
+    ("trying it and setting up", ("demo", "doctor", "help", "completion")),
     ("tools for ports and replay", ("schema", "replay", "decide")),
 )
 

@@ -140,7 +140,7 @@ def test_each_help_names_the_global_options_that_apply_instead_of_repeating_them
     named = pointer.group(1).split(", ")
     assert named[0] == "-o"
     assert ("--tmux-socket" in named) == (path[0] != "herdr" and path not in (
-        ("schema",), ("replay",), ("decide",), ("show",), ("completion",), ("help",),
+        ("schema",), ("replay",), ("decide",), ("show",), ("completion",), ("help",), ("doctor",),
         ("team", "task", "create"), ("team", "task", "claim"))), named
     if path[0] == "herdr":
         assert "--tmux-socket" not in text
@@ -195,7 +195,7 @@ def test_help_options_describes_every_global_option_once(capsys: pytest.CaptureF
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
-    (["help", "nosuch"], "panefleet has no command 'nosuch' (choose from team, herdr, plan, destroy, apply, show, demo, help, "),
+    (["help", "nosuch"], "panefleet has no command 'nosuch' (choose from team, herdr, doctor, plan, destroy, apply, show, demo, help, "),
     (["help", "tema"], "panefleet has no command 'tema' (did you mean 'team'?)"),
     (["help", "optoins"], "(did you mean 'options'?)"),
     (["help", "team", "sclae-up"], "panefleet team has no command 'sclae-up' (did you mean 'scale-up'?)"),
@@ -223,7 +223,7 @@ def test_a_mistyped_command_gets_a_suggestion(capsys: pytest.CaptureFixture[str]
     code, _, err = run(["team", "status", "alpha", "-o", "jsno"], capsys)
     assert code == 2 and "invalid choice: 'jsno' (did you mean 'json'?)" in err
     code, _, err = run(["zzzzzz"], capsys)  # nothing close: the commands help lists
-    assert code == 2 and "invalid choice: 'zzzzzz' (choose from 'team', 'herdr', 'plan', 'destroy', 'apply'," in err
+    assert code == 2 and "invalid choice: 'zzzzzz' (choose from 'team', 'herdr', 'doctor', 'plan', 'destroy', 'apply'," in err
     assert "'_" not in err
     code, _, err = run(["--tmux-sokcet", "s", "team", "status", "alpha"], capsys)
     assert code == 2 and "unrecognized argument --tmux-sokcet (did you mean --tmux-socket?)" in err
