@@ -115,8 +115,9 @@ def startup_command(script_path: str) -> str:
 def gated_startup_command(script_path: str, worker_dir: str) -> str:
     """The watched start-up's (and a respawn's) split command (docs/scale-up.md): ``/bin/sh`` waits for
     one line before it runs the script, so that panefleet can set ``remain-on-exit`` on the new pane
-    first and a CLI that dies at once still leaves its last lines. ``exec`` keeps the pane's pid: the
-    pinned pid is the one that runs the agent.
+    first and a CLI that dies at once still leaves its last lines. The pinned pid is that shell's: it
+    runs the agent as its child and takes it down with the pane (``_GATE``), so an agent that ignores
+    SIGHUP does not outlive its killed pane.
 
     Before it waits, the pane's first process pins itself: it writes its pid to ``self_pin_path``
     in the worker's folder, once (``set -C``: a process that ``respawn-pane`` starts later with the
@@ -135,7 +136,13 @@ def self_pinned_shell_command(pin_dir: str) -> str:
 # The pane's first process writes its own pid to "$1/pane-N.pid" (N: its pane number), only if no
 # file is there, and says nothing when it cannot; then it waits at the gate, or becomes the shell.
 _SELF_PIN = '{ set -C; echo $$ >"$1/pane-${TMUX_PANE#%}.pid"; } 2>/dev/null; '
-_GATE = _SELF_PIN + 'read -r _ && exec /bin/sh "$0"'
+# Released, it runs the startup script as its child, on the pane's terminal (fd 3: an asynchronous
+# command's input would be /dev/null), and stays its parent: when the pane is killed (tmux sends
+# SIGHUP, which an agent may ignore — the Gemini CLI does) or it is sent SIGTERM, it sends SIGTERM to
+# its whole process group, the agent's, and SIGKILL 2 s later. Its exit status is the agent's.
+_GATE = _SELF_PIN + ('read -r _ || exit; exec 3<&0; '
+                     'trap \'trap "" HUP TERM; kill -TERM 0; sleep 2; kill -KILL 0\' HUP TERM; '
+                     '/bin/sh "$0" <&3 3<&- & wait $!; exit $?')
 _LOGIN_SHELL = _SELF_PIN + 'exec "${SHELL:-/bin/sh}" -l'
 
 

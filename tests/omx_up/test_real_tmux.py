@@ -211,3 +211,60 @@ def test_a_team_scaled_down_is_healthy_with_nothing_left_over(tmux_server: TmuxS
     assert code == 0 and "leftovers" not in shown, shown
     code, up = pf_json("team", "scale-up", "alpha", "--count", "1", "--cwd", str(work), env=env)
     assert code == 0 and "strayPanes" not in up and (team_dir / "runtime/worker-3-startup.sh").exists(), up
+
+
+HUP_IGNORING_AGENT = """#!/bin/sh
+# a stand-in agent that ignores SIGHUP (as the Gemini CLI does) and records its pid and its child's
+trap '' HUP
+sleep 100000 &
+echo "$OMX_TEAM_WORKER $$ $!" >> "{pids}"
+printf 'panefleet placeholder agent %s ready\\n' "${{OMX_TEAM_WORKER:-unknown-worker}}"
+while IFS= read -r line; do printf 'received: %s\\n' "$line"; done
+exec sleep 2147483647
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.tmux_executors("control")
+def test_an_agent_that_ignores_sighup_goes_with_its_pane(tmux_server: TmuxServer, tmp_path: Path,
+                                                        clean_env: dict[str, str]) -> None:
+    """A killed worker pane takes its agent, and what the agent started, with it: the pane's shell
+    stays the agent's parent and ends its process group (pure/omx/startup.py ``_GATE``)."""
+    from pure.omx.scale_up import ScaleUpRequest
+    from shell.run.executor import Executor
+    from shell.run.loop import run_operation
+
+    agent, pids = tmp_path / "agent.sh", tmp_path / "pids"
+    agent.write_text(HUP_IGNORING_AGENT.format(pids=pids))
+    agent.chmod(0o755)
+    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
+    leader = tmux_server.new_session("lead")
+    work = tmp_path / "work"
+    work.mkdir()
+    code, init = pf_json("team", "init", "alpha", "--leader-pane", leader, "--worker-cli", "placeholder",
+                         "--cwd", str(work), env=env)
+    assert code == 0, init
+    request = ScaleUpRequest(team="alpha", cwd=str(work), count=2, env={"OMX_TEAM_SCALING_ENABLED": "1",
+                             "HOME": str(tmp_path)}, cli_paths={"placeholder": str(agent)},
+                             existing_shells=("/bin/bash",))
+    done, _journal, _audit = run_operation("team.scale_up", request, Executor(env=env, tmux_socket=tmux_server.name),
+                                           env=env, audit=False)
+    assert done.outcome.status == "ok", done.outcome
+    started = {line.split()[0]: [int(pid) for pid in line.split()[1:]] for line in pids.read_text().splitlines()}
+    assert sorted(started) == ["alpha/worker-1", "alpha/worker-2"]
+    assert all(_alive(pid) for pids_of in started.values() for pid in pids_of)
+    code, down = pf_json("team", "scale-down", "alpha", "--worker", "worker-2", "--force", "--cwd", str(work),
+                         env=env)
+    assert code == 0, down
+    kept, removed = started["alpha/worker-1"], started["alpha/worker-2"]  # each: the agent and its child
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in removed) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [pid for pid in removed if _alive(pid)] == [] and all(_alive(pid) for pid in kept)
