@@ -71,9 +71,10 @@ def register_attach(team_subparsers: Any) -> None:
     p.set_defaults(handler=cmd_attach)
 
 
-def cmd_attach(args: argparse.Namespace) -> int:
-    import subprocess
+TMUX_TIMEOUT_S = 10.0  # each tmux call attach makes before it hands the terminal over
 
+
+def cmd_attach(args: argparse.Namespace) -> int:
     from pure.omx.peek import LocateRequest
     from shell.cli.common import exit_code, make_executor, print_outcome, run_cli_operation, tmux_socket
     from shell.run.loop import run_operation
@@ -91,29 +92,26 @@ def cmd_attach(args: argparse.Namespace) -> int:
     socket = tmux_socket(args, environ)
     tmux = ["tmux", *(["-L", socket] if socket else [])]
     pane, window, session = str(result["paneId"]), str(result["windowId"]), str(result["sessionId"])
-    # bring the pane to front in its session (what any client attached to it then shows)
-    subprocess.run([*tmux, "select-window", "-t", window], check=False)
-    subprocess.run([*tmux, "select-pane", "-t", pane], check=False)
-    if _inside(socket, environ):
-        subprocess.run([*tmux, "switch-client", "-t", pane], check=False)
-        if args.read_only:
-            readonly = subprocess.run([*tmux, "display-message", "-p", "#{client_readonly}"], capture_output=True,
-                                      text=True, check=False).stdout.strip()
-            if readonly != "1":
-                subprocess.run([*tmux, "switch-client", "-r"], check=False)
+    # bring the pane to the front of its session (what any client attached to it then shows)
+    _tmux(tmux, "select-window", "-t", window)
+    _tmux(tmux, "select-pane", "-t", pane)
+    if os.path.realpath(environ.get("TMUX", "").split(",")[0] or "/nonexistent") == os.path.realpath(
+            _tmux(tmux, "display-message", "-p", "#{socket_path}") or "/"):
+        # inside a client of the team's own server: bring this client there
+        _tmux(tmux, "switch-client", "-t", pane)
+        if args.read_only and _tmux(tmux, "display-message", "-p", "#{client_readonly}") != "1":
+            _tmux(tmux, "switch-client", "-r")
         return 0
     command = [*tmux, "attach-session", *(["-r"] if args.read_only else []), "-t", session]
     os.execvpe(command[0], command, {k: v for k, v in environ.items() if k != "TMUX"})
 
 
-def _inside(socket: str | None, environ: dict[str, str]) -> bool:
-    """Whether panefleet runs in a client of the team's own tmux server (``$TMUX`` names its socket)."""
+def _tmux(tmux: list[str], *args: str) -> str:
+    """One bounded tmux call; its trimmed stdout ("" when it failed or did not answer in time)."""
     import subprocess
 
-    current = environ.get("TMUX", "").split(",")[0]
-    if not current:
-        return False
-    tmux = ["tmux", *(["-L", socket] if socket else [])]
-    team_socket = subprocess.run([*tmux, "display-message", "-p", "#{socket_path}"], capture_output=True, text=True,
-                                 check=False).stdout.strip()
-    return os.path.realpath(current) == os.path.realpath(team_socket)
+    try:
+        done = subprocess.run([*tmux, *args], capture_output=True, text=True, timeout=TMUX_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
