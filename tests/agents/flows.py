@@ -195,4 +195,22 @@ def fleet_apply(work: Path, params: dict[str, Any]) -> dict[str, Any]:
             # thread, quoting the prompt inside a longer one: not a turn)
             out["follow_ups"][worker] = len([r for r in box.mock.requests_containing(marker, prompt_only=True)
                                              if r.at >= started and r.prompt_text().strip() == marker])
+        # a follow-up while the agent is busy (the model holds its answer to the one before open)
+        box.mock.configure(delay_s=6.0)
+        out["busy_send"], out["busy_follow_ups"] = {}, {}
+        for worker in ("worker-2", "worker-3"):
+            first, second = f"slow turn for {worker}", f"while busy {worker}: then run the tests"
+            started = time.time()
+            box.pf("team", "send", TEAM, worker, first, "--cwd", str(box.repo), "-o", "json", timeout_s=120)
+            out["busy_send"][worker] = box.pf("team", "send", TEAM, worker, second, "--cwd", str(box.repo), "-o",
+                                              "json", timeout_s=120).as_json()
+            deadline = time.monotonic() + TRIGGER_WAIT_S
+            while time.monotonic() < deadline and not [
+                    r for r in box.mock.requests_containing(second, prompt_only=True) if second in r.prompt_text()]:
+                time.sleep(0.5)
+            time.sleep(8)  # the held answer ends; a second turn of the same message would show by now
+            out["busy_follow_ups"][worker] = len([r for r in box.mock.requests_containing(second, prompt_only=True)
+                                                  if r.at >= started and second in r.prompt_text()
+                                                  and "User prompt:" not in r.prompt_text()])
+        box.mock.configure(delay_s=0.0)
         return {**out, **observe(box)}

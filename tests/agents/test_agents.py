@@ -143,8 +143,13 @@ def test_fleet_file_of_codex_and_claude_workers_applies() -> None:
     assert result["status"]["code"] == 0, brief
     for worker in result["config"]["workers"]:
         assert result["panes"][worker["pane_id"]]["owner"] == TEAM_OWNER, brief
-    brief += f"\nsend: {json.dumps(result.get('send'))[:3000]}\nfollow-ups: {result.get('follow_ups')}"
+    brief += (f"\nsend: {json.dumps(result.get('send'))[:3000]}\nfollow-ups: {result.get('follow_ups')}"
+              f"\nbusy: {json.dumps(result.get('busy_send'))[:3000]} {result.get('busy_follow_ups')}")
     for worker in ("worker-2", "worker-3"):  # a Codex and the Claude worker: `team send` reaches each once
         sent = result["send"][worker]
         assert sent["code"] == 0 and sent["json"]["workers"][0]["result"] == "delivered", brief
         assert result["follow_ups"][worker] == 1, brief
+        # sent while the agent was busy: queued (or delivered, as that CLI behaves), and it reaches the model once
+        busy = result["busy_send"][worker]["json"]["workers"][0]
+        assert busy["result"] in ("queued", "delivered") and busy["agentState"] == "busy", brief
+        assert result["busy_follow_ups"][worker] == 1, brief
