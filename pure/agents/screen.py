@@ -13,6 +13,8 @@ States, checked in this order (the first that matches wins):
 * ``api_key_prompt``  Claude asking whether to use the API key found in the environment
 * ``login_required``  a sign-in, onboarding or authentication screen
 * ``busy``            the agent is working on a message (``esc to interrupt``)
+* ``idle``            ``ready`` after a finished turn: the line a CLI prints when a turn ends (Codex's
+                      ``Worked for 3s • 14:02``, Claude's ``✻ Baked for 3s · done 2:02 PM``) is on screen
 * ``ready``           the agent's input line is shown and it waits for a message
 * ``starting``        nothing, or only the CLI's launch noise, on screen yet
 * ``unknown``         text that matches none of the above
@@ -28,9 +30,11 @@ from typing import Literal
 from attrs import frozen
 
 ScreenState = Literal["starting", "trust_prompt", "bypass_prompt", "api_key_prompt", "login_required", "ready",
-                      "busy", "exited", "unknown"]
+                      "idle", "busy", "exited", "unknown"]
 SCREEN_STATES: tuple[ScreenState, ...] = ("starting", "trust_prompt", "bypass_prompt", "api_key_prompt",
-                                          "login_required", "ready", "busy", "exited", "unknown")
+                                          "login_required", "ready", "idle", "busy", "exited", "unknown")
+# States in which the agent waits for a message: its input line is live.
+WAITING_STATES: frozenset[ScreenState] = frozenset({"ready", "idle"})
 # States in which the agent will not start on its own: the worker failed to start.
 STUCK_STATES: frozenset[ScreenState] = frozenset({"api_key_prompt", "login_required", "exited"})
 
@@ -168,6 +172,11 @@ _READY = {
     "gemini": re.compile(r"Type your message|@path/to/file", _I),
     "placeholder": re.compile(r"^panefleet placeholder agent \S+ ready$"),
 }
+# The line a CLI prints under its answer when a turn has ended (the pinned versions' wordings).
+_TURN_DONE = {
+    "codex": re.compile(r"^Worked for \S+ • "),
+    "claude": re.compile(r"^✻ \S+ for \S+ · done\b"),
+}
 # The CLI's own banner: seen with no ready line, the CLI is still starting (e.g. Codex's splash).
 _BANNER = {
     "codex": re.compile(r">_ OpenAI Codex"),
@@ -233,6 +242,10 @@ def classify(cli: str, capture: str, *, dead: bool = False) -> Screen:
     if busy:
         return Screen(state="busy", evidence=(busy[-1],), input_text=typed)
     if ready and (not _INPUT.get(cli, "") or _has_input_line(cli, tail)):
+        turn_done = _TURN_DONE.get(cli)
+        done = [line for line in nonblank if turn_done is not None and turn_done.search(line)]
+        if done:
+            return Screen(state="idle", evidence=(done[-1], *ready[-1:]), input_text=typed)
         return Screen(state="ready", evidence=tuple(ready[-2:]), input_text=typed)
     banner = _BANNER.get(cli)
     if (len(nonblank) <= 2 or banner is not None and any(banner.search(line) for line in lines)) and not ready:

@@ -224,7 +224,7 @@ def _step(item: Starting, seen: Watch, screen: sc.Screen | None, previous: sc.Sc
         why = "is gone (its process exited or the pane was killed)" if seen.kind == "gone" else "cannot be proven ours"
         return Started(worker=name, ok=False, state=seen.kind,
                        reason=f"worker_start_failed:{name}: pane {item.pane} {why} [{seen.reason}]")
-    if screen.state in ("ready", "busy"):
+    if screen.state in sc.WAITING_STATES or screen.state == "busy":
         return Started(worker=name, ok=True, state=screen.state)
     if screen.state in sc.STUCK_STATES:
         lines = screen.evidence

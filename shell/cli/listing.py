@@ -27,7 +27,7 @@ from attrs import frozen
 
 from shell.cli.args import add_output, add_tmux, complete_path, examples
 
-STUCK_EXCLUDED = ("ready", "busy", "starting")  # a screen read as anything else is an agent that will not go on alone
+STUCK_EXCLUDED = ("ready", "idle", "busy", "starting")  # a screen read as anything else is an agent that will not go on alone
 
 
 def _add(parser: argparse.ArgumentParser) -> None:
@@ -168,7 +168,7 @@ def _counts(result: dict[str, Any], row: dict[str, Any], server_read: bool) -> N
     row["workersLive"] = sum(1 for w in workers
                              if w.get("verdict") == "live" and w.get("pidMatch") and w.get("ownerMatch"))
     screens = [w.get("screen") for w in workers]
-    row["agents"] = {"ready": screens.count("ready"), "busy": screens.count("busy"),
+    row["agents"] = {"ready": screens.count("ready") + screens.count("idle"), "busy": screens.count("busy"),
                      "stuck": sum(1 for s in screens if isinstance(s, str) and s not in STUCK_EXCLUDED)}
 
 

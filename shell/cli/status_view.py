@@ -24,6 +24,7 @@ VERDICTS = {
 }
 SCREENS = {
     "ready": "the agent waits for input",
+    "idle": "the agent finished its turn and waits for input",
     "busy": "the agent is working",
     "starting": "the agent is still starting",
     "trust_prompt": "the agent asks whether to trust the folder",

@@ -34,7 +34,7 @@ from typing import Any
 from tests.agents.sandbox import ROOT, Sandbox, log, missing_prerequisites, run_scenario, scenario
 
 SCREENS = ROOT / "tests" / "goldens" / "screens"
-STATES = ("starting", "trust_prompt", "bypass_prompt", "api_key_prompt", "login_required", "ready", "busy",
+STATES = ("starting", "trust_prompt", "bypass_prompt", "api_key_prompt", "login_required", "ready", "idle", "busy",
           "exited", "unknown")
 ANSWER = "Mock model answer: the assignment is understood."
 LONG_LINE = ("Read .omx/state/team/alpha/workers/worker-1/inbox.md, start work now, report concrete progress, "
@@ -248,7 +248,7 @@ def _record_conversation(rec: Recorder, box: Sandbox, pane: str, facts: dict[str
              "answer back)", "busy")
     box.mock.configure(delay_s=0.0)
     screen, _ = rec.wait(pane, lambda s: ANSWER in s and idle(s), 30, "answered")
-    rec.save("answered", pane, screen, f"the model's answer shown, {name} waiting for the next message", "ready")
+    rec.save("answered", pane, screen, f"the model's answer shown, {name} waiting for the next message", "idle")
 
 
 def codex_trust(s: str) -> bool:
@@ -338,7 +338,8 @@ def record_codex(work: Path, params: dict[str, Any]) -> dict[str, Any]:
             facts["missing_instructions_file"]["after_message"] = _tail(screen, 12)
             dead = _dead(box, pane)
             rec.save("missing_instructions_file_after_message", pane, screen, "the same Codex after a message was "
-                     "submitted", "exited" if dead else ("ready" if codex_idle(screen) else "unknown"))
+                     "submitted", "exited" if dead else ("unknown" if not codex_idle(screen) else
+                                                        "idle" if ANSWER in screen else "ready"))
         box.tmux("kill-pane", "-t", pane, check=False)
 
         # a config.toml that is not TOML

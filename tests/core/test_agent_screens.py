@@ -23,10 +23,10 @@ def _goldens() -> list[Path]:
 # start-up that ended with the CLI's own error.
 RECORDED = {
     "codex": {"trust_prompt": "trust_prompt", "trust_prompt_option2": "trust_prompt", "ready": "ready",
-              "typed": "ready", "answered": "ready", "busy": "busy", "broken_config": "exited"},
+              "typed": "ready", "answered": "idle", "busy": "busy", "broken_config": "exited"},
     "claude": {"trust_prompt": "trust_prompt", "trust_prompt_yes_highlighted": "trust_prompt",
                "bypass_prompt": "bypass_prompt", "api_key_prompt": "api_key_prompt", "ready": "ready",
-               "typed": "ready", "answered": "ready", "busy": "busy", "no_onboarding": "exited"},
+               "typed": "ready", "answered": "idle", "busy": "busy", "no_onboarding": "exited"},
 }
 
 
