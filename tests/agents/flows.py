@@ -10,11 +10,14 @@ worker pane's last screen for failure messages. The assertions are made outside,
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from tests.agents.sandbox import Sandbox, log, scenario
+from tests.agents.sandbox import CLI, Sandbox, log, scenario
 
 TEAM = "alpha"
 TRIGGER_WAIT_S = 60.0  # how long after scale-up returns each worker's trigger may take to reach the mock
@@ -195,7 +198,14 @@ def fleet_apply(work: Path, params: dict[str, Any]) -> dict[str, Any]:
             # thread, quoting the prompt inside a longer one: not a turn)
             out["follow_ups"][worker] = len([r for r in box.mock.requests_containing(marker, prompt_only=True)
                                              if r.at >= started and r.prompt_text().strip() == marker])
-        # a follow-up while the agent is busy (the model holds its answer to the one before open)
+        # a follow-up while the agent is busy (the model holds its answer to the one before open), with
+        # `team watch` running: each agent's return to idle runs its hook
+        hooks = box.work / "idle-hooks"
+        watcher = subprocess.Popen([sys.executable, str(CLI), "team", "watch", TEAM, "--interval", "0.5", "--cwd",
+                                    str(box.repo), "--tmux-socket", box.socket, "--on-idle",
+                                    f'echo "$PANEFLEET_WORKER $PANEFLEET_STATE" >> {hooks}'],
+                                   cwd=box.repo, env=box.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)  # its first snapshot: every worker idle after its follow-up
         box.mock.configure(delay_s=6.0)
         out["busy_send"], out["busy_follow_ups"] = {}, {}
         for worker in ("worker-2", "worker-3"):
@@ -213,4 +223,9 @@ def fleet_apply(work: Path, params: dict[str, Any]) -> dict[str, Any]:
                                                   if r.at >= started and second in r.prompt_text()
                                                   and "User prompt:" not in r.prompt_text()])
         box.mock.configure(delay_s=0.0)
+        time.sleep(3)
+        watcher.send_signal(signal.SIGINT)
+        watch_out, watch_err = watcher.communicate(timeout=30)
+        out["watch"] = {"code": watcher.returncode, "stdout": watch_out, "stderr": watch_err[-2000:],
+                        "hooks": hooks.read_text() if hooks.exists() else ""}
         return {**out, **observe(box)}

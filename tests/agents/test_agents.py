@@ -153,3 +153,9 @@ def test_fleet_file_of_codex_and_claude_workers_applies() -> None:
         busy = result["busy_send"][worker]["json"]["workers"][0]
         assert busy["result"] in ("queued", "delivered") and busy["agentState"] == "busy", brief
         assert result["busy_follow_ups"][worker] == 1, brief
+    # `team watch` saw each busy agent finish its turn and ran its --on-idle hook once per transition
+    watch = result["watch"]
+    brief += f"\nwatch: {json.dumps(watch)}"
+    hooks = watch["hooks"].splitlines()
+    assert watch["code"] == 0 and {"worker-2 idle", "worker-3 idle"} <= set(hooks), brief
+    assert len(hooks) == watch["stdout"].count(" -> idle") and all(line.endswith(" idle") for line in hooks), brief

@@ -146,3 +146,26 @@ def test_attach_refuses_a_gone_pane(fleet: Fleet) -> None:
     refused = fleet.run("team", "attach", "alpha", "worker-1")
     assert refused.returncode == 4 and "absent" in refused.stderr, refused.stderr
     assert _clients(fleet) == []
+
+
+def test_watch_runs_the_exit_hook_once_per_transition(fleet: Fleet, tmp_path: Path) -> None:
+    """``team watch``: a worker pane killed from outside runs ``--on-exit`` once, with the worker's name."""
+    fleet.write(2)
+    assert fleet.run("apply", "--yes").returncode == 0
+    fired = tmp_path / "fired"
+    hook = f'echo "$PANEFLEET_WORKER $PANEFLEET_STATE $PANEFLEET_PANE" >> {fired}'
+    watcher = subprocess.Popen([sys.executable, "-m", "cli", "team", "watch", "alpha", "--interval", "0.3",
+                                "--on-exit", hook, "--on-idle", f"echo idle >> {fired}"], cwd=fleet.project,
+                               env=fleet.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2)  # a few snapshots: nothing has changed, no hook
+        assert not fired.exists()
+        pane = fleet.workers()["worker-2"][0]
+        fleet.server.cmd("kill-pane", "-t", pane)
+        assert _wait(lambda: fired.exists(), 20)
+        time.sleep(2)  # more snapshots of the same state: still once
+        assert fired.read_text() == f"worker-2 exited {pane}\n"
+    finally:
+        watcher.send_signal(2)
+        out, _err = watcher.communicate(timeout=30)
+    assert watcher.returncode == 0 and out.count(" -> ") == 1 and "  worker-2  ready -> exited" in out, out
