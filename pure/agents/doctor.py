@@ -127,6 +127,11 @@ def _version_check(facts: CliFacts) -> Check:
 
 
 def _codex_signed_in(auth: str | None, config: str | None, home: str) -> Check:
+    try:
+        tomllib.loads(config or "")
+    except tomllib.TOMLDecodeError as error:
+        return Check(level="fail", subject="codex", text=f"error loading config.toml ({home}/config.toml): {error}",
+                     fix="repair the file: Codex does not start with it")
     if auth is not None:
         return Check(level="ok", subject="codex", text=f"signed in ({home}/auth.json)")
     provider = _codex_provider(config)

@@ -85,11 +85,20 @@ def gather(clis: tuple[str, ...], env: dict[str, str]) -> list[Any]:
     checks = [doctor.check_tmux(tmux, _version(tmux, env, "-V") if tmux else None)]
     for cli in clis:
         path = shutil.which(cli, path=env.get("PATH"))
-        facts = doctor.CliFacts(cli=cli, path=path, version_text=_version(path, env) if path else None,
-                                files={file: _read(file) for file in doctor.setup_files(cli, env, home)},
-                                env=env, euid=os.geteuid())
+        facts, home = setup_facts(cli, path, _version(path, env) if path else None, env)
         checks.extend(doctor.check_cli(facts, home))
     return checks
+
+
+def setup_facts(cli: str, path: str | None, version_text: str | None, env: dict[str, str]) -> tuple[Any, str]:
+    """What the checks of ``cli`` read (its set-up files, the environment, the user id), and the home
+    folder they were read from."""
+    from pure.agents import doctor
+
+    home = env.get("HOME") or os.path.expanduser("~")
+    files = {file: _read(file) for file in doctor.setup_files(cli, env, home)}
+    return doctor.CliFacts(cli=cli, path=path, version_text=version_text, files=files, env=env,
+                           euid=os.geteuid()), home
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

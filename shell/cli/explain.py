@@ -323,6 +323,10 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
     _rule(r"scale_up_no_room:(.*)", None,
           lambda m, s: f"There is no room for the new panes ({m[1]}); make the terminal larger or add fewer "
                        "workers."),
+    _rule(r"worker_cli_not_ready:(?P<cli>\w+):(?P<worker>[^:]+):(?P<problem>.*?)(?:; fix: (?P<fix>.*))?", None,
+          lambda m, s: f"{m['worker']} would run {m['cli']}, which cannot start here: {m['problem']}"
+                       + (f"; to fix: {m['fix']}" if m["fix"] else "") + f". Nothing was changed (panefleet doctor "
+                       f"--worker-cli {m['cli']} checks again)."),
     _rule(r"worker_cli_unavailable:(\w+):.*selected for (\S+) .*", None,
           lambda m, s: f"The worker CLI {m[1]} (for {m[2]}) is not installed or not on PATH; install it, or choose "
                        "another with --worker-cli (`--worker-cli placeholder` needs no agent CLI). Nothing was "

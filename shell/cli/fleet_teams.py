@@ -210,18 +210,17 @@ def request_for(target: Target, action: Action, environ: Mapping[str, str]) -> t
 
 def _scale_up(target: Target, group: WorkerGroup, count: int, environ: Mapping[str, str]) -> object:
     from pure.omx.scale_up import ScaleUpRequest
-    from shell.cli.scale_up import PLACEHOLDER_AGENT, existing_shells
+    from shell.cli.scale_up import agent_clis, existing_shells
     from shell.cli.task_input import parse_task
 
     path = environ.get("PATH", os.defpath)
-    cli_paths = {cli: shutil.which(cli, path=path) or "" for cli in ("codex", "claude", "gemini")}
-    cli_paths["placeholder"] = str(PLACEHOLDER_AGENT)
+    cli_paths, cli_problems = agent_clis(environ, target.spec.cwd)
     tasks = (parse_task(group.task, "task"),) * count if group.task is not None else ()
     return ScaleUpRequest(
         team=target.spec.name, count=count, cwd=target.spec.cwd, agent_type=group.role, tasks=tasks,
         env=group_env(target, group), process_argv=tuple(sys.argv), cli_paths=cli_paths,
         node_path=shutil.which("node", path=path) or "node", existing_shells=existing_shells(dict(environ)),
-        worker_env=dict(group.env) or None, worktree=True if group.worktree else None)
+        worker_env=dict(group.env) or None, worktree=True if group.worktree else None, cli_problems=cli_problems)
 
 
 def carry_out(target: Target, action: Action, environ: Mapping[str, str]) -> Carried:

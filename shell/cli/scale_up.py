@@ -6,6 +6,7 @@ import argparse
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -82,9 +83,7 @@ def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
     from shell.cli.team_home import request_env
 
     path = environ.get("PATH", os.defpath)
-    # "" = looked for on PATH and not found: scale-up refuses a worker that would launch it.
-    cli_paths = {cli: shutil.which(cli, path=path) or "" for cli in ("codex", "claude", "gemini")}
-    cli_paths["placeholder"] = str(PLACEHOLDER_AGENT)
+    cli_paths, cli_problems = agent_clis(environ, os.path.abspath(args.cwd))
     tasks = tuple(parse_task(text) for text in args.task)
     too_many = count_problem(len(tasks), args.count)
     if too_many is not None:
@@ -93,7 +92,38 @@ def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
         team=args.team, count=args.count, cwd=os.path.abspath(args.cwd), agent_type=args.agent_type, tasks=tasks,
         env=request_env(args, environ), process_argv=tuple(sys.argv), cli_paths=cli_paths,
         node_path=shutil.which("node", path=path) or "node", existing_shells=existing_shells(environ),
+        cli_problems=cli_problems,
     )
+
+
+def agent_clis(environ: Mapping[str, str], cwd: str) -> tuple[dict[str, str], dict[str, list[str]] | None]:
+    """Where each agent CLI is on PATH ("": looked for and not found, so a worker that would launch it
+    is refused) and the placeholder agent; and, by CLI found, what keeps it from starting for a team
+    in ``cwd`` (``panefleet doctor``'s failed checks, without running the CLIs: ``pure/agents/doctor.py``;
+    Codex's home as the launch resolves it, a project-scoped one included)."""
+    from pure.agents import doctor
+    from pure.omx.launch.agents import posix_join, resolve_codex_home_override
+    from shell.cli.doctor import setup_facts
+
+    path = environ.get("PATH", os.defpath)
+    cli_paths = {cli: shutil.which(cli, path=path) or "" for cli in doctor.AGENT_CLIS}
+    env = dict(environ)
+    try:
+        scope: str | None = Path(cwd, ".omx", "setup-scope.json").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        scope = None
+    override = resolve_codex_home_override(env, cwd, scope)
+    if override:
+        env["CODEX_HOME"] = posix_join(cwd, override) if not override.startswith("/") else override
+    problems: dict[str, list[str]] = {}
+    for cli, found in cli_paths.items():
+        if found:
+            facts, home = setup_facts(cli, found, None, env)
+            failed = [f"{c.text}; fix: {c.fix}" for c in doctor.check_cli(facts, home) if c.level == "fail"]
+            if failed:
+                problems[cli] = failed
+    cli_paths["placeholder"] = str(PLACEHOLDER_AGENT)
+    return cli_paths, problems or None
 
 
 def existing_shells(environ: dict[str, str]) -> tuple[str, ...]:

@@ -96,10 +96,11 @@ def test_broken_codex_config_fails_scale_up_and_leaves_nothing() -> None:
     brief = _brief(result)
     assert result["init"]["code"] == 0, brief
     up = result["scale_up"]
-    assert up["code"] != 0, brief
-    # codex's own error line is passed on: "Error: loading config.toml: ..." (tests/goldens/screens/codex/)
+    # refused before any pane is made, naming the file and what is wrong with it, as `panefleet doctor` does
+    # (pure/agents/doctor.py); Codex itself says "Error: loading config.toml: …" (tests/goldens/screens/codex/)
+    assert up["code"] == 4, brief
     told = up["stdout"] + up["stderr"]
-    assert "loading config.toml" in told, brief
+    assert "error loading config.toml" in told and "config.toml" in up["json"]["error"], brief
     assert list(result["panes"]) == [result["leader"]], brief  # no worker pane left
     assert result["worker_dirs"] == [], brief
     before, after = result["config_before"], result["config"]

@@ -28,7 +28,7 @@ def _levels(facts: CliFacts) -> list[tuple[str, str]]:
     ({"/h/.codex/config.toml": PROVIDER}, {}, "ok:model provider mock"),
     ({"/c/config.toml": PROVIDER}, {"CODEX_HOME": "/c"}, "ok:model provider mock"),
     ({"/h/.codex/config.toml": 'model_provider = "mock"\n'}, {}, "fail:not signed in"),  # no such table
-    ({"/h/.codex/config.toml": "[[[ broken"}, {}, "fail:not signed in"),
+    ({"/h/.codex/config.toml": "[[[ broken", "/h/.codex/auth.json": "{}"}, {}, "fail:error loading config.toml"),
     ({}, {}, "fail:not signed in"),
 ])
 def test_codex_needs_a_sign_in_or_a_provider(files: dict[str, str], env: dict[str, str], expected: str) -> None:

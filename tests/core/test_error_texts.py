@@ -67,6 +67,8 @@ EXAMPLES = [
     ("scale_up_no_room:window 20x10 too small", "scale_up_no_room"),
     ("worker_cli_unavailable:codex: the worker CLI 'codex' selected for worker-2 was not found on PATH; install it",
      "worker_cli_unavailable"),
+    ("worker_cli_not_ready:claude:worker-2:onboarding not done (/h/.claude.json); fix: run `claude` once as this "
+     "user and finish its first-run questions", "worker_cli_not_ready"),
     ("placeholder_agent_unavailable: the panefleet placeholder agent was not found", "placeholder_agent_unavailable"),
     ("scale_up_rollback_cleanup_debt:pane_pid_changed:%5", "scale_up_rollback_cleanup_debt"),
     ("scale_up_rollback_membership_persistence_failed:EIO", "scale_up_rollback_membership_persistence_failed"),

@@ -974,3 +974,18 @@ def test_task_materialization_failure_rolls_back(tmp_path: Path) -> None:
     assert not any(a[0] == "split-window" for a in executor.tmux_log)
 
 
+
+
+def test_a_worker_cli_that_cannot_start_here_refuses_before_any_effect(tmp_path: Path) -> None:
+    """What ``panefleet doctor`` found wrong with the worker's CLI (the shell passes it as
+    ``cli_problems``, shell/cli/scale_up.py ``agent_clis``) refuses the scale-up before any change (tmux
+    is only asked its version); another CLI's problems do not."""
+    team = UpTeam(tmp_path / "a")
+    problem = "not signed in and no model provider of its own in /h/.codex; fix: run `codex login`"
+    out = run(team, attrs.evolve(request(team), cli_problems={"codex": [problem]}), StubTmux())
+    assert out.error == f"worker_cli_not_ready:codex:worker-2:{problem}"
+    assert out.done.outcome.status == "refused" and out.log == [("-V",)]  # tmux was only asked its version
+    assert_nothing_created(team)
+    other = UpTeam(tmp_path / "b")
+    fine = run(other, attrs.evolve(request(other), cli_problems={"claude": ["onboarding not done"]}), StubTmux())
+    assert fine.result["ok"] is True

@@ -171,6 +171,9 @@ def plan_launches(req: ScaleUpRequest, paths: TeamPaths, start: int, state: Team
         for offset, policy in enumerate(planned.unwrap()):
             if req.cli_paths.get(policy.worker_cli) == "":
                 raise refused(cli_unavailable(policy.worker_cli, f"worker-{start + offset}"))
+            problems = (req.cli_problems or {}).get(policy.worker_cli)
+            if problems:
+                raise refused(f"{CLI_NOT_READY}:{policy.worker_cli}:worker-{start + offset}:{problems[0]}")
     env = dict(launch_env)
     if override:
         env["CODEX_HOME"] = override
@@ -181,6 +184,7 @@ def plan_launches(req: ScaleUpRequest, paths: TeamPaths, start: int, state: Team
 
 
 CLI_UNAVAILABLE = "worker_cli_unavailable"
+CLI_NOT_READY = "worker_cli_not_ready"  # what panefleet doctor says keeps the CLI from starting here
 
 
 def cli_unavailable(cli: str, worker: str) -> str:

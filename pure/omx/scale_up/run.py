@@ -46,7 +46,10 @@ class ScaleUpRequest:
     ``existing_shells`` lists which zsh/bash candidates (and ``$SHELL``) exist, for the worker shell;
     ``worker_env`` is set in every new worker's environment (a fleet file group's ``env``), and
     ``worktree`` gives each new worker a detached git worktree when the team has no worktree mode
-    (a group's ``worktree = true``, ``pure/fleet/spec.py``); both are omitted from plans when unset."""
+    (a group's ``worktree = true``, ``pure/fleet/spec.py``); both are omitted from plans when unset;
+    ``cli_problems``: by CLI, what keeps it from starting here as ``panefleet doctor`` says it
+    (``pure/agents/doctor.py``): a worker that would launch such a CLI refuses the scale-up before
+    anything is created."""
 
     team: str
     count: int
@@ -60,6 +63,7 @@ class ScaleUpRequest:
     existing_shells: tuple[str, ...] = ()
     worker_env: dict[str, str] | None = field(default=None, metadata=OMIT_NONE)
     worktree: bool | None = field(default=None, metadata=OMIT_NONE)
+    cli_problems: dict[str, list[str]] | None = field(default=None, metadata=OMIT_NONE)
 
 
 def injections(env: dict[str, str]) -> frozenset[str]:
