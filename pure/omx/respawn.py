@@ -27,6 +27,7 @@ from pure import model as m
 from pure import ops
 from pure import tmux as t
 from pure.agents import startup as supervise
+from pure.convert import OMIT_NONE
 from pure.omx import dispatch as dsp
 from pure.omx import layout, strays
 from pure.omx import startup as st_script
@@ -34,7 +35,7 @@ from pure.omx.codec import Json, render_json
 from pure.omx.locks import with_scaling_lock
 from pure.omx.names import sanitize_team_name
 from pure.omx.scale_up.config import locked_state, save_config
-from pure.omx.scale_up.plan import plan_placements, split_target, team_panes
+from pure.omx.scale_up.plan import CLI_NOT_READY, plan_placements, split_target, team_panes
 from pure.omx.scale_up.run import Abort, RollbackContext
 from pure.omx.scale_up.worker import prove_split_target, tag_pane
 from pure.omx.state import TeamPaths, resolve_state_root
@@ -43,10 +44,14 @@ from pure.program import INTERRUPTED, Gen, Interrupted, PlanError, Program, expe
 
 @frozen(kw_only=True)
 class RespawnRequest:
+    """``cli_problems``: as a scale-up's (``pure/omx/scale_up/run.py``): the worker's CLI, when it cannot
+    start here, refuses the respawn before anything is changed."""
+
     team: str
     worker: str
     cwd: str
     env: dict[str, str] = field(factory=dict)
+    cli_problems: dict[str, list[str]] | None = field(default=None, metadata=OMIT_NONE)
 
 
 def respawn(req: RespawnRequest) -> Program:
@@ -73,6 +78,10 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     record = next((w for w in workers if w.get("name") == req.worker), None)
     if record is None:
         raise _refuse(f"respawn_worker_not_found:{req.worker}")
+    cli = str(record.get("worker_cli") or "codex")
+    problems = (req.cli_problems or {}).get(cli)
+    if problems:
+        raise _refuse(f"{CLI_NOT_READY}:{cli}:{req.worker}:{problems[0]}")
     owner = config.get("tmux_pane_owner_id")
     if not isinstance(owner, str) or not owner.strip():
         raise _refuse(f"respawn_owner_unavailable:{paths.team}")

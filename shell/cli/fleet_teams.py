@@ -197,8 +197,10 @@ def request_for(target: Target, action: Action, environ: Mapping[str, str]) -> t
         return "team.debt_reconcile", DebtRequest(team=spec.name, cwd=spec.cwd, env=env)
     if action.kind == "respawn":
         from pure.omx.respawn import RespawnRequest
+        from shell.cli.scale_up import agent_clis
 
-        return "team.respawn", RespawnRequest(team=spec.name, worker=action.workers[0], cwd=spec.cwd, env=env)
+        return "team.respawn", RespawnRequest(team=spec.name, worker=action.workers[0], cwd=spec.cwd, env=env,
+                                              cli_problems=agent_clis(environ, spec.cwd)[1])
     if action.kind == "remove":
         from pure.omx.scale_down import ScaleDownRequest
 

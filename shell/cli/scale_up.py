@@ -274,6 +274,8 @@ def cmd_respawn(args: argparse.Namespace) -> int:
     from shell.cli.common import run_cli_operation
 
     environ = dict(os.environ)
-    request = RespawnRequest(team=args.team, worker=args.worker, cwd=os.path.abspath(args.cwd), env=recorded_env(environ))
+    cwd = os.path.abspath(args.cwd)
+    request = RespawnRequest(team=args.team, worker=args.worker, cwd=cwd, env=recorded_env(environ),
+                             cli_problems=agent_clis(environ, cwd)[1])
     return run_cli_operation("team.respawn", request, args, env=environ, render=render_respawn,
                              predicted_capture=PREDICTED_READY_OUTPUT)

@@ -108,3 +108,26 @@ def test_the_command_against_stand_in_clis(tmp_path: Path) -> None:
     text = subprocess.run([sys.executable, str(ROOT / "cli.py"), "doctor", "--worker-cli", "gemini"], env=env,
                           capture_output=True, text=True, timeout=60).stdout
     assert "fail  gemini  gemini is not on PATH" in text and "fix: install it (npm install -g @google/gemini-cli)" in text
+
+
+def test_a_respawn_of_a_worker_whose_cli_cannot_start_is_refused_before_any_change(tmp_path: Path) -> None:
+    """``team respawn`` refuses in doctor's words, before anything is changed, when the worker's recorded
+    CLI cannot start here (pure/omx/respawn.py); a problem of another CLI does not stop it."""
+    from pure.omx.respawn import RespawnRequest, respawn
+    from tests.adversary import team as tm
+    from tests.adversary.sim import SimExecutor, TmuxServer, World, drive
+
+    world = World(server=TmuxServer())
+    root = tm.build(tmp_path, world.server)
+    first = json.loads((root / "config.json").read_text())["workers"][0]
+    world.server.die(first["pane_id"])
+    before = {pane: (p.pid, dict(p.options)) for pane, p in world.server.panes.items()}
+    problem = "onboarding not done (/h/.claude.json); fix: run `claude` once"
+    executor = SimExecutor(world, tmp_path, tm.TEAM, state_root=tmp_path / ".omx" / "state", env=tm.ENV)
+    request = RespawnRequest(team=tm.TEAM, worker="worker-1", cwd=str(tmp_path), env=tm.ENV,
+                             cli_problems={"claude": [problem], "codex": [f"codex: {problem}"]})
+    done = drive(lambda: respawn(request), executor)
+    assert done is not None and done.outcome.status == "refused"
+    assert done.outcome.message == f"worker_cli_not_ready:codex:worker-1:codex: {problem}"
+    assert {pane: (p.pid, dict(p.options)) for pane, p in world.server.panes.items()} == before
+    assert [args[0] for args in executor.tmux_log] == ["-V"] and world.violations == []
