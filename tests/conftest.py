@@ -50,6 +50,15 @@ def goldens(request: pytest.FixtureRequest) -> Goldens:
     return Goldens(bool(request.config.getoption("--update-goldens")))
 
 
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited (a zombie or dead one is not alive)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
 class TmuxServer:
     """A real tmux server on a private socket (``tmux -L NAME``), never the user's default."""
 

@@ -128,30 +128,19 @@ def _version_check(facts: CliFacts) -> Check:
 
 def _codex_signed_in(auth: str | None, config: str | None, home: str) -> Check:
     try:
-        tomllib.loads(config or "")
+        parsed = tomllib.loads(config or "")
     except tomllib.TOMLDecodeError as error:
         return Check(level="fail", subject="codex", text=f"error loading config.toml ({home}/config.toml): {error}",
                      fix="repair the file: Codex does not start with it")
     if auth is not None:
         return Check(level="ok", subject="codex", text=f"signed in ({home}/auth.json)")
-    provider = _codex_provider(config)
-    if provider is not None:
+    provider = parsed.get("model_provider")
+    providers = parsed.get("model_providers")
+    if isinstance(provider, str) and isinstance(providers, dict) and isinstance(providers.get(provider), dict):
         return Check(level="ok", subject="codex", text=f"model provider {provider} ({home}/config.toml)")
     return Check(level="fail", subject="codex", text=f"not signed in and no model provider of its own in {home}",
                  fix="run `codex login` once as this user, or set model_provider and a [model_providers.NAME] "
                      f"table in {home}/config.toml")
-
-
-def _codex_provider(config: str | None) -> str | None:
-    try:
-        parsed = tomllib.loads(config or "")
-    except tomllib.TOMLDecodeError:
-        return None
-    name = parsed.get("model_provider")
-    providers = parsed.get("model_providers")
-    if isinstance(name, str) and isinstance(providers, dict) and isinstance(providers.get(name), dict):
-        return name
-    return None
 
 
 def _claude_ready(state: str | None, credentials: str | None, env: Mapping[str, str], euid: int,

@@ -60,15 +60,21 @@ def proven_worker(team: str, worker: str, cwd: str, env: dict[str, str], *,
     record = next((w for w in workers if w.get("name") == worker), None)
     if record is None:
         raise fail(f"peek_worker_not_found:{worker}", status="refused")
+    proof = yield from prove_recorded(record, str(loaded.config.get("tmux_pane_owner_id") or ""), keep_dead=keep_dead)
+    if proof is None:
+        raise fail(f"peek_no_pane:{worker}", status="refused")
+    if proof.token is None:
+        raise fail(f"peek_pane_unproven:{proof.pane_id}:{proof.code}", status="refused")
+    return record, proof.token
+
+
+def prove_recorded(record: Json, owner: str, *, keep_dead: bool = False) -> Gen[t.Proof | None]:
+    """A worker record's pane proven its (``L``, owner tag, ``L`` with the pid it records); None when the
+    record names no pane (peek, attach and send read a worker only through this)."""
     pane, pid = record.get("pane_id"), record.get("pid")
     if not isinstance(pane, str) or not t.is_pane_id(pane):
-        raise fail(f"peek_no_pane:{worker}", status="refused")
-    owner = loaded.config.get("tmux_pane_owner_id")
-    proof = yield from t.prove_owned(pane, pid if isinstance(pid, int) else None, str(owner or ""),
-                                     keep_dead=keep_dead)
-    if proof.token is None:
-        raise fail(f"peek_pane_unproven:{pane}:{proof.code}", status="refused")
-    return record, proof.token
+        return None
+    return (yield from t.prove_owned(pane, pid if isinstance(pid, int) else None, owner, keep_dead=keep_dead))
 
 
 @frozen(kw_only=True)

@@ -27,11 +27,11 @@ from attrs import field, frozen
 
 from pure import model as m
 from pure import ops
-from pure import tmux as t
 from pure.agents import startup as supervise
 from pure.omx import ids, locks, mailbox
 from pure.omx import state as st
 from pure.omx.codec import Json
+from pure.omx.peek import prove_recorded
 from pure.program import Gen, Program, expect, fail
 from pure.team_ops import check_team_name, load_team
 
@@ -151,13 +151,13 @@ def send(req: SendRequest) -> Program:
 
 def _proven(record: Json, owner: str) -> Gen[Target]:
     name = str(record.get("name"))
-    pane, pid = record.get("pane_id"), record.get("pid")
-    if not isinstance(pane, str) or not t.is_pane_id(pane):
+    proof = yield from prove_recorded(record, owner)
+    if proof is None:
         raise fail(f"send_no_pane:{name}", status="refused")
-    proof = yield from t.prove_owned(pane, pid if isinstance(pid, int) else None, owner)
     if proof.token is None:
-        raise fail(f"send_pane_unproven:{name}:{pane}:{proof.code}", status="refused")
-    return Target(worker=name, cli=str(record.get("worker_cli") or "codex"), pane=pane, pid=proof.token.pid)
+        raise fail(f"send_pane_unproven:{name}:{proof.pane_id}:{proof.code}", status="refused")
+    return Target(worker=name, cli=str(record.get("worker_cli") or "codex"), pane=proof.pane_id,
+                  pid=proof.token.pid)
 
 
 def _result(target: Target, kind: str, state: str, reason: str) -> Json:

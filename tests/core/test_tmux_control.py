@@ -26,7 +26,7 @@ from shell.run import tmux_control as tc
 from shell.run import tmux_protocol as tp
 from shell.run.executor import Executor
 from shell.run.loop import replay, run_operation, run_program
-from tests.conftest import TmuxServer
+from tests.conftest import TmuxServer, alive
 from tests.core.test_call_deadlines import HANGING, assert_all_gone, stub
 
 # These tests compare the two executors themselves (each Executor gets its own PANEFLEET_TMUX_EXECUTOR).
@@ -51,14 +51,6 @@ def pair(name: str, **extra: str) -> tuple[Executor, Executor]:
     control = Executor(env=base_env(**extra), tmux_socket=name)
     spawn = Executor(env=base_env(**{tc.ENV_VAR: "spawn"}, **extra), tmux_socket=name)
     return control, spawn
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
 
 # ------------------------------------------------------------------------------------ stream parsing

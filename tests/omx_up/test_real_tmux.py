@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import TmuxServer
+from tests.conftest import TmuxServer, alive
 
 pytestmark = pytest.mark.tmux
 CLI = [sys.executable, str(Path(__file__).resolve().parents[2] / "cli.py")]
@@ -224,14 +224,6 @@ exec sleep 2147483647
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.tmux_executors("control")
 def test_an_agent_that_ignores_sighup_goes_with_its_pane(tmux_server: TmuxServer, tmp_path: Path,
                                                         clean_env: dict[str, str]) -> None:
@@ -259,12 +251,12 @@ def test_an_agent_that_ignores_sighup_goes_with_its_pane(tmux_server: TmuxServer
     assert done.outcome.status == "ok", done.outcome
     started = {line.split()[0]: [int(pid) for pid in line.split()[1:]] for line in pids.read_text().splitlines()}
     assert sorted(started) == ["alpha/worker-1", "alpha/worker-2"]
-    assert all(_alive(pid) for pids_of in started.values() for pid in pids_of)
+    assert all(alive(pid) for pids_of in started.values() for pid in pids_of)
     code, down = pf_json("team", "scale-down", "alpha", "--worker", "worker-2", "--force", "--cwd", str(work),
                          env=env)
     assert code == 0, down
     kept, removed = started["alpha/worker-1"], started["alpha/worker-2"]  # each: the agent and its child
     deadline = time.monotonic() + 5
-    while any(_alive(pid) for pid in removed) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in removed) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert [pid for pid in removed if _alive(pid)] == [] and all(_alive(pid) for pid in kept)
+    assert [pid for pid in removed if alive(pid)] == [] and all(alive(pid) for pid in kept)
