@@ -13,7 +13,9 @@ those of the pinned CLIs, observed with them):
   either a sign-in (``~/.claude/.credentials.json``) or ``ANTHROPIC_API_KEY`` approved once
   (``customApiKeyResponses.approved`` holds the key, or its last 20 characters); as root it refuses
   ``--dangerously-skip-permissions`` (which panefleet's Claude launch passes) unless ``IS_SANDBOX=1``.
-* **Gemini CLI**: an auth type selected (``security.auth.selectedType`` in ``~/.gemini/settings.json``).
+* **Gemini CLI**: an auth type selected (``security.auth.selectedType`` in ``~/.gemini/settings.json``), in
+  a file Gemini can read: it parses the file as JSON after removing ``//`` and ``/* */`` comments and exits
+  at once (``Error in <path>: …``, exit 52) when that fails.
 
 A version other than the one the agent-screen model was recorded with (``RECORDED``) is a warning:
 start-up may misread a screen that changed.
@@ -32,7 +34,7 @@ from attrs import field, frozen
 Level = Literal["ok", "warn", "fail"]
 AGENT_CLIS = ("codex", "claude", "gemini")
 # The versions whose screens pure/agents/screen.py was recorded from (tests/goldens/screens/).
-RECORDED: Mapping[str, str] = {"codex": "0.169.0", "claude": "2.1.328"}
+RECORDED: Mapping[str, str] = {"codex": "0.169.0", "claude": "2.1.328", "gemini": "0.61.0"}
 PACKAGES: Mapping[str, str] = {"codex": "@openai/codex", "claude": "@anthropic-ai/claude-code",
                                "gemini": "@google/gemini-cli"}
 _VERSION = re.compile(r"\b(\d+\.\d+\.\d+)\b")
@@ -173,7 +175,16 @@ def _claude_ready(state: str | None, credentials: str | None, env: Mapping[str, 
 
 
 def _gemini_auth(settings_text: str | None, home: str) -> Check:
-    settings = _json_object(settings_text)
+    path = f"{home}/.gemini/settings.json"
+    try:
+        parsed = json.loads(strip_json_comments(settings_text)) if settings_text is not None else {}
+    except ValueError as error:
+        return Check(level="fail", subject="gemini", text=f"error in {path}: {error}",
+                     fix="repair the file: Gemini does not start with it")
+    if not isinstance(parsed, dict):
+        return Check(level="fail", subject="gemini", text=f"error in {path}: not a JSON object",
+                     fix="repair the file: Gemini does not start with it")
+    settings: dict[str, object] = parsed
     security = settings.get("security")
     auth = security.get("auth") if isinstance(security, dict) else None
     selected = auth.get("selectedType") if isinstance(auth, dict) else None
@@ -181,6 +192,41 @@ def _gemini_auth(settings_text: str | None, home: str) -> Check:
         return Check(level="ok", subject="gemini", text=f"auth type {selected} ({home}/.gemini/settings.json)")
     return Check(level="fail", subject="gemini", text=f"no auth type selected ({home}/.gemini/settings.json)",
                  fix="run `gemini` once and choose how to sign in, or set security.auth.selectedType")
+
+
+def strip_json_comments(text: str) -> str:
+    """``text`` with its ``//`` and ``/* */`` comments blanked out (strings left alone), as Gemini CLI
+    reads its settings files: line and column numbers stay those of the file."""
+    out: list[str] = []
+    i, in_string = 0, False
+    while i < len(text):
+        char = text[i]
+        if in_string:
+            out.append(char)
+            if char == "\\" and i + 1 < len(text):
+                out.append(text[i + 1])
+                i += 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+            out.append(char)
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            out.append(" " * (end - i))
+            i = end
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = len(text) if end < 0 else end + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:end]))
+            i = end
+            continue
+        else:
+            out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def _json_object(text: str | None) -> dict[str, object]:

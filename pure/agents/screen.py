@@ -2,8 +2,11 @@
 
 ``classify(cli, capture, dead=...)`` answers a :class:`Screen`: one of the states below, the lines
 that decided it (``evidence``), the selection prompt it shows (``choice``) and the text left in its
-input line. The wordings are those of the pinned CLIs (Codex 0.169.0, Claude Code 2.1.328; real
-captures in ``tests/goldens/screens/``) plus the older ones oh-my-codex 0.20.3 recognises.
+input line. The wordings are those of the pinned CLIs (Codex 0.169.0, Claude Code 2.1.328, Gemini CLI
+0.61.0; real captures in ``tests/goldens/screens/``) plus the older ones oh-my-codex 0.20.3 recognises.
+
+A CLI that restarts itself (Gemini, after its folder was trusted) leaves the old screen above its
+restart line; only what is below that line is read (``_RESTART``).
 
 States, checked in this order (the first that matches wins):
 
@@ -16,7 +19,8 @@ States, checked in this order (the first that matches wins):
 * ``idle``            ``ready`` after a finished turn: the line a CLI prints when a turn ends (Codex's
                       ``Worked for 3s • 14:02``, Claude's ``✻ Baked for 3s · done 2:02 PM``) is on screen
 * ``ready``           the agent's input line is shown and it waits for a message
-* ``starting``        nothing, or only the CLI's launch noise, on screen yet
+* ``starting``        nothing, or only the CLI's launch noise, on screen yet; or a wait the CLI announces
+                      while it initialises (Codex's state db backfill), that wait's rows as evidence
 * ``unknown``         text that matches none of the above
 """
 
@@ -92,6 +96,7 @@ class PromptRule:
     question: re.Pattern[str]  # a line of the question
     accept: re.Pattern[str]  # the accepting option's text
     options: re.Pattern[str]  # any option's text (accepting or not)
+    pointers: str = POINTERS  # the markers of the highlighted option (Gemini's "●")
 
 
 _I = re.IGNORECASE
@@ -109,10 +114,11 @@ PROMPTS: tuple[PromptRule, ...] = (
                question=re.compile(r"Quick safety check|Is this a project you created or one you trust", _I),
                accept=re.compile(r"Yes,\s*I trust this folder|Yes,\s*proceed", _I),
                options=re.compile(r"Yes,\s*I trust this folder|Yes,\s*proceed|No,\s*exit", _I)),
-    # Gemini CLI's folder trust dialog
-    PromptRule(state="trust_prompt", question=re.compile(r"Do you trust this folder\?", _I),
+    # Gemini CLI 0.61.0: "Do you trust the files in this folder?" ● 1. Trust folder (<name>) / 2. Trust
+    # parent folder (<name>) / 3. Don't trust. Its highlight is "●", only here: Claude's answers start "●"
+    PromptRule(state="trust_prompt", question=re.compile(r"Do you trust (?:the files in )?this folder\?", _I),
                accept=re.compile(r"^Trust folder", _I),
-               options=re.compile(r"^Trust folder|^Trust parent folder|^Don't trust", _I)),
+               options=re.compile(r"^Trust folder|^Trust parent folder|^Don't trust", _I), pointers="●"),
     PromptRule(state="bypass_prompt", question=re.compile(r"Bypass Permissions mode", _I),
                accept=re.compile(r"Yes,\s*I\s*accept", _I),
                options=re.compile(r"Yes,\s*I\s*accept|No,\s*exit", _I)),
@@ -121,14 +127,22 @@ PROMPTS: tuple[PromptRule, ...] = (
                accept=re.compile(r"^Yes\b", _I), options=re.compile(r"^Yes\b|^No\b", _I)),
 )
 
-_OPTION = re.compile(r"^(?P<pointer>[" + POINTERS + r"])?\s*(?:\d+[.)]\s*)?(?P<text>\S.*)$")
+
+def _option(pointers: str) -> re.Pattern[str]:
+    return re.compile(r"^(?P<pointer>[" + re.escape(pointers) + r"])?\s*(?:\d+[.)]\s*)?(?P<text>\S.*)$")
+
+
+def _unboxed(line: str) -> str:
+    """A line without the borders of the dialog box it is drawn in (Gemini's "│ … │")."""
+    return line.strip().strip("│").strip()
 
 
 def _parse_choice(tail: Sequence[str], rule: PromptRule) -> Choice:
     options: list[str] = []
     selected: int | None = None
+    option = _option(rule.pointers)
     for line in tail:
-        found = _OPTION.match(line.strip().strip("│").strip())
+        found = option.match(_unboxed(line))
         if found is None:
             continue
         text = found.group("text").strip()
@@ -143,7 +157,7 @@ def _parse_choice(tail: Sequence[str], rule: PromptRule) -> Choice:
 
 def _prompt(tail: Sequence[str]) -> Screen | None:
     for rule in PROMPTS:
-        question = [line.strip() for line in tail if rule.question.search(line)]
+        question = [_unboxed(line) for line in tail if rule.question.search(line)]
         if not question:
             continue
         choice = _parse_choice(tail, rule)
@@ -156,12 +170,14 @@ def _prompt(tail: Sequence[str]) -> Screen | None:
 # ------------------------------------------------------------------------------- the other screens
 
 _DEAD = re.compile(r"^Pane is dead\b")
-# A fatal start-up error the CLI printed before exiting (the pane may not be reported dead yet).
+# A fatal start-up error the CLI printed before exiting (the pane may not be reported dead yet); Gemini's
+# is "Error in <settings.json path>: …" (its path may wrap in a narrow pane).
 _FATAL = re.compile(r"^Error loading configuration|^Error: loading config|^Error finding codex home|"
-                    r"cannot be used with root/sudo privileges", _I)
+                    r"cannot be used with root/sudo privileges|^Error in /", _I)
 _LOGIN = re.compile(r"Sign in with ChatGPT|Provide your own API key|Select login method|Login with Google|"
                     r"Waiting for auth|Please run /login|Invalid API key|Choose the text style|"
-                    r"Unable to connect to Anthropic services|Missing environment variable", _I)
+                    r"Unable to connect to Anthropic services|Missing environment variable|"
+                    r"How would you like to authenticate|Enter Gemini API Key", _I)
 _BUSY = re.compile(r"esc to interrupt|esc to cancel|\(\d+s\s*•\s*esc", _I)
 # A line that tells the CLI's input line is live: footers and headers of the pinned versions.
 _READY = {
@@ -169,13 +185,34 @@ _READY = {
     # draws before its trust prompt has an input line and the shortcuts hint, but not this line
     "codex": re.compile(r"^\S+(?: \S+)? · \S"),
     "claude": re.compile(r"\? for shortcuts|bypass permissions on|Claude Code v\d|auto-accept edits", _I),
-    "gemini": re.compile(r"Type your message|@path/to/file", _I),
-    "placeholder": re.compile(r"^panefleet placeholder agent \S+ ready$"),
+    # the placeholder of its empty input line, or the footer under it ("workspace (/directory) … sandbox")
+    "gemini": re.compile(r"Type your message|@path/to/file|^workspace \(/directory\)", _I),
+    "placeholder": re.compile(r"^panefleet placeholder agent \S+ ready$|^received: "),
 }
 # The line a CLI prints under its answer when a turn has ended (the pinned versions' wordings).
 _TURN_DONE = {
     "codex": re.compile(r"^Worked for \S+ • "),
     "claude": re.compile(r"^✻ \S+ for \S+ · done\b"),
+    # Gemini prints no turn-done line: its answer ("✦ …") above a live input line, not busy, is a turn ended
+    "gemini": re.compile(r"^✦ "),
+}
+# The line a CLI prints as it restarts itself in the same pane (Gemini, after its folder was trusted,
+# without clearing the screen): what is above it is the old process's screen, e.g. the answered dialog.
+_RESTART = {
+    "gemini": re.compile(r"^Gemini CLI is restarting\b"),
+}
+# A line that shows the CLI's interface is up, for a CLI that draws its input line and footer before:
+# Gemini shows them for a moment before its trust dialog in a never-trusted folder (text typed then is
+# lost); its header ("Gemini CLI v0.61.0", "Tips for getting started:") or a turn in the transcript
+# ("> message", "✦ answer") comes with the interface (tests/goldens/screens/gemini/input_line_before_trust.json).
+_UP = {
+    "gemini": re.compile(r"Gemini CLI v\d|^Tips for getting started|^✦ |^> \S"),
+}
+# A wait the CLI announces while it initialises (Codex: "state db backfill is running at …; waiting up to
+# 30s before retrying startup initialization"): still starting, for the reason shown. Matched across
+# rows with whitespace removed, so that wrapping at any width cannot split it.
+_INIT_WAIT = {
+    "codex": re.compile(r"(?:backfillisrunning|waitingupto\d+s?beforeretrying)(?:.*?startupinitiali[sz]ation)?", _I),
 }
 # The CLI's own banner: seen with no ready line, the CLI is still starting (e.g. Codex's splash).
 _BANNER = {
@@ -186,12 +223,12 @@ _BANNER = {
 _INPUT = {
     "codex": "›",
     "claude": "❯>",
-    "gemini": ">",
-    "placeholder": "",
+    "gemini": "*>",  # "*" with --approval-mode yolo, ">" in the default mode
+    "placeholder": ">",
 }
 # Lines below an input line that are not part of it: footers, separators, status lines.
 _FOOTER = re.compile(r"^[─━═—-]{3,}|\? for shortcuts|for agents|bypass permissions|· /|context left|"
-                     r"send\s*·|esc to|shift\+tab|⚠", _I)
+                     r"send\s*·|esc to|shift\+tab|⚠|^workspace \(/directory\)", _I)
 
 
 def _input_text(cli: str, lines: Sequence[str]) -> tuple[str, int | None]:
@@ -219,7 +256,7 @@ def _input_text(cli: str, lines: Sequence[str]) -> tuple[str, int | None]:
 
 def classify(cli: str, capture: str, *, dead: bool = False) -> Screen:
     """What ``capture`` (``capture-pane -p`` of a pane running ``cli``) shows."""
-    lines = screen_lines(capture)
+    lines = _since_restart(cli, screen_lines(capture))
     tail = lines[-TAIL:]
     nonblank = [line.strip() for line in tail if line.strip()]
     dead_lines = [line for line in nonblank if _DEAD.search(line)]
@@ -230,7 +267,7 @@ def classify(cli: str, capture: str, *, dead: bool = False) -> Screen:
     prompt = _prompt(tail)
     if prompt is not None:
         return prompt
-    login = [line for line in nonblank if _LOGIN.search(line)]
+    login = [_unboxed(line) for line in nonblank if _LOGIN.search(line)]
     if login:
         return Screen(state="login_required", evidence=tuple(login[:3]))
     typed, _ = _input_text(cli, tail)
@@ -239,9 +276,15 @@ def classify(cli: str, capture: str, *, dead: bool = False) -> Screen:
     busy = [line for line in nonblank if _BUSY.search(line)]
     if not ready and not busy and any(_FATAL.search(line) for line in nonblank):
         return _exited(lines)  # the CLI printed its fatal error; tmux has not reported it dead yet
+    waiting = _wrapped_match(_INIT_WAIT.get(cli), nonblank)
+    if waiting:
+        return Screen(state="starting", evidence=waiting)
     if busy:
         return Screen(state="busy", evidence=(busy[-1],), input_text=typed)
     if ready and (not _INPUT.get(cli, "") or _has_input_line(cli, tail)):
+        up = _UP.get(cli)
+        if up is not None and not any(up.search(line) for line in nonblank):
+            return Screen(state="starting", evidence=tuple(ready[-2:]))
         turn_done = _TURN_DONE.get(cli)
         done = [line for line in nonblank if turn_done is not None and turn_done.search(line)]
         if done:
@@ -251,6 +294,30 @@ def classify(cli: str, capture: str, *, dead: bool = False) -> Screen:
     if (len(nonblank) <= 2 or banner is not None and any(banner.search(line) for line in lines)) and not ready:
         return Screen(state="starting", evidence=tuple(nonblank))
     return Screen(state="unknown", evidence=tuple(nonblank[-3:]))
+
+
+def _since_restart(cli: str, lines: list[str]) -> list[str]:
+    """``lines`` from the CLI's last restart line on (all of them when it shows none)."""
+    rule = _RESTART.get(cli)
+    cuts = [i for i, line in enumerate(lines) if rule is not None and rule.search(line.strip())]
+    return lines[cuts[-1]:] if cuts else lines
+
+
+def _wrapped_match(rule: re.Pattern[str] | None, rows: Sequence[str]) -> tuple[str, ...]:
+    """The rows (stripped) that a match of ``rule`` spans in ``rows`` read as one text without
+    whitespace, or ``()``: a message wrapped over rows at any width is found whole."""
+    if rule is None:
+        return ()
+    squashed = [squash(row) for row in rows]
+    found = rule.search("".join(squashed))
+    if found is None:
+        return ()
+    spanned, offset = [], 0
+    for row, text in zip(rows, squashed, strict=True):
+        if offset < found.end() and offset + len(text) > found.start():
+            spanned.append(row.strip())
+        offset += len(text)
+    return tuple(spanned)
 
 
 def _exited(lines: Sequence[str]) -> Screen:
@@ -273,15 +340,9 @@ def shows_submitted(cli: str, capture: str, token: str) -> bool:
     lines = screen_lines(capture)
     _, start = _input_text(cli, lines)
     above = lines if start is None else lines[:start]
-    if cli == "placeholder":
-        above = [line for line in lines if line.startswith("received: ")]
     return squash(token) in squash("\n".join(above))
 
 
 def shows_typed(cli: str, capture: str, token: str) -> bool:
     """Whether ``token`` is still waiting in the input line (typed, not submitted)."""
-    screen = classify(cli, capture)
-    if cli == "placeholder":
-        lines = screen_lines(capture)
-        return bool(lines) and squash(token) in squash(lines[-1]) and not lines[-1].startswith("received: ")
-    return squash(token) in squash(screen.input_text)
+    return squash(token) in squash(classify(cli, capture).input_text)

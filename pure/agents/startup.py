@@ -8,7 +8,10 @@ What a screen means comes from ``pure/agents/screen.py``.
   is ``ready`` or fails. A trust or bypass prompt is answered only when the policy allows it
   (``OMX_TEAM_AUTO_TRUST`` / ``OMX_TEAM_AUTO_ACCEPT_BYPASS``, default on, ``0`` turns it off), by
   moving the highlight onto the accepting option, seeing it highlighted on the next screen, and
-  only then pressing Enter — never a blind Enter on a screen whose default is "exit".
+  only then pressing Enter — never a blind Enter on a screen whose default is "exit". A prompt is acted
+  on again only once it has settled since the last key: Gemini keeps its trust dialog on screen for a
+  moment after Enter, then restarts itself; what it shows until its interface is up again after the
+  restart reads as ``starting`` (``pure/agents/screen.py``), so nothing is typed into the old process.
   ``login_required``, ``api_key_prompt``, ``exited``, a pane that dies or goes, and a screen that is
   not ready by the deadline are start-up failures carrying the CLI's own last lines.
 * ``deliver`` types a message literally, waits until the screen shows it in the input line,
@@ -115,6 +118,9 @@ class Starting:
     pid: int
 
 
+NOT_READY = "worker_not_ready:"  # the reason's prefix for an agent still not ready at the deadline
+
+
 @frozen(kw_only=True)
 class Started:
     worker: str
@@ -189,9 +195,12 @@ def wait_until_ready(items: Sequence[Starting], owner: str, policy: Policy) -> G
             polls[item.worker] += 1
             seen = yield from look(item.cli, item.pane, item.pid, owner)
             screen = seen.screen
+            keys_sent = answers[item.worker]
             finished = yield from _step(item, seen.watch, screen, last.get(item.worker), policy, owner, answers,
                                         answered)
-            if screen is not None:
+            if answers[item.worker] != keys_sent:
+                last.pop(item.worker, None)  # a key was sent: the prompt must settle anew before the next one
+            elif screen is not None:
                 last[item.worker] = screen
             if finished is not None:
                 done[item.worker] = Started(worker=finished.worker, ok=finished.ok, state=finished.state,
@@ -209,7 +218,7 @@ def wait_until_ready(items: Sequence[Starting], owner: str, policy: Policy) -> G
             done[item.worker] = Started(
                 worker=item.worker, ok=False, state=state, last_lines=lines, answered=tuple(answered[item.worker]),
                 polls=polls[item.worker],
-                reason=f"worker_not_ready:{item.worker}: {item.cli} did not become ready within "
+                reason=f"{NOT_READY}{item.worker}: {item.cli} did not become ready within "
                        f"{policy.timeout_ms // 1000} s (screen: {state}" + (f": {' | '.join(lines)})" if lines else ")"))
     return tuple(done[item.worker] for item in items)
 
@@ -217,8 +226,9 @@ def wait_until_ready(items: Sequence[Starting], owner: str, policy: Policy) -> G
 def _step(item: Starting, seen: Watch, screen: sc.Screen | None, previous: sc.Screen | None, policy: Policy,
           owner: str, answers: dict[str, int], answered: dict[str, list[str]]) -> Gen[Started | None]:
     """What one poll of one pane decides: started, failed, or (``None``) keep polling. A prompt is
-    acted on only once it has settled (the same prompt and highlight on two polls in a row): Claude's
-    trust dialog resets a highlight moved right after it appeared, and an Enter then exits."""
+    acted on only once it has settled (the same prompt and highlight on two polls in a row, both after
+    the last key sent): Claude's trust dialog resets a highlight moved right after it appeared, and an
+    Enter then exits; Gemini's stays unchanged for a moment after the Enter that accepts it."""
     name = item.worker
     if screen is None:
         why = "is gone (its process exited or the pane was killed)" if seen.kind == "gone" else "cannot be proven ours"
@@ -318,7 +328,7 @@ def deliver_all(messages: Sequence[Message], owner: str) -> Gen[dict[str, Delive
             break
         for message in pending:
             for _ in range(_submit_keys(message.cli)):
-                problem = yield from press(message.pane, message.pid, owner, "C-m")
+                problem = yield from press(message.pane, message.pid, owner, t.SUBMIT_KEY)
                 if problem is not None:
                     lost(message, problem, round_number)
                     break
@@ -384,7 +394,7 @@ def remove_dead(pane: str, pid: int, owner: str) -> Gen[str | None]:
 
 def release(pane: str, pid: int, owner: str) -> Gen[str | None]:
     """Let a gated pane (``pure/omx/startup.py``, ``gated_startup_command``) run its start-up script."""
-    return (yield from press(pane, pid, owner, "C-m"))
+    return (yield from press(pane, pid, owner, t.SUBMIT_KEY))
 
 
 def keep_on_exit(pane: str, pid: int, owner: str, on: bool) -> Gen[str | None]:

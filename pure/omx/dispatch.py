@@ -258,10 +258,10 @@ def deliver_trigger(pane: str, pid: int | None, owner: str, text: str) -> Gen[De
     proven = yield from pinned_proof(pane, pid, owner)
     if isinstance(proven, str):
         return Delivery(False, proven)
-    enter = yield from expect(t.send_keys_step(proven, "C-m"), m.Proc)
+    enter = yield from expect(t.send_keys_step(proven, t.SUBMIT_KEY), m.Proc)
     if enter.exit_code != 0:
         return Delivery(False, "tmux_send_keys_failed:sendToWorker: failed to submit: "
-                               f"Command failed: tmux send-keys -t {pane} C-m")
+                               f"Command failed: tmux send-keys -t {pane} {t.SUBMIT_KEY}")
     return Delivery(True, "tmux_send_keys_sent")
 
 

@@ -197,6 +197,11 @@ def kill_pane_step(pane: OwnedPane) -> m.Run:
     return tmux("kill-pane", "-t", pane.pane_id, mutates=True)
 
 
+# The key that submits a line (an agent's prompt, a gated pane's wait): tmux's named key ``Enter``, not
+# ``C-m`` as oh-my-codex 0.20.3 sends (a deviation, docs/scale-up.md "Decisions").
+SUBMIT_KEY = "Enter"
+
+
 def send_keys_step(pane: OwnedPane, *keys: str, literal: bool = False) -> m.Run:
     """Keystrokes; ``literal`` types the text as it is (``-l --``), else the keys are key names."""
     if literal:
@@ -205,10 +210,14 @@ def send_keys_step(pane: OwnedPane, *keys: str, literal: bool = False) -> m.Run:
 
 
 def capture_step(pane: OwnedPane | SeenPane, *, history: bool = False) -> m.Run:
-    """The visible screen (wrapped lines joined); with ``history`` the last lines above it too."""
+    """The visible screen, row by row as the pane shows it; with ``history`` the last lines above it too.
+
+    Rows are never joined (no ``-J``): an agent's redraw over a wrapped line leaves pieces that ``-J``
+    would splice into other lines (a Codex status line inside its input line);
+    pure/agents/screen.py reads rows at any width."""
     if history:
-        return tmux("capture-pane", "-p", "-J", "-S", f"-{HISTORY_LINES}", "-t", pane.pane_id)
-    return tmux("capture-pane", "-p", "-J", "-t", pane.pane_id)
+        return tmux("capture-pane", "-p", "-S", f"-{HISTORY_LINES}", "-t", pane.pane_id)
+    return tmux("capture-pane", "-p", "-t", pane.pane_id)
 
 
 LOCATE_FORMAT = "#{session_id}\t#{window_id}\t#{session_name}"

@@ -21,7 +21,9 @@ from tests.agents.sandbox import CLI, Sandbox, log, scenario
 
 TEAM = "alpha"
 TRIGGER_WAIT_S = 60.0  # how long after scale-up returns each worker's trigger may take to reach the mock
+STOP_WAIT_S = 10.0  # how long a killed pane's agent may take to end (the gate: SIGTERM, SIGKILL 2 s later)
 BROKEN_TOML = 'model = "mock-model\n[[[ this is not toml\n'
+BROKEN_JSON = '{"security": {"auth": ,\n'
 
 
 def trigger_marker(worker: str) -> str:
@@ -99,7 +101,46 @@ def team_scale_up(work: Path, params: dict[str, Any]) -> dict[str, Any]:
         out["triggers"] = wait_triggers(box, workers, TRIGGER_WAIT_S if out["scale_up"]["code"] == 0 else 1)
         log(f"triggers: {out['triggers']}")
         out["status"] = status(box)
-        return {**out, **observe(box)}
+        out.update(observe(box))
+        # turns (streamed requests whose typed message holds the trigger): Gemini's router call before
+        # each turn quotes the message too, and is not one (tests/agents/mock_model.py prompt_text)
+        out["trigger_turns"] = {w: len(box.mock.requests_containing(trigger_marker(w), prompt_only=True))
+                                for w in workers}
+        if params.get("stop") and out["scale_up"]["code"] == 0:
+            out["stop"] = stop_team(box, cli, workers[-1])
+        return out
+
+
+def wait_agents_gone(box: Sandbox, cli: str, sessions: set[int] | None = None,
+                     timeout_s: float = STOP_WAIT_S) -> list[dict[str, Any]]:
+    """The agent processes of ``cli`` (of the panes whose sessions are ``sessions``, else all) still
+    running after up to ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = [p for p in box.agent_processes(cli) if sessions is None or p["sid"] in sessions]
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.2)
+
+
+def stop_team(box: Sandbox, cli: str, victim: str) -> dict[str, Any]:
+    """Scale ``victim`` down, then kill the tmux server (a teardown): the agent processes each leaves
+    behind. Gemini ignores the SIGHUP of a killed pane (../shared/spec/agents.md); the gated pane's
+    shell (pure/omx/startup.py) takes its process group down with it."""
+    config = box.team_config(TEAM) or {}
+    panes = {w.get("name"): w.get("pane_id") for w in config.get("workers", [])}
+    pids = {pane: row["pid"] for pane, row in box.panes().items()}
+    victim_session = pids.get(str(panes.get(victim)))
+    out: dict[str, Any] = {"before": box.agent_processes(cli), "victim_session": victim_session}
+    out["scale_down"] = box.pf("team", "scale-down", TEAM, "--worker", victim, "--force", "--cwd", str(box.repo),
+                               "-o", "json", timeout_s=120).as_json()
+    out["left_after_scale_down"] = wait_agents_gone(box, cli, {victim_session} if victim_session else set())
+    out["others_after_scale_down"] = [p for p in box.agent_processes(cli) if p["sid"] != victim_session]
+    box.tmux("kill-server", check=False)
+    out["left_after_kill_server"] = wait_agents_gone(box, cli)
+    log(f"stop: {len(out['before'])} {cli} processes; left after scale-down {out['left_after_scale_down']}, "
+        f"after kill-server {out['left_after_kill_server']}")
+    return out
 
 
 @scenario("team_scale_up_broken_codex_config")
@@ -112,6 +153,26 @@ def team_scale_up_broken_codex_config(work: Path, params: dict[str, Any]) -> dic
         box.write_codex_config(BROKEN_TOML)
         out["scale_up"] = scale_up(box, int(params.get("count", 1)))
         return {**out, **observe(box)}
+
+
+@scenario("team_scale_up_broken_gemini")
+def team_scale_up_broken_gemini(work: Path, params: dict[str, Any]) -> dict[str, Any]:
+    """Two broken Gemini set-ups, one scale-up of one worker each: ~/.gemini/settings.json that is not
+    JSON (refused before any pane, as ``panefleet doctor`` says it), then GEMINI_API_KEY missing from
+    the panes' environment (Gemini starts and stops at its API key dialog: a start-up failure, rolled
+    back)."""
+    with Sandbox(work) as box:
+        out: dict[str, Any] = {"leader": box.leader, "init": init_team(box, "gemini")}
+        if out["init"]["code"] != 0:
+            return {**out, **observe(box)}
+        out["config_before"] = box.team_config(TEAM)
+        box.write_gemini_settings(BROKEN_JSON)
+        out["broken_settings"] = {"scale_up": scale_up(box, 1), **observe(box)}
+        box.write_gemini_settings()
+        box.tmux("set-environment", "-g", "-u", "GEMINI_API_KEY")
+        out["no_api_key"] = {"scale_up": scale_up(box, 1), **observe(box),
+                             "left": wait_agents_gone(box, "gemini")}
+        return out
 
 
 @scenario("team_respawn")

@@ -1,10 +1,14 @@
-"""A mock model server for the real agent CLIs: OpenAI Responses API (Codex) and Anthropic
-Messages API (Claude Code), streamed as server-sent events, on 127.0.0.1 and a random port.
+"""A mock model server for the real agent CLIs: OpenAI Responses API (Codex), Anthropic Messages API
+(Claude Code) and Gemini API (Gemini CLI), streamed as server-sent events, on 127.0.0.1 and a random
+port.
 
 Every request is recorded (method, path, parsed JSON body) in memory and, when a log path is
 given, appended to a JSON Lines file. Generation requests are answered with one short assistant
 text; ``delay_s`` holds a streamed answer open after its first event, so a test can watch the
-CLI's busy screen. Everything else the CLIs call is answered with small JSON (200 or 404).
+CLI's busy screen. Gemini's helper calls (``:generateContent``) that ask for JSON by a schema, such as
+the router call it makes before every turn (``complexity_score`` 1..100), get an object of that
+schema; an invalid one would make Gemini route elsewhere. Everything else the CLIs call is answered
+with small JSON (200 or 404).
 
 Run it alone to poke at a CLI by hand: ``python -m tests.agents.mock_model [--port N]``.
 """
@@ -42,9 +46,13 @@ class Recorded:
 
     def prompt_text(self) -> str:
         """The text of the last user message: what was typed into the CLI for this turn
-        (Responses ``input`` items or Messages ``messages``; tool results are not prompts)."""
+        (Responses ``input`` items, Messages ``messages``, Gemini ``contents``; tool results are not
+        prompts). Of Gemini's requests only the streamed turn counts: its helper calls before the turn
+        (the router's ``:generateContent``) quote the same message, and would count it twice."""
         if not isinstance(self.body, dict):
             return ""
+        if ":" in self.route.rsplit("/", 1)[-1]:
+            return _gemini_prompt(self.body) if self.route.endswith(":streamGenerateContent") else ""
         items = self.body.get("input") if self.route.endswith("/responses") else self.body.get("messages")
         if not isinstance(items, list):
             return ""
@@ -67,6 +75,20 @@ def _texts(content: Any) -> Iterator[str]:
             if isinstance(block, dict) and block.get("type") in ("text", "input_text") and isinstance(
                     block.get("text"), str):
                 yield block["text"]
+
+
+def _gemini_prompt(body: dict[str, Any]) -> str:
+    """The texts of the last ``user`` entry of a Gemini request's ``contents`` that has text (a
+    ``functionResponse`` part, a tool's result, has none)."""
+    contents = body.get("contents")
+    for item in reversed(contents if isinstance(contents, list) else []):
+        if isinstance(item, dict) and item.get("role") == "user":
+            parts = item.get("parts")
+            parts = parts if isinstance(parts, list) else []
+            texts = [part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)]
+            if texts:
+                return "\n".join(texts)
+    return ""
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -160,7 +182,8 @@ class MockModel:
         return found
 
     def generation_requests(self) -> list[Recorded]:
-        return [r for r in self.snapshot() if r.method == "POST" and r.route in ("/v1/responses", "/v1/messages")]
+        return [r for r in self.snapshot() if r.method == "POST" and (
+            r.route in ("/v1/responses", "/v1/messages") or r.route.endswith(":streamGenerateContent"))]
 
     def wait_for(self, text: str, timeout_s: float, *, prompt_only: bool = True, count: int = 1) -> list[Recorded]:
         deadline = time.monotonic() + timeout_s
@@ -226,6 +249,56 @@ def messages_events(answer: str, seq: int, model: str) -> list[bytes]:
     ]
 
 
+def _gemini_response(parts: list[dict[str, Any]], finish: str | None, model: str) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return {"candidates": [candidate], "modelVersion": model,
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}}
+
+
+def gemini_events(answer: str, model: str) -> list[bytes]:
+    """The ``:streamGenerateContent?alt=sse`` stream Gemini CLI consumes: the text, then an empty
+    ``model`` chunk that ends the turn (``finishReason: STOP``, ``usageMetadata``)."""
+    chunks = [_gemini_response([{"text": answer}], None, model), _gemini_response([{"text": ""}], "STOP", model)]
+    return [f"data: {json.dumps(chunk)}\r\n\r\n".encode() for chunk in chunks]
+
+
+def schema_example(schema: Any) -> Any:
+    """A smallest value of a Gemini response schema (OpenAPI-style ``type`` names, either case)."""
+    if not isinstance(schema, dict):
+        return None
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    kind = str(schema.get("type", "")).lower()
+    if kind == "object":
+        properties = schema.get("properties")
+        properties = properties if isinstance(properties, dict) else {}
+        return {name: schema_example(sub) for name, sub in properties.items()}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", 1)
+        return low if isinstance(low, int | float) else 1
+    if kind == "boolean":
+        return False
+    return "mock"
+
+
+def gemini_helper_answer(body: dict[str, Any], answer: str, model: str) -> dict[str, Any]:
+    """A ``:generateContent`` answer: JSON of the schema asked for (the router's ``complexity_score``
+    a low 10, within its 1..100), else ``answer`` as text."""
+    config = body.get("generationConfig")
+    config = config if isinstance(config, dict) else {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    if config.get("responseMimeType") == "application/json" and isinstance(schema, dict):
+        value = schema_example(schema)
+        if isinstance(value, dict) and "complexity_score" in value:
+            value.update(complexity_reasoning="mock: a simple request", complexity_score=10)
+        return _gemini_response([{"text": json.dumps(value)}], "STOP", model)
+    return _gemini_response([{"text": answer}], "STOP", model)
+
+
 class _Handler(BaseHTTPRequestHandler):
     mock: MockModel
     protocol_version = "HTTP/1.1"
@@ -280,7 +353,14 @@ class _Handler(BaseHTTPRequestHandler):
         entry = self.mock.record("POST", self.path, self._body())
         route, body = entry.route, entry.body if isinstance(entry.body, dict) else {}
         answer, delay_s = self.mock.settings()
-        if route.endswith("/responses"):
+        model = route.rsplit("/", 1)[-1].split(":", 1)[0]
+        if route.endswith(":streamGenerateContent"):
+            self._stream(gemini_events(answer, model), delay_s)
+        elif route.endswith(":generateContent"):
+            self._json(200, gemini_helper_answer(body, answer, model))
+        elif route.endswith(":countTokens"):
+            self._json(200, {"totalTokens": max(1, len(entry.raw) // 4)})
+        elif route.endswith("/responses"):
             self._stream(responses_events(answer, entry.seq), delay_s)
         elif route.endswith("/messages/count_tokens"):
             self._json(200, {"input_tokens": max(1, len(entry.raw) // 4)})

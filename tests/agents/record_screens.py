@@ -1,12 +1,14 @@
 """Record the screens of the real agent CLIs as golden captures, and measure how to drive them.
 
-``.venv/bin/python -m tests.agents.record_screens [--cli codex|claude] [--dry]`` starts each pinned
-CLI (``./dev test`` installs them) in a tmux pane inside the sandbox (``tests/agents/sandbox.py``:
-no network but the mock model on 127.0.0.1), walks it through its start-up prompts to a ready
-screen, types, submits and gets answered, and saves the exact ``capture-pane -p`` text of every
-screen it passed through as ``tests/goldens/screens/<cli>/<name>.json``::
+``.venv/bin/python -m tests.agents.record_screens [--cli codex|claude] [--columns N] [--dry]`` starts
+each pinned CLI (``./dev test`` installs them) in a tmux pane inside the sandbox
+(``tests/agents/sandbox.py``: no network but the mock model on 127.0.0.1), walks it through its
+start-up prompts to a ready screen, types, submits and gets answered, and saves the exact
+``capture-pane -p`` text (rows as shown, never joined) of every screen it passed through as
+``tests/goldens/screens/<cli>/<name>.json`` (panes 200 columns wide) and
+``tests/goldens/screens/<cli>/54-columns/<name>.json`` (54, the width of a pane in a team of six)::
 
-    {"format_version": "1.0", "kind": "screen", "cli": "codex", "description": "...",
+    {"format_version": "1.0", "kind": "screen", "cli": "codex", "columns": 200, "description": "...",
      "capture": "<exact text>", "expected_state": "trust_prompt", "pane_dead": false}
 
 ``pane_dead`` is tmux's ``#{pane_dead}`` when the capture was taken (panes are kept with
@@ -24,14 +26,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.agents.sandbox import ROOT, Sandbox, log, missing_prerequisites, run_scenario, scenario
+from pure.tmux import SUBMIT_KEY
+from tests.agents.sandbox import (
+    GEMINI_SETTINGS,
+    ROOT,
+    Sandbox,
+    agent_cache,
+    log,
+    missing_prerequisites,
+    run_scenario,
+    scenario,
+)
 
 SCREENS = ROOT / "tests" / "goldens" / "screens"
 STATES = ("starting", "trust_prompt", "bypass_prompt", "api_key_prompt", "login_required", "ready", "idle", "busy",
@@ -40,6 +55,7 @@ ANSWER = "Mock model answer: the assignment is understood."
 LONG_LINE = ("Read .omx/state/team/alpha/workers/worker-1/inbox.md, start work now, report concrete progress, "
              "then continue assigned work or next feasible task. This line is long on purpose so that it wraps "
              "in the input box of a 200-column pane: ") + "x" * 60
+WIDE, NARROW = 200, 54  # the widths every screen is recorded at (54: a pane of a 6-worker team)
 SUBMIT_WAIT_S = 4.0  # how long a submitted line may take to reach the mock before it counts as not submitted
 
 
@@ -91,8 +107,9 @@ class Recorder:
     def submitted(self, marker: str, timeout_s: float = SUBMIT_WAIT_S) -> bool:
         return bool(self.box.mock.wait_for(marker, timeout_s, prompt_only=True))
 
-    def submit_trial(self, pane: str, method: str, pause_s: float, ready: Callable[[str], bool]) -> dict[str, Any]:
-        """Type one line by ``method`` and press Enter ``pause_s`` after it; count the Enters it took.
+    def submit_trial(self, pane: str, method: str, pause_s: float, ready: Callable[[str], bool],
+                     key: str = SUBMIT_KEY) -> dict[str, Any]:
+        """Type one line by ``method`` and press ``key`` ``pause_s`` after it; count the presses it took.
 
         ``keys``: ``send-keys -l TEXT`` (then Enter from a second tmux call); ``one_command``: text and
         Enter in one tmux call; ``keys_visible``: Enter once the typed line shows on screen;
@@ -106,7 +123,7 @@ class Recorder:
             self.box.tmux("load-buffer", "-b", marker, str(buffer))
             self.box.tmux("paste-buffer", "-p", "-d", "-b", marker, "-t", pane)
         elif method == "one_command":  # the text and Enter in one tmux invocation: no gap at all
-            self.box.tmux("send-keys", "-t", pane, "-l", text, ";", "send-keys", "-t", pane, "C-m")
+            self.box.tmux("send-keys", "-t", pane, "-l", text, ";", "send-keys", "-t", pane, key)
         else:
             self.keys(pane, text, literal=True)
         visible_after = None
@@ -115,15 +132,17 @@ class Recorder:
         if pause_s:
             time.sleep(pause_s)
         trial: dict[str, Any] = {"method": method, "pause_s": pause_s, "visible_after_s": visible_after}
+        if key != SUBMIT_KEY:
+            trial["key"] = key
         if method != "one_command":
-            self.keys(pane, "C-m")
+            self.keys(pane, key)
         enters = 1
         while not self.submitted(marker):
             if enters == 1:
                 trial["screen_after_unsubmitted_enter"] = _tail(self.box.capture(pane), 8)
             if enters == 3:
                 break
-            self.keys(pane, "C-m")
+            self.keys(pane, key)
             enters += 1
         found = self.box.mock.requests_containing(marker, prompt_only=True)
         trial["enters_needed"] = enters if found else None
@@ -212,6 +231,13 @@ def _submit_trials(rec: Recorder, pane: str, ready: Callable[[str], bool]) -> li
     return trials
 
 
+def _submit_key_trials(rec: Recorder, pane: str, ready: Callable[[str], bool]) -> dict[str, Any]:
+    """Which keys submit a typed line (the text shown first, then the key): panefleet's ``Enter``
+    (pure/tmux/owned.py ``SUBMIT_KEY``) and oh-my-codex 0.20.3's ``C-m``; presses needed, None if 3 did not."""
+    return {key: [rec.submit_trial(pane, "keys_visible", 0.1, ready, key)["enters_needed"] for _ in range(2)]
+            for key in (SUBMIT_KEY, "C-m")}
+
+
 # ------------------------------------------------------------------------------------------ codex
 
 
@@ -219,29 +245,30 @@ def _record_conversation(rec: Recorder, box: Sandbox, pane: str, facts: dict[str
                          idle: Callable[[str], bool]) -> None:
     """From a ready agent: the screens of a long line typed (then submitted), of a busy agent (the mock
     holds its answer back) and of the answer shown; the submit trials go into ``facts``."""
-    name = {"codex": "Codex", "claude": "Claude"}[cli]
+    name = {"codex": "Codex", "claude": "Claude", "gemini": "Gemini"}[cli]
     rec.keys(pane, LONG_LINE, literal=True)
     screen, _ = rec.wait(pane, lambda s: LONG_LINE[-30:] in s.replace("\n", ""), 10, "typed")
     rec.save("typed", pane, screen, "a long line typed with send-keys -l, not submitted (it wraps in the input box)",
              "ready")
-    rec.keys(pane, "C-m")
+    rec.keys(pane, SUBMIT_KEY)
     if not rec.submitted("wraps in the input box", 2):
-        rec.keys(pane, "C-m")
+        rec.keys(pane, SUBMIT_KEY)
     rec.wait(pane, idle, 30, "ready after the long line")
 
     facts["submit_trials"] = _submit_trials(rec, pane, idle)
+    facts["submit_key_trials"] = _submit_key_trials(rec, pane, idle)
 
     box.mock.configure(delay_s=8.0)
     marker = rec.next_probe()
     rec.keys(pane, f"{marker} take your time with this one", literal=True)
     rec.wait(pane, lambda s: marker in s, 5, "typed busy probe")
     time.sleep(0.5)
-    rec.keys(pane, "C-m")
+    rec.keys(pane, SUBMIT_KEY)
     if not rec.submitted(marker, 2):
-        rec.keys(pane, "C-m")
+        rec.keys(pane, SUBMIT_KEY)
     if not rec.submitted(marker, 5):
         raise AssertionError(f"{cli}: the busy probe never reached the mock")
-    _, busy_after = box.wait_screen(pane, lambda s: "esc to interrupt" in s, 5)
+    _, busy_after = box.wait_screen(pane, lambda s: "esc to interrupt" in s or "esc to cancel" in s, 5)
     facts["busy_shows_esc_to_interrupt_after_s"] = busy_after
     time.sleep(1.0)
     rec.save("busy", pane, box.capture(pane), "a message submitted, the model still answering (the mock holds the "
@@ -268,7 +295,7 @@ def codex_idle(s: str) -> bool:
 @scenario("record_codex")
 def record_codex(work: Path, params: dict[str, Any]) -> dict[str, Any]:
     rec = None
-    with Sandbox(work, answer=ANSWER) as box:
+    with Sandbox(work, answer=ANSWER, columns=int(params.get("columns", WIDE))) as box:
         _keep_dead_panes(box)
         rec = Recorder(box, "codex")
         facts = rec.facts
@@ -329,9 +356,9 @@ def record_codex(work: Path, params: dict[str, Any]) -> dict[str, Any]:
             rec.keys(pane, f"{marker} hello", literal=True)
             rec.wait(pane, lambda s: marker in s, 5, "typed")
             time.sleep(0.5)
-            rec.keys(pane, "C-m")
+            rec.keys(pane, SUBMIT_KEY)
             if not rec.submitted(marker, 2):
-                rec.keys(pane, "C-m")
+                rec.keys(pane, SUBMIT_KEY)
             facts["missing_instructions_file"]["message_reached_mock"] = rec.submitted(marker, 5)
             time.sleep(2.0)
             screen = box.capture(pane)
@@ -401,7 +428,7 @@ def _select_with_down(rec: Recorder, pane: str, option: str) -> str:
 def record_claude(work: Path, params: dict[str, Any]) -> dict[str, Any]:
     rec = None
     command = "claude --dangerously-skip-permissions"
-    with Sandbox(work, answer=ANSWER) as box:
+    with Sandbox(work, answer=ANSWER, columns=int(params.get("columns", WIDE))) as box:
         _keep_dead_panes(box)
         rec = Recorder(box, "claude")
         facts = rec.facts
@@ -498,16 +525,258 @@ def record_claude(work: Path, params: dict[str, Any]) -> dict[str, Any]:
     return {"cli": "claude", "captures": rec.captures, "facts": rec.facts}
 
 
+# ----------------------------------------------------------------------------------------- gemini
+
+# As panefleet launches a Gemini worker of an execution role (pure/omx/launch/process.py, oh-my-codex's argv).
+GEMINI = "gemini --approval-mode yolo"
+GEMINI_RESTART = "Gemini CLI is restarting"  # "… to apply the trust changes...", wrapped in a narrow pane
+
+
+def gemini_live(s: str) -> str:
+    """The screen below the restart line: Gemini does not clear the screen when it restarts itself
+    after the trust prompt, so the old dialog stays above the new interface."""
+    return s.rsplit(GEMINI_RESTART, 1)[-1] if GEMINI_RESTART in s else s
+
+
+def gemini_trust(s: str) -> bool:
+    return "Do you trust the files in this folder?" in gemini_live(s)
+
+
+def gemini_input_line(s: str) -> bool:
+    """An input line and its footer are drawn (also for a moment before the trust dialog)."""
+    live = gemini_live(s)
+    return ("workspace (/directory)" in live and bool(re.search(r"^ [*>] ", live, re.MULTILINE))
+            and not gemini_trust(s) and "esc to cancel" not in live)
+
+
+def gemini_ready(s: str) -> bool:
+    """The input line with the interface up: the header drawn, or a turn in the transcript."""
+    live = gemini_live(s)
+    return gemini_input_line(s) and bool(re.search(r"Gemini CLI v\d|^Tips for getting started|^✦ ", live,
+                                                   re.MULTILINE))
+
+
+def gemini_idle(s: str) -> bool:
+    return gemini_ready(s) and "Type your message" in gemini_live(s)
+
+
+def gemini_first_sight(rec: Recorder, pane: str, t0: float) -> dict[str, Any]:
+    """Type a probe the moment an input line first shows, in a fresh start: is it shown, and does it
+    reach the model (after the trust dialog, when one comes, has been accepted)?"""
+    box = rec.box
+    screen, seen = box.wait_screen(pane, lambda s: gemini_input_line(s) or gemini_trust(s), 60, poll_s=0.02)
+    if seen is None or gemini_trust(screen):
+        return {"input_line_seen_first": False}
+    marker = rec.next_probe()
+    rec.keys(pane, f"{marker} typed at first sight", literal=True)
+    out: dict[str, Any] = {"input_line_seen_first": True, "typed_at_s": round(time.monotonic() - t0, 2)}
+    screen, out["shown_after_s"] = box.wait_screen(pane, lambda s: marker in gemini_live(s) or gemini_trust(s), 5,
+                                                   poll_s=0.02)
+    if gemini_trust(screen) or gemini_trust(box.wait_screen(pane, gemini_trust, 1.0)[0]):
+        out["trust_dialog_followed"] = True
+        rec.keys(pane, "Enter")
+        rec.wait(pane, gemini_ready, 60, "ready after trusting")
+        time.sleep(1.0)
+    else:
+        rec.wait(pane, gemini_ready, 30, "ready after the probe")
+    out["still_in_input_line"] = marker in "".join(
+        line for line in gemini_live(box.capture(pane)).splitlines() if line.startswith((" *", " >")))
+    rec.keys(pane, SUBMIT_KEY)
+    out["reached_mock"] = rec.submitted(marker)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}/cmdline").exists() and bool(Path(f"/proc/{pid}/cmdline").read_bytes())
+
+
+def _stop_gemini(box: Sandbox) -> None:
+    """SIGTERM what is left of the Gemini CLIs (they outlive their killed panes)."""
+    for process in box.agent_processes("gemini"):
+        try:
+            os.kill(process["pid"], signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 5
+    while box.agent_processes("gemini") and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def _gemini_home(box: Sandbox, name: str, settings: str | None) -> Path:
+    """Another HOME with ``settings`` as ~/.gemini/settings.json and the sandbox's repository trusted."""
+    home = box.work / name
+    (home / ".gemini").mkdir(parents=True)
+    if settings is not None:
+        (home / ".gemini" / "settings.json").write_text(settings, encoding="utf-8")
+    trusted = box.home / ".gemini" / "trustedFolders.json"
+    if trusted.exists():
+        (home / ".gemini" / "trustedFolders.json").write_text(trusted.read_text(), encoding="utf-8")
+    return home
+
+
+def _broken_gemini(rec: Recorder, name: str, home: Path, env: dict[str, str], description: str) -> None:
+    box = rec.box
+    pane, _ = _launch(box, GEMINI, env={"HOME": str(home), **env})
+    screen, took = rec.wait(pane, lambda s: _dead(box, pane) or gemini_ready(s) or "authenticate" in s
+                            or "API Key" in s, 30, name)
+    time.sleep(2.0)  # let it settle (or die)
+    screen = box.capture(pane)
+    dead = _dead(box, pane)
+    status = box.tmux("display-message", "-p", "-t", pane, "#{pane_dead_status}", check=False).stdout.strip()
+    rec.facts[name] = {"dead": dead, "exit_status": status if dead else None, "seconds": took,
+                       "tail": _tail(screen, 14)}
+    rec.save(name, pane, screen, description, "exited" if dead else "login_required")
+    box.tmux("kill-pane", "-t", pane, check=False)
+    _stop_gemini(box)
+
+
+@scenario("record_gemini")
+def record_gemini(work: Path, params: dict[str, Any]) -> dict[str, Any]:
+    rec = None
+    with Sandbox(work, answer=ANSWER, columns=int(params.get("columns", WIDE))) as box:
+        _keep_dead_panes(box)
+        rec = Recorder(box, "gemini")
+        facts = rec.facts
+        pane, t0 = _launch(box, GEMINI)
+        first, before_trust = None, None
+        while True:  # fast looks: does an input line ever show before the trust prompt?
+            screen = box.capture(pane)
+            if first is None and screen.strip():
+                first = round(time.monotonic() - t0, 2)
+            if gemini_trust(screen):
+                break
+            if before_trust is None and gemini_input_line(screen):
+                before_trust = screen, round(time.monotonic() - t0, 2)
+                rec.save("input_line_before_trust", pane, screen, "the interface Gemini draws for a moment before it "
+                         "asks about trust: an input line, but the folder is not trusted yet and the dialog follows",
+                         "starting")
+            if time.monotonic() - t0 > 60:
+                raise AssertionError(f"gemini: no trust prompt within 60 s; last screen:\n{screen}")
+            time.sleep(0.05)
+        facts["first_screen_s"] = first
+        facts["trust_prompt_s"] = round(time.monotonic() - t0, 2)
+        facts["input_line_before_trust_prompt_at_s"] = before_trust[1] if before_trust else None
+        time.sleep(0.5)
+        screen = box.capture(pane)
+        rec.save("trust_prompt", pane, screen, "first start in a never-trusted git repository: the folder trust dialog, "
+                 "option 1 (Trust folder) highlighted with ●", "trust_prompt")
+        rec.keys(pane, "Down")
+        screen, _ = rec.wait(pane, lambda s: "● 2." in s, 5, "trust prompt, option 2 highlighted")
+        rec.save("trust_prompt_option2", pane, screen, "the trust dialog after Down: option 2 (Trust parent folder) "
+                 "highlighted", "trust_prompt")
+        facts["trust_after_down"] = [line.strip(" │") for line in _tail(screen, 8) if "." in line]
+        rec.keys(pane, "Up")
+        rec.wait(pane, lambda s: "● 1." in s, 5, "trust prompt, option 1 highlighted again")
+        t1 = time.monotonic()
+        rec.keys(pane, "Enter")
+        screen, took = rec.wait(pane, lambda s: GEMINI_RESTART in s, 10, "restart line")
+        facts["restart_line_after_enter_s"] = took
+        rec.save("trust_restarting", pane, screen, "Enter on 'Trust folder': Gemini restarts itself; the old dialog "
+                 "stays on screen above the restart line", "starting")
+        screen, seen = box.wait_screen(pane, gemini_input_line, 60, poll_s=0.02)
+        if seen is None:
+            raise AssertionError(f"gemini: no input line after the restart; last screen:\n{screen}")
+        facts["input_line_after_trust_enter_s"] = round(time.monotonic() - t1, 2)
+        if not gemini_ready(screen):
+            rec.save("initializing_after_restart", pane, screen, "the restarted Gemini's input line at first sight, "
+                     "its header not drawn yet (it then prints 'Initializing... Prompts will be queued.')", "starting")
+        screen, _ = rec.wait(pane, gemini_idle, 60, "ready after the restart")
+        facts["ready_after_trust_enter_s"] = round(time.monotonic() - t1, 2)
+        rec.save("ready", pane, screen, "ready after the restart (launched with --approval-mode yolo: the input line "
+                 "starts '*'); the old trust dialog is still on screen above the restart line", "ready")
+        facts["trust_written"] = json.loads((box.home / ".gemini" / "trustedFolders.json").read_text())
+        facts["ready_screen_changes_while_idle"] = _changes_while_idle(box, pane)
+
+        _record_conversation(rec, box, pane, facts, "gemini", gemini_idle)
+        marker = rec.next_probe()
+        rec.keys(pane, f"{marker} count the requests", literal=True)
+        rec.wait(pane, lambda s: marker in s, 5, "typed requests probe")
+        time.sleep(0.3)
+        rec.keys(pane, SUBMIT_KEY)
+        rec.wait(pane, lambda s: gemini_idle(s) and marker in s, 30, "requests probe answered")
+        facts["requests_per_turn"] = [r.route for r in box.mock.snapshot() if marker in r.raw]
+
+        # SIGHUP: tmux kill-pane leaves the CLI running
+        processes = box.agent_processes("gemini")
+        box.tmux("kill-pane", "-t", pane, check=False)
+        time.sleep(2.0)
+        left = [p["pid"] for p in processes if _alive(p["pid"])]
+        facts["kill_pane"] = {"processes_before": len(processes), "alive_2s_after": len(left)}
+        _stop_gemini(box)
+
+        pane, t2 = _launch(box, GEMINI)
+        facts["typed_at_first_sight_trusted"] = gemini_first_sight(rec, pane, t2)
+        facts["ready_trusted_start_s"] = round(time.monotonic() - t2, 2)
+        box.tmux("kill-pane", "-t", pane, check=False)
+        _stop_gemini(box)
+        # the same in a never-trusted folder: the input line drawn before the trust dialog
+        pane, t2 = _launch(box, GEMINI, cwd=_fresh_repo(box, "repo-first-sight"))
+        facts["typed_at_first_sight_untrusted"] = gemini_first_sight(rec, pane, t2)
+        box.tmux("kill-pane", "-t", pane, check=False)
+        _stop_gemini(box)
+
+        # launched without --approval-mode yolo (a worker of a role without execution tools)
+        pane, _ = _launch(box, "gemini")
+        screen, took = rec.wait(pane, gemini_idle, 60, "ready in the default approval mode")
+        rec.save("ready_default_mode", pane, screen, "ready in the default approval mode: the input line starts '>'",
+                 "ready")
+        marker = rec.next_probe()
+        rec.keys(pane, f"{marker} hello", literal=True)
+        rec.wait(pane, lambda s: marker in s, 5, "typed in the default mode")
+        time.sleep(0.3)
+        rec.keys(pane, SUBMIT_KEY)
+        screen, _ = rec.wait(pane, lambda s: ANSWER in s and gemini_idle(s), 30, "answered in the default mode")
+        rec.save("answered_default_mode", pane, screen, "the answer shown in the default approval mode: the "
+                 "message '> …' above, the input line '>' below", "idle")
+        box.tmux("kill-pane", "-t", pane, check=False)
+        _stop_gemini(box)
+
+        _broken_gemini(rec, "broken_settings", _gemini_home(box, "home-broken", '{"security": {"auth": ,\n'), {},
+                       "~/.gemini/settings.json that is not JSON: Gemini prints its error and exits; the pane is kept "
+                       "dead (remain-on-exit)")
+        _broken_gemini(rec, "no_auth_type", _gemini_home(box, "home-no-auth", '{"security": {}}\n'), {},
+                       "~/.gemini/settings.json without security.auth.selectedType, in a trusted folder: the "
+                       "sign-in dialog")
+        _broken_gemini(rec, "no_api_key", _gemini_home(box, "home-no-key", GEMINI_SETTINGS), {"GEMINI_API_KEY": ""},
+                       "auth type gemini-api-key but GEMINI_API_KEY empty, in a trusted folder: Gemini asks for a key")
+    assert rec is not None
+    return {"cli": "gemini", "captures": rec.captures, "facts": rec.facts}
+
+
 # ---------------------------------------------------------------------------------------- outside
 
 
-def write_goldens(result: dict[str, Any]) -> list[Path]:
+def golden_folder(cli: str, columns: int, version: str | None = None) -> Path:
+    """Where the screens of ``cli`` recorded ``columns`` wide go: ``<cli>/`` for the wide recording,
+    ``<cli>/<N>-columns/`` for any other (tests/core/test_agent_screens.py pairs them by name); a
+    version other than the pinned one's under ``<cli>@<version>/``."""
+    top = SCREENS / (cli if version is None else f"{cli}@{version}")
+    return top if columns == WIDE else top / f"{columns}-columns"
+
+
+def install_version(cli: str, version: str) -> str:
+    """Install ``version`` of ``cli`` from npm into a cache of its own, outside the sandbox (which has
+    no network), and point the sandbox at it; the exact version installed."""
+    from pure.agents.doctor import PACKAGES
+
+    cache = Path(f"{agent_cache()}-{cli}-{version}")
+    if not (cache / "node_modules" / ".bin" / cli).exists() or version == "latest":
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(cache),
+                        f"{PACKAGES[cli]}@{version}"], check=True, stdout=sys.stderr)
+    os.environ["PANEFLEET_AGENT_CACHE"] = str(cache)
+    shown = subprocess.run([str(cache / "node_modules" / ".bin" / cli), "--version"], capture_output=True, text=True,
+                           timeout=60).stdout
+    found = re.search(r"\d+\.\d+\.\d+", shown)
+    return found.group(0) if found else version
+
+
+def write_goldens(result: dict[str, Any], columns: int, version: str | None = None) -> list[Path]:
     cli = result["cli"]
-    folder = SCREENS / cli
+    folder = golden_folder(cli, columns, version)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, capture in sorted(result["captures"].items()):
-        data = {"format_version": "1.0", "kind": "screen", "cli": cli, **capture}
+        data = {"format_version": "1.0", "kind": "screen", "cli": cli, "columns": columns, **capture}
         path = folder / f"{name}.json"
         path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(path)
@@ -517,7 +786,8 @@ def write_goldens(result: dict[str, Any]) -> list[Path]:
 def render_facts(results: list[dict[str, Any]]) -> str:
     lines = ["# Recorded agent screens", "",
              "Written by `.venv/bin/python -m tests.agents.record_screens` (see its docstring): real captures of",
-             "the pinned CLIs in a 200x50 tmux pane, and what was measured while recording them.", ""]
+             f"the pinned CLIs in {WIDE}x50 and {NARROW}x50 tmux panes, and what was measured while recording them "
+             f"{WIDE} columns wide.", ""]
     for result in results:
         lines += [f"## {result['cli']}", "", "```json", json.dumps(result["facts"], indent=2, ensure_ascii=False),
                   "```", ""]
@@ -526,23 +796,36 @@ def render_facts(results: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="record the agent CLIs' screens as goldens")
-    parser.add_argument("--cli", choices=("codex", "claude"), action="append", help="default: both")
+    parser.add_argument("--cli", choices=("codex", "claude", "gemini"), action="append", help="default: all")
+    parser.add_argument("--columns", type=int, action="append",
+                        help=f"the panes' width; repeatable (default: {WIDE} and {NARROW})")
+    parser.add_argument("--version", metavar="X.Y.Z|latest",
+                        help="record this version of the one --cli named (installed from npm into a cache of its "
+                             "own): goldens under tests/goldens/screens/<cli>@<version>/, checked like the pinned")
     parser.add_argument("--dry", action="store_true", help="print the facts, write nothing")
     args = parser.parse_args(argv)
-    missing = missing_prerequisites()
+    widths = args.columns or [WIDE, NARROW]
+    version = None
+    if args.version:
+        if len(args.cli or []) != 1:
+            parser.error("--version needs exactly one --cli")
+        version = install_version(args.cli[0], args.version)
+    missing = missing_prerequisites(args.cli if version else None)
     if missing:
         sys.stderr.write("cannot record: " + "; ".join(missing) + "\n")
         return 1
-    results = []
-    for cli in args.cli or ["codex", "claude"]:
-        result = run_scenario(f"record_{cli}", {}, timeout_s=600)
-        results.append(result)
-        print(f"{cli}: {len(result['captures'])} captures in {result['_seconds']} s")
-        if not args.dry:
-            for path in write_goldens(result):
-                print(f"  wrote {path.relative_to(ROOT)}")
+    results = []  # the facts measured in the widest panes go into the README
+    for cli in args.cli or ["codex", "claude", "gemini"]:
+        for columns in widths:
+            result = run_scenario(f"record_{cli}", {"columns": columns}, timeout_s=600)
+            if columns == max(widths):
+                results.append(result)
+            print(f"{cli} at {columns} columns: {len(result['captures'])} captures in {result['_seconds']} s")
+            if not args.dry:
+                for path in write_goldens(result, columns, version):
+                    print(f"  wrote {path.relative_to(ROOT)}")
     print(render_facts(results))
-    if not args.dry and args.cli is None:
+    if not args.dry and args.cli is None and version is None and WIDE in widths:
         (SCREENS / "README.md").write_text(render_facts(results), encoding="utf-8")
     return 0
 

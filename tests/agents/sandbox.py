@@ -8,7 +8,8 @@ with a time bound and returns the scenario's JSON result. Nothing inside can rea
 killed, ``--kill-child`` takes its child with it, and the namespace goes with its first process.
 
 Inside (the scenario): :class:`Sandbox` is the world one scenario gets: a temporary ``HOME`` with
-``~/.claude.json``, a ``CODEX_HOME`` whose ``config.toml`` points at the mock model server
+``~/.claude.json`` and ``~/.gemini/settings.json`` (Claude Code and Gemini CLI reach the mock through
+their base-URL variables), a ``CODEX_HOME`` whose ``config.toml`` points at the mock model server
 (``tests/agents/mock_model.py``), a fresh never-trusted git repository, a private tmux server with a
 leader pane, and the ``panefleet`` CLI (``cli.py``, as ``tests/omx_up/test_real_tmux.py`` runs it).
 """
@@ -34,8 +35,12 @@ from tests.agents.mock_model import MockModel
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "cli.py"
 # The pinned CLIs `./dev test` installs into the agent cache (see `install_agents` in ./dev).
-PINNED = {"codex": "0.169.0", "claude": "2.1.328"}
+PINNED = {"codex": "0.169.0", "claude": "2.1.328", "gemini": "0.61.0"}
 API_KEY = "sk-ant-api03-panefleet-mock-key-0123456789abcdefghij"
+GEMINI_API_KEY = "panefleet-mock-gemini-key"
+# Gemini CLI uses GOOGLE_GEMINI_BASE_URL only with this auth type selected and GEMINI_API_KEY set
+# (../shared/spec/agents.md); without a selected type it stops at its sign-in dialog.
+GEMINI_SETTINGS = '{"security": {"auth": {"selectedType": "gemini-api-key"}}}\n'
 WORK_ENV = "PANEFLEET_SANDBOX_WORK"  # the scenario's work directory, made and removed outside
 
 
@@ -48,10 +53,10 @@ def agent_bin() -> Path:
     return agent_cache() / "node_modules" / ".bin"
 
 
-def missing_prerequisites() -> list[str]:
-    """What keeps the agent scenarios from running here ([] when they can run)."""
+def missing_prerequisites(clis: Sequence[str] | None = None) -> list[str]:
+    """What keeps the agent scenarios (of ``clis``, default all pinned) from running here ([] when they can)."""
     missing = [f"{cli} is not installed in {agent_bin()} (./dev test installs it)"
-               for cli in PINNED if not os.access(agent_bin() / cli, os.X_OK)]
+               for cli in (clis or PINNED) if not os.access(agent_bin() / cli, os.X_OK)]
     for tool in ("tmux", "git", "node", "unshare", "ip"):
         if shutil.which(tool) is None:
             missing.append(f"{tool} is not on PATH")
@@ -159,8 +164,9 @@ class Sandbox:
     """One scenario's private world (see the module docstring). Use as a context manager."""
 
     def __init__(self, work: Path, *, answer: str = "Acknowledged.", delay_s: float = 0.0, onboarded: bool = True,
-                 key_approved: bool = True, codex_config: str | None = None) -> None:
+                 key_approved: bool = True, codex_config: str | None = None, columns: int = 200) -> None:
         self.work = work
+        self.columns = columns  # the width of the leader's window, so of every window and pane made here
         self.home = work / "home"
         self.codex_home = work / "codex-home"
         self.repo = work / "repo"
@@ -182,13 +188,14 @@ class Sandbox:
         self.env = self._environment()
         self.write_claude_json(onboarded=self.onboarded, key_approved=self.key_approved)
         self.write_codex_config(self.codex_config)
+        self.write_gemini_settings()
         (self.home / ".gitconfig").write_text("[user]\n\tname = panefleet test\n\temail = test@panefleet.invalid\n"
                                               "[init]\n\tdefaultBranch = main\n", encoding="utf-8")
         self.git("init", "-q")
         (self.repo / "README.md").write_text("# scratch repository for agent tests\n", encoding="utf-8")
         self.git("add", "README.md")
         self.git("commit", "-q", "-m", "initial commit")
-        self.leader = self.tmux("new-session", "-d", "-s", "lead", "-x", "200", "-y", "50", "-c", str(self.repo),
+        self.leader = self.tmux("new-session", "-d", "-s", "lead", "-x", str(self.columns), "-y", "50", "-c", str(self.repo),
                                 "-P", "-F", "#{pane_id}", "sleep 100000").stdout.strip()
         log(f"sandbox ready: mock {self.mock.base_url}, tmux -L {self.socket}, leader {self.leader}")
         return self
@@ -212,6 +219,8 @@ class Sandbox:
             "CODEX_HOME": str(self.codex_home),
             "ANTHROPIC_BASE_URL": self.mock.base_url,
             "ANTHROPIC_API_KEY": API_KEY,
+            "GOOGLE_GEMINI_BASE_URL": self.mock.base_url,
+            "GEMINI_API_KEY": GEMINI_API_KEY,
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "IS_SANDBOX": "1",
@@ -237,6 +246,10 @@ class Sandbox:
     def write_codex_config(self, text: str | None = None) -> None:
         (self.codex_home / "config.toml").write_text(self.mock_codex_config() if text is None else text,
                                                      encoding="utf-8")
+
+    def write_gemini_settings(self, text: str = GEMINI_SETTINGS) -> None:
+        (self.home / ".gemini").mkdir(exist_ok=True)
+        (self.home / ".gemini" / "settings.json").write_text(text, encoding="utf-8")
 
     # ------------------------------------------------------------------ tools
 
@@ -285,7 +298,7 @@ class Sandbox:
         return self.tmux("show-option", "-qv", "-p", "-t", pane, "@omx_team_pane_owner_id", check=False).stdout.strip()
 
     def new_pane(self, command: str, *, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> str:
-        """A new window (200x50) running ``command`` through bash; its pane id."""
+        """A new window (``columns`` x 50) running ``command`` through bash; its pane id."""
         args = ["new-window", "-d", "-P", "-F", "#{pane_id}", "-c", str(cwd or self.repo)]
         for key, value in (env or {}).items():
             args += ["-e", f"{key}={value}"]
@@ -303,6 +316,25 @@ class Sandbox:
             if time.monotonic() - started >= timeout_s:
                 return screen, None
             time.sleep(poll_s)
+
+    def agent_processes(self, cli: str) -> list[dict[str, Any]]:
+        """The processes of this namespace (``--mount-proc``: its own /proc) running ``cli`` from the
+        agent cache, e.g. both node processes of a Gemini CLI: [{pid, sid, argv}]. ``sid``: the session,
+        which is the pid of the pane's first process (tmux makes each pane a session)."""
+        program = str(agent_bin() / cli)
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv = (entry / "cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+                stat = (entry / "stat").read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue  # it ended while the list was read
+            if program in argv[:3]:
+                sid = int(stat.rsplit(")", 1)[1].split()[3])  # after "pid (comm)": state ppid pgrp session
+                found.append({"pid": int(entry.name), "sid": sid, "argv": [a for a in argv if a][:6]})
+        return found
 
     def worker_dirs(self, team: str) -> list[str]:
         workers = self.repo / ".omx" / "state" / "team" / team / "workers"

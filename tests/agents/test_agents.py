@@ -1,5 +1,5 @@
-"""End to end with the real agent CLIs: teams of Codex and Claude Code workers, started, answered
-and given their tasks by panefleet, each scenario in its own network + pid namespace where the
+"""End to end with the real agent CLIs: teams of Codex, Claude Code and Gemini CLI workers, started,
+answered and given their tasks by panefleet, each scenario in its own network + pid namespace where the
 only server is the mock model (``tests/agents/sandbox.py``, ``tests/agents/flows.py``).
 
 The pinned CLIs come from the agent cache ``./dev test`` fills (``$PANEFLEET_AGENT_CACHE``). Without
@@ -73,10 +73,26 @@ def _assert_team_scaled_up(result: dict[str, Any], count: int) -> None:
     assert result["status"]["code"] == 0, brief
 
 
-@pytest.mark.parametrize(("cli", "count"), [("codex", 3), ("claude", 2)])
+def _assert_stopped_without_leftovers(result: dict[str, Any]) -> None:
+    """Scale-down of the last worker, then ``tmux kill-server``: no process of the agent CLI is left
+    (Gemini ignores the SIGHUP of a killed pane; the gated pane's shell ends it, pure/omx/startup.py)."""
+    stop = result["stop"]
+    brief = _brief(result) + f"\nstop: {json.dumps(stop)[:4000]}"
+    assert stop["scale_down"]["code"] == 0, brief
+    assert stop["victim_session"] in {p["sid"] for p in stop["before"]}, brief  # the victim's agent ran
+    assert stop["left_after_scale_down"] == [], brief
+    assert stop["others_after_scale_down"], brief  # the other workers' agents still run
+    assert stop["left_after_kill_server"] == [], brief
+
+
+@pytest.mark.parametrize(("cli", "count"), [("codex", 3), ("claude", 2), ("gemini", 2)])
 def test_scale_up_starts_real_agents_and_delivers_their_tasks(cli: str, count: int) -> None:
-    result = run_scenario("team_scale_up", {"cli": cli, "count": count}, timeout_s=SCENARIO_TIMEOUT_S)
+    # a fresh sandbox: the repository was never trusted by any of the CLIs (each asks first)
+    result = run_scenario("team_scale_up", {"cli": cli, "count": count, "stop": True}, timeout_s=SCENARIO_TIMEOUT_S)
     _assert_team_scaled_up(result, count)
+    if cli == "gemini":  # one turn per trigger (the mock counts Gemini's streamed turns only)
+        assert set(result["trigger_turns"].values()) == {1}, _brief(result) + f"\n{result['trigger_turns']}"
+    _assert_stopped_without_leftovers(result)
 
 
 def test_scale_up_codex_in_worktree_mode() -> None:
@@ -105,6 +121,27 @@ def test_broken_codex_config_fails_scale_up_and_leaves_nothing() -> None:
     assert result["worker_dirs"] == [], brief
     before, after = result["config_before"], result["config"]
     assert (after["workers"], after["worker_count"]) == (before["workers"], before["worker_count"]), brief
+
+
+def test_broken_gemini_setup_fails_scale_up_with_its_own_error_and_leaves_nothing() -> None:
+    result = run_scenario("team_scale_up_broken_gemini", {}, timeout_s=SCENARIO_TIMEOUT_S)
+    before = result["config_before"]
+    for case in ("broken_settings", "no_api_key"):
+        seen = result[case]
+        brief = f"{case}: {json.dumps(seen['scale_up'])[:3000]}\n" + _brief({**result, **seen})
+        assert list(seen["panes"]) == [result["leader"]], brief  # no worker pane left
+        assert seen["worker_dirs"] == [], brief
+        after = seen["config"]
+        assert (after["workers"], after["worker_count"]) == (before["workers"], before["worker_count"]), brief
+    # settings.json that is not JSON: refused before any pane, in doctor's words (pure/agents/doctor.py);
+    # Gemini itself exits 52 with "Error in <path>: …" (tests/goldens/screens/gemini/broken_settings.json)
+    up = result["broken_settings"]["scale_up"]
+    assert up["code"] == 4, up
+    assert "error in" in up["stdout"] + up["stderr"] and ".gemini/settings.json" in up["json"]["error"], up
+    # no API key: Gemini starts, is trusted, restarts and stops at its own key dialog; that line is the error
+    up = result["no_api_key"]["scale_up"]
+    assert up["code"] == 1 and "Enter Gemini API Key" in up["json"]["error"], up
+    assert result["no_api_key"]["left"] == [], result["no_api_key"]["left"]  # and its processes are gone
 
 
 def test_dead_worker_is_reported_and_respawned() -> None:

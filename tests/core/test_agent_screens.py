@@ -15,7 +15,11 @@ SCREENS = Path(__file__).resolve().parents[1] / "goldens" / "screens"
 
 
 def _goldens() -> list[Path]:
-    return sorted(SCREENS.glob("*/*.json"))
+    return sorted(SCREENS.glob("*/*.json")) + sorted(SCREENS.glob("*/*-columns/*.json"))
+
+
+def _narrow() -> list[Path]:
+    return sorted(SCREENS.glob("*/54-columns/*.json"))
 
 
 # What the start-up and delivery models rest on, recorded for every pinned CLI (tests/agents/sandbox.py
@@ -27,6 +31,13 @@ RECORDED = {
     "claude": {"trust_prompt": "trust_prompt", "trust_prompt_yes_highlighted": "trust_prompt",
                "bypass_prompt": "bypass_prompt", "api_key_prompt": "api_key_prompt", "ready": "ready",
                "typed": "ready", "answered": "idle", "busy": "busy", "no_onboarding": "exited"},
+    # Gemini: its input line drawn before the trust dialog (text typed there is lost) and again before its
+    # interface is up after the restart that trusting causes; ready with --approval-mode yolo and without
+    "gemini": {"input_line_before_trust": "starting", "trust_prompt": "trust_prompt",
+               "trust_prompt_option2": "trust_prompt", "trust_restarting": "starting",
+               "initializing_after_restart": "starting", "ready": "ready", "ready_default_mode": "ready",
+               "typed": "ready", "busy": "busy", "answered": "idle", "answered_default_mode": "idle",
+               "broken_settings": "exited", "no_auth_type": "login_required", "no_api_key": "login_required"},
 }
 
 
@@ -52,6 +63,26 @@ def test_recorded_screen_is_classified(path: Path) -> None:
     assert found.state == golden["expected_state"], (golden["description"], found)
     if found.state in ("trust_prompt", "bypass_prompt"):
         assert found.choice is not None and found.choice.accept is not None and found.choice.selected is not None
+
+
+def test_every_recorded_screen_is_recorded_narrow_too() -> None:
+    """tests/agents/record_screens.py records every screen 200 and 54 columns wide."""
+    wide = {(p.parent.name, p.stem) for p in sorted(SCREENS.glob("*/*.json"))}
+    narrow = {(p.parent.parent.name, p.stem) for p in _narrow()}
+    assert wide == narrow
+
+
+@pytest.mark.parametrize("path", _narrow(), ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
+def test_a_screen_classifies_the_same_at_54_and_200_columns(path: Path) -> None:
+    narrow: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    wide: dict[str, Any] = json.loads((path.parent.parent / path.name).read_text(encoding="utf-8"))
+    assert (narrow["columns"], wide["columns"]) == (54, 200)
+    # rows as the pane shows them: a line longer than the pane is wrapped over rows, never joined
+    assert max(len(line) for line in narrow["capture"].splitlines()) <= 54
+    seen = [sc.classify(g["cli"], g["capture"], dead=bool(g.get("pane_dead", False))) for g in (narrow, wide)]
+    assert seen[0].state == seen[1].state == wide["expected_state"] == narrow["expected_state"], seen
+    assert (seen[0].choice and seen[0].choice.accept) == (seen[1].choice and seen[1].choice.accept)
+    assert sc.squash(seen[0].input_text) == sc.squash(seen[1].input_text)
 
 
 OLD_CODEX_TRUST = """
@@ -110,3 +141,39 @@ def test_submitted_and_typed_text_is_found_whatever_the_wrapping() -> None:
             "  mock-model default · /repo\n")
     assert sc.shows_submitted("codex", sent, "workers/worker-1/inbox.md")
     assert not sc.shows_typed("codex", sent, "workers/worker-1/inbox.md")
+
+
+def _narrow_codex_ready() -> str:
+    return str(json.loads((SCREENS / "codex" / "54-columns" / "ready.json").read_text(encoding="utf-8"))["capture"])
+
+
+BACKFILL = ("state db backfill is running at /root/.codex-home; waiting up to 30s before retrying startup "
+            "initialization")
+
+
+def _wrapped(text: str, width: int) -> str:
+    return "\n".join(text[i:i + width] for i in range(0, len(text), width))
+
+
+@pytest.mark.parametrize("width", [54, 80, 200])
+def test_codex_waiting_for_its_state_db_is_starting_with_that_reason_at_any_width(width: int) -> None:
+    """Six Codex processes on one fresh CODEX_HOME: one may wait for another's state db backfill
+    (docs/scale-up.md, "Watched start-up"); its screen, rows as tmux shows them at ``width`` columns,
+    is still starting — not ready, even with the model status line under it."""
+    screen = _narrow_codex_ready().replace("› Ask Codex to do anything", _wrapped("› " + BACKFILL, width))
+    seen = sc.classify("codex", screen)
+    assert seen.state == "starting", seen
+    assert sc.squash(BACKFILL) in sc.squash("".join(seen.evidence)), seen.evidence
+    # once Codex has initialised, the same screen without the wait is ready again
+    assert sc.classify("codex", _narrow_codex_ready()).state == "ready"
+
+
+def test_wrapped_rows_of_a_narrow_pane_are_read_as_they_are_shown() -> None:
+    """Rows are never joined (pure/tmux/owned.py ``capture_step``): the model status line stays a
+    row of its own under a wrapped input line, so a narrow ready screen is ready."""
+    typed = "Read .omx/state/team/alpha/workers/worker-1/inbox.md, start work now, report concrete progress"
+    screen = _narrow_codex_ready().replace("› Ask Codex to do anything", _wrapped("› " + typed, 54))
+    seen = sc.classify("codex", screen)
+    assert seen.state == "ready" and sc.squash(seen.input_text) == sc.squash(typed)
+    assert sc.shows_typed("codex", screen, "worker-1/inbox.md") and not sc.shows_submitted("codex", screen,
+                                                                                          "worker-1/inbox.md")

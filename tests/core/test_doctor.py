@@ -68,9 +68,25 @@ def test_versions_missing_cli_and_gemini() -> None:
     assert _levels(CliFacts(cli="claude", path=None)) == [("fail", "claude is not on PATH")]
     gemini = _levels(CliFacts(cli="gemini", path="/bin/gemini", version_text="0.61.0", files={
         "/h/.gemini/settings.json": json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})}))
-    assert gemini[0][0] == "warn" and "no screens recorded" in gemini[0][1]
+    assert gemini[0] == ("ok", "gemini 0.61.0 at /bin/gemini")
     assert gemini[1] == ("ok", "auth type gemini-api-key (/h/.gemini/settings.json)")
+    assert _levels(CliFacts(cli="gemini", path="/bin/gemini", version_text="0.60.1"))[0][0] == "warn"
     assert _levels(CliFacts(cli="gemini", path="/bin/gemini", version_text="0.61.0"))[1][0] == "fail"
+
+
+def test_gemini_settings_are_read_as_gemini_reads_them() -> None:
+    def auth(text: str) -> tuple[str, str]:
+        return _levels(CliFacts(cli="gemini", path="/bin/gemini", version_text="0.61.0",
+                                files={"/h/.gemini/settings.json": text}))[1]
+
+    # comments are allowed (Gemini strips them before parsing), "//" inside a string is not one
+    commented = '// mine\n{"security": {"auth": {/* chosen once */ "selectedType": "gemini-api-key"}}, "x": "a//b"}'
+    assert auth(commented) == ("ok", "auth type gemini-api-key (/h/.gemini/settings.json)")
+    # not JSON, or not an object: Gemini exits at once ("Error in <path>: …"), so this is its own failure
+    broken = auth('{"security": {"auth": ,\n')
+    assert broken[0] == "fail" and broken[1].startswith("error in /h/.gemini/settings.json: ")
+    assert auth("[]") == ("fail", "error in /h/.gemini/settings.json: not a JSON object")
+    assert auth('{"security": {}}') == ("fail", "no auth type selected (/h/.gemini/settings.json)")
 
 
 def test_tmux_versions() -> None:

@@ -219,7 +219,8 @@ trap '' HUP
 sleep 100000 &
 echo "$OMX_TEAM_WORKER $$ $!" >> "{pids}"
 printf 'panefleet placeholder agent %s ready\\n' "${{OMX_TEAM_WORKER:-unknown-worker}}"
-while IFS= read -r line; do printf 'received: %s\\n' "$line"; done
+printf '> '
+while IFS= read -r line; do printf 'received: %s\\n> ' "$line"; done
 exec sleep 2147483647
 """
 

@@ -67,7 +67,7 @@ class ScriptedAgent:
 
     def press(self, args: tuple[str, ...]) -> None:
         if self.gated:
-            assert args[-1] == "C-m", args  # nothing is typed into a pane before its CLI started
+            assert args[-1] == "Enter", args  # nothing is typed into a pane before its CLI started
             self.gated = False
             return
         shown = self.screen_now()
@@ -89,7 +89,7 @@ class ScriptedAgent:
                 self.prompts.pop(0)
                 self.highlight = 0
             return
-        if key == "C-m" and self.typed:
+        if key == "Enter" and self.typed:
             if self.swallow > 0:
                 self.swallow -= 1
                 return
@@ -144,7 +144,8 @@ def test_codex_trust_prompt_is_accepted_then_the_trigger_is_confirmed(tmp_path: 
     assert delivery["started"] == "ready" and delivery["rounds"] == 1  # the 2nd Enter of round 1 submitted
     assert any("workers/worker-2/inbox.md" in t for t in agent.transcript)
     # Enter on the trust screen only while "Trust and continue" was highlighted
-    assert [shown.startswith("  Trust") for key, shown in agent.keys if key == "Enter"] == [True]
+    on_prompt = [shown for key, shown in agent.keys if key == "Enter" and "Trust this folder?" in shown]
+    assert len(on_prompt) == 1 and "› 1. Trust and continue" in on_prompt[0]
     requests = json.loads((team.dir / "dispatch" / "requests.json").read_text())
     assert requests[-1]["status"] == "delivered" and requests[-1]["last_reason"] == "confirmed:round_1"
     log = next((team.cwd / ".omx" / "logs").glob("team-delivery-*.jsonl")).read_text().splitlines()
@@ -172,7 +173,7 @@ def test_claude_prompts_are_answered_by_moving_onto_yes_never_a_blind_enter(tmp_
     keys = [key for key, _shown in agent.keys if key != "text"]
     assert keys[:4] == ["Down", "Enter", "Down", "Enter"]
     for key, shown in agent.keys:
-        if key == "Enter":
+        if key == "Enter" and "Enter to confirm" in shown:
             assert "❯ 2." in shown  # the accepting option was highlighted on screen
 
 
@@ -184,7 +185,7 @@ def test_a_prompt_the_policy_forbids_fails_the_start_and_rolls_back(tmp_path: Pa
     team, out, calls = _scale_up(tmp_path, agent, {variable: "0"})
     assert out.done.outcome.status == "error"
     assert out.error.startswith("scale_up_worker_start_failed:worker-2:") and f"{variable}=0" in out.error
-    assert [a for a in calls if a[0] == "send-keys"] == [("send-keys", "-t", "%31", "C-m")]  # only the gate
+    assert [a for a in calls if a[0] == "send-keys"] == [("send-keys", "-t", "%31", "Enter")]  # only the gate
     assert ("kill-pane", "-t", "%31") in calls
     assert not (team.dir / "workers" / "worker-2").exists()
 

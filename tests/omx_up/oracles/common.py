@@ -43,7 +43,9 @@ def tmux_calls_as_oh_my_codex_makes_them(journal: list[Any]) -> list[list[str]]:
     A designed difference: oh-my-codex proves a killed pane once, after a fixed pause; panefleet
     proves it right after the kill and, only while it is still listed with its pinned pid, again
     after each pause of the back-off (pure/tmux/teardown.py ``kill_backoff_ms``). Those extra
-    ``list-panes`` calls — each one right after such a pause — are left out here.
+    ``list-panes`` calls — each one right after such a pause — are left out here. A second one:
+    panefleet submits with ``Enter`` where oh-my-codex 0.20.3 sends ``C-m`` (docs/scale-up.md,
+    "Decisions"), so panefleet's ``Enter`` is written here as ``C-m``.
     """
     calls: list[list[str]] = []
     proving_a_kill = paused = False  # inside kill-pane, list-panes, (pause, list-panes)*
@@ -58,7 +60,10 @@ def tmux_calls_as_oh_my_codex_makes_them(journal: list[Any]) -> list[list[str]]:
         verb = step.args[0]
         if not (paused and verb == "list-panes"):
             proving_a_kill = verb == "list-panes" and bool(calls) and calls[-1][0] == "kill-pane"
-            calls.append(list(step.args))
+            args = list(step.args)
+            if verb == "send-keys" and args[-1] == "Enter" and "-l" not in args:
+                args[-1] = "C-m"
+            calls.append(args)
         paused = False
     return calls
 
