@@ -55,6 +55,9 @@ def register(team_subparsers: Any) -> None:
     p.add_argument("--task", action="append", default=[], metavar="TEXT|JSON",
                    help='one task (repeatable, at most one per new worker): plain text (first line the subject, '
                         'the rest the description) or {"subject", "description", "owner"?, "role"?, "blocked_by"?}')
+    p.add_argument("--all-or-nothing", action="store_true",
+                   help="roll the whole scale-up back when one agent does not start (oh-my-codex's rule); by "
+                   "default it is tried once more in a fresh pane, then removed alone and the others kept")
     complete_path(p.add_argument("--cwd", default=".", help="the team's working directory (default: .)"),
                   directory=True)
     add_output(p)
@@ -92,7 +95,7 @@ def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
         team=args.team, count=args.count, cwd=os.path.abspath(args.cwd), agent_type=args.agent_type, tasks=tasks,
         env=request_env(args, environ), process_argv=tuple(sys.argv), cli_paths=cli_paths,
         node_path=shutil.which("node", path=path) or "node", existing_shells=existing_shells(environ),
-        cli_problems=cli_problems,
+        cli_problems=cli_problems, all_or_nothing=True if args.all_or_nothing else None,
     )
 
 
@@ -194,6 +197,9 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
                 task = "task delivered" if seen.get("status") == "delivered" else \
                     f"TASK NOT CONFIRMED ({seen.get('reason')}): check the pane, then `panefleet team respawn`"
                 lines.append(f"    {seen.get('cli')} {seen.get('started')}{answered}; {task}")
+        for removed in result.get("removedWorkers") or []:
+            lines.append(f"  {removed['name']}: NOT STARTED, removed alone ({removed['reason']})")
+            lines += [f"    | {line}" for line in removed.get("lastLines") or [] if line]
         return "\n".join(lines)
     error = str(result.get("error", ""))
     lines = [f"scale-up failed: {error}"]

@@ -158,6 +158,6 @@ def test_cli_refusal_text_names_the_cli_and_path() -> None:
     assert "'codex'" in text and "PATH searched: /usr/bin:/bin" in text and "Nothing was changed." in text
     import argparse
 
-    args = argparse.Namespace(team="t", count=1, cwd=".", agent_type="executor", task=[])
+    args = argparse.Namespace(team="t", count=1, cwd=".", agent_type="executor", task=[], all_or_nothing=False)
     req = build_request(args, {"PATH": "/nonexistent-dir"})
     assert req.cli_paths["codex"] == "" and req.cli_paths["placeholder"].endswith("placeholder_agent.sh")

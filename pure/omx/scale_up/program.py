@@ -117,7 +117,7 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
             launched: list[Launched] = []
             for position, name in enumerate(names):
                 launched.append((yield from launch_worker(run, name, start + position, launches, position)))
-            yield from await_started(run, launched)
+            launched = yield from await_started(run, launched)
             requests = []
             for worker in launched:
                 requests.append((yield from hand_over(run, worker, tasks)))
@@ -147,15 +147,19 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
                     "nextWorkerIndex": run.config["next_worker_index"]}
     if run.supervised:
         result["deliveries"] = run.deliveries
+    if run.dropped:
+        result["removedWorkers"] = [{"name": d.subject, "reason": d.reason, "lastLines": [line for line in d.detail.split(" | ") if line]}
+                                    for d in run.dropped]
     if swept.removed or swept.kept or swept.cleaned:
         result["strayPanes"] = swept.to_json()
     undelivered = tuple(m.Debt(kind="task_delivery", subject=d["worker"], reason=d["reason"])
-                        for d in run.deliveries if d["status"] != "delivered")
-    if not undelivered and not swept.kept:
+                        for d in run.deliveries if d["status"] not in ("delivered", "removed"))
+    if not undelivered and not swept.kept and not run.dropped:
         return ok_done(result)
-    # Members now, with live proven panes, but a task may not have reached its worker, or a stray pane
-    # could not be proven ours: needs attention.
-    return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)), debt=undelivered + swept.debts())
+    # Members now, with live proven panes, but a worker did not start and was removed, a task may not
+    # have reached its worker, or a stray pane could not be proven ours: needs attention.
+    return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)),
+                  debt=(*run.dropped, *undelivered, *swept.debts()))
 
 
 ops.register("team.scale_up", ScaleUpRequest, scale_up)

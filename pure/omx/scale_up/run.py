@@ -49,7 +49,10 @@ class ScaleUpRequest:
     (a group's ``worktree = true``, ``pure/fleet/spec.py``); both are omitted from plans when unset;
     ``cli_problems``: by CLI, what keeps it from starting here as ``panefleet doctor`` says it
     (``pure/agents/doctor.py``): a worker that would launch such a CLI refuses the scale-up before
-    anything is created."""
+    anything is created;
+    ``all_or_nothing``: in a watched start-up, one worker that does not start rolls the whole
+    scale-up back (oh-my-codex's rule) instead of being retried and removed alone (docs/scale-up.md,
+    "One slow worker")."""
 
     team: str
     count: int
@@ -64,6 +67,7 @@ class ScaleUpRequest:
     worker_env: dict[str, str] | None = field(default=None, metadata=OMIT_NONE)
     worktree: bool | None = field(default=None, metadata=OMIT_NONE)
     cli_problems: dict[str, list[str]] | None = field(default=None, metadata=OMIT_NONE)
+    all_or_nothing: bool | None = field(default=None, metadata=OMIT_NONE)
 
 
 def injections(env: dict[str, str]) -> frozenset[str]:
@@ -120,6 +124,7 @@ class Run:
         self.launched: list[Json] = []  # records of panes created, pinned and tagged, not yet committed
         self.created_instructions: str | None = None  # worker-agents.md written by this run
         self.deliveries: list[Json] = []
+        self.dropped: list[m.Debt] = []  # workers that did not start, removed alone (worker.py, await_started)
         self.supervised = req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1"
         self.placements: list[layout.Placement] = []  # where each new worker goes (watched start-up)
         self.runtime_existed = True

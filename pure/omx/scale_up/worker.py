@@ -38,6 +38,7 @@ from pure.omx.scale_up.run import (
     T,
     acked,
     read_optional,
+    str_or_none,
     team_state_file,
 )
 from pure.omx.scaling import leader_nudge
@@ -53,6 +54,7 @@ class Launched:
 
     name: str
     index: int
+    position: int  # among this run's new workers (its placement)
     pane: str
     pid: int
     cli: str  # what runs in the pane, for the screen model (codex, claude, gemini, placeholder)
@@ -60,18 +62,35 @@ class Launched:
     role: str | None
     prompt: str | None
     tree: wt.Worktree | None
+    working_dir: str
     context: RollbackContext
 
 
 def launch_worker(run: Run, name: str, index: int, launches: Launches, position: int) -> Gen[Launched]:
-    paths, owner = run.paths, run.owner
+    """A new worker: its files (15), then its pane (16-20)."""
     run.context = RollbackContext(worker_name=name)
+    _split_target_of(run, position)  # a team without a pinned split target fails before any file is written
+    role, prompt, tree, working_dir, cli = yield from _prepare(run, name, index, launches, position)
+    return (yield from split_worker(run, name, index, position, role, prompt, tree, working_dir, cli))
+
+
+def _split_target_of(run: Run, position: int) -> tuple[layout.Placement | None, str, int, bool]:
+    """Where the worker at ``position`` is split: its placement (watched), the pane and its pinned pid,
+    and whether that pane is the leader's."""
     target, pid, leader = split_target(run.config)
     placement: layout.Placement | None = None
     if run.placements:
         placement, target, pid = placed_target(run, position)
     if pid is None:
         raise Abort(f"scale_up_split_target_pid_missing:{target}", run.context)
+    return placement, target, pid, leader
+
+
+def _prepare(run: Run, name: str, index: int, launches: Launches,
+             position: int) -> Gen[tuple[str | None, str | None, wt.Worktree | None, str, str]]:
+    """Step 15: the worker's folder, worktree, instructions and startup script; its role, role prompt,
+    worktree, working folder and the CLI its pane runs."""
+    paths = run.paths
     policy = launches.policies[position]
     role = policy.role or run.req.agent_type
     working_dir = run.req.cwd
@@ -134,23 +153,32 @@ def launch_worker(run: Run, name: str, index: int, launches: Launches, position:
             tree = error.half
         raise Abort(f"scale_up_worker_preparation_failed:{name}:{error}",
                     RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)) from None
+    return role, prompt, tree, working_dir, PLACEHOLDER if launches.placeholder is not None else plan.worker_cli
+
+
+def split_worker(run: Run, name: str, index: int, position: int, role: str | None, prompt: str | None,
+                 tree: wt.Worktree | None, working_dir: str, cli: str) -> Gen[Launched]:
+    """Steps 16-20 for a prepared worker: a new pane running its startup script (also the fresh pane
+    a worker that did not start is tried once more in, ``await_started``)."""
+    paths, owner = run.paths, run.owner
+    placement, target, pid, leader = _split_target_of(run, position)
     # 16. L S L
     context = run.context = RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)
     into = yield from prove_split_target(target, pid, owner, context)
     # 17. split
+    script = paths.startup_script(index)
     command = (startup.gated_startup_command(script, paths.worker_dir(name)) if run.supervised
                else startup.startup_command(script))
     run.context = evolve(context, pane_id=None)
     rest = ("-d", "-P", "-F", "#{pane_id}", "-c", working_dir, command)
     step = (t.split_step(into, "-h" if leader else "-v", *rest) if placement is None
             else layout.placement_step(placement, into, *rest))
-    cli = PLACEHOLDER if launches.placeholder is not None else plan.worker_cli
     # 17-20 with interrupts held: an interrupt between the split and the pin would leave a pane
     # that the rollback cannot prove (docs/design-notes.md, "Interrupts")
     pane, pid, record, context = yield from uninterrupted(
         _new_pane(run, name, index, role, cli, step, working_dir, tree, context))
-    return Launched(name=name, index=index, pane=pane, pid=pid, cli=cli, record=record, role=role,
-                    prompt=prompt, tree=tree, context=context)
+    return Launched(name=name, index=index, position=position, pane=pane, pid=pid, cli=cli, record=record,
+                    role=role, prompt=prompt, tree=tree, working_dir=working_dir, context=context)
 
 
 def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step: m.Run, working_dir: str,
@@ -199,17 +227,109 @@ def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step:
     return pane, pinned.pid, record, context
 
 
-def await_started(run: Run, launched: Sequence[Launched]) -> Gen[None]:
-    """Wait for every launched agent to start (``pure/agents/startup.py``); the first that failed
-    to start aborts the scale-up with its CLI's own last lines."""
+def await_started(run: Run, launched: Sequence[Launched]) -> Gen[list[Launched]]:
+    """Wait for every launched agent to start (``pure/agents/startup.py``); the workers that started.
+
+    One worker that does not start costs only itself (docs/scale-up.md, "One slow worker"): one that
+    did not become ready in time is tried once more in a fresh pane, and one that still did not start,
+    or whose CLI failed, is removed alone (``drop_worker``); the run then ends needing attention. The
+    first failure aborts the whole scale-up instead (it rolls back) with ``all_or_nothing``
+    (oh-my-codex's rule), when no worker started, or when a pane could not be proven."""
+    policy = supervise.policy_from_env(run.req.env)
+    outcomes = yield from _wait_started(run, launched, policy)
+    failed = [w for w in launched if not outcomes[w.name].ok]
+    if not failed:
+        return list(launched)
+    if run.req.all_or_nothing or len(failed) == len(launched) or any(
+            outcomes[w.name].state in _UNPROVEN for w in failed):
+        run.context = failed[0].context
+        raise Abort(f"scale_up_{outcomes[failed[0].name].reason}", failed[0].context)
+    current = {w.name: w for w in launched}
+    retried = []
+    for worker in failed:
+        if outcomes[worker.name].reason.startswith(supervise.NOT_READY):
+            yield from remove_worker_pane(run, worker)
+            fresh = yield from split_worker(run, worker.name, worker.index, worker.position, worker.role,
+                                            worker.prompt, worker.tree, worker.working_dir, worker.cli)
+            run.launched = [fresh.record if r["name"] == worker.name else r for r in run.launched
+                            if r is not fresh.record]  # in its old place: later placements index it
+            current[worker.name] = fresh
+            retried.append(fresh)
+    if retried:
+        outcomes.update((yield from _wait_started(run, retried, policy, retry=True)))
+    started = []
+    for worker in (current[w.name] for w in launched):
+        if outcomes[worker.name].ok:
+            started.append(worker)
+        else:
+            yield from drop_worker(run, worker, outcomes[worker.name])
+    return started
+
+
+# A pane the start-up could not prove (another owner or pid, or tmux not answering): only the whole
+# rollback may deal with it, keeping debt.
+_UNPROVEN = frozenset({"changed", "unavailable"})
+
+
+def _wait_started(run: Run, launched: Sequence[Launched], policy: supervise.Policy,
+                  retry: bool = False) -> Gen[dict[str, supervise.Started]]:
+    """Wait for ``launched`` to start together; each outcome is recorded in ``run.deliveries``."""
     items = [supervise.Starting(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid) for w in launched]
-    started = yield from supervise.wait_until_ready(items, run.owner, supervise.policy_from_env(run.req.env))
+    started = yield from supervise.wait_until_ready(items, run.owner, policy)
     for worker, outcome in zip(launched, started, strict=True):
-        run.deliveries.append({"worker": worker.name, "paneId": worker.pane, "cli": worker.cli,
-                               "started": outcome.state, "answered": list(outcome.answered)})
-        if not outcome.ok:
-            run.context = worker.context
-            raise Abort(f"scale_up_{outcome.reason}", worker.context)
+        entry: Json = {"worker": worker.name, "paneId": worker.pane, "cli": worker.cli, "started": outcome.state,
+                       "answered": list(outcome.answered)}
+        if retry:
+            entry["retried"] = True
+        run.deliveries = [d for d in run.deliveries if d["worker"] != worker.name] + [entry]
+    return {outcome.worker: outcome for outcome in started}
+
+
+def remove_worker_pane(run: Run, worker: Launched) -> Gen[None]:
+    """Kill the pane of a launched worker that did not start, behind its proof (a dead pane first, as
+    kept by ``remain-on-exit``); one that cannot be proven gone aborts the scale-up (whose rollback
+    keeps it as debt)."""
+    problem = yield from supervise.remove_dead(worker.pane, worker.pid, run.owner)
+    report = yield from t.teardown([t.TeardownTarget(pane_id=worker.pane, pid=worker.pid)], owner_id=run.owner,
+                                   authorize=True, leader_pane_id=str_or_none(run.config.get("leader_pane_id")),
+                                   hud_pane_id=str_or_none(run.config.get("hud_pane_id")))
+    if problem is not None or worker.pane not in report.resolved_ids():
+        reason = problem or ",".join(r.reason or r.fate for r in report.results)
+        raise Abort(f"scale_up_worker_pane_not_removed:{worker.name}:{worker.pane}:{reason}", worker.context)
+
+
+def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[None]:
+    """Remove one worker that did not start, and only it: its pane, then its tasks, worktree (or the
+    worktree's restored ``AGENTS.md``), folder and startup script. The run forgets it, so a later
+    rollback does not look for it; its delivery entry says why it was removed."""
+    yield from remove_worker_pane(run, worker)
+    paths, name = run.paths, worker.name
+    try:
+        for task_id in [task for task in run.created_tasks if run.task_owner.get(task) == name]:
+            yield from acked(m.RemovePath(path=paths.task(task_id)))
+            run.created_tasks.remove(task_id)
+        problems: list[str] = []
+        tree = run.worktrees.pop(name, None)
+        backup = run.agents_backups.pop(name, None)
+        if tree is not None:
+            problems += yield from wt.remove(tree)
+        elif backup is not None:
+            yield from wt.restore_root_agents(*backup)
+        yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
+        yield from acked(m.RemovePath(path=paths.startup_script(worker.index)))
+        if problems:
+            raise StepFailure("; ".join(problems))
+    except (StepFailure, wt.WorktreeError) as error:
+        raise Abort(f"scale_up_worker_cleanup_failed:{name}:{error}", worker.context) from None
+    run.launched = [r for r in run.launched if r["name"] != name]
+    run.prepared = [n for n in run.prepared if n != name]
+    run.scripts = [p for p in run.scripts if p != paths.startup_script(worker.index)]
+    run.tagged.discard(worker.pane)
+    for entry in run.deliveries:
+        if entry["worker"] == name:
+            entry.update(status="removed", reason=f"scale_up_{outcome.reason}", lastLines=list(outcome.last_lines))
+    run.dropped.append(m.Debt(kind="worker_start", subject=name, reason=f"scale_up_{outcome.reason}",
+                              detail=" | ".join(outcome.last_lines)))
 
 
 def _materializing(worker: Launched, action: Gen[T]) -> Gen[T]:
