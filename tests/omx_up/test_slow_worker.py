@@ -28,13 +28,13 @@ exec sleep 2147483647
 
 
 def _scale_up(tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str],
-              all_or_nothing: bool) -> tuple[Any, Path, Path, str]:
+              all_or_nothing: bool, agent_text: str = AGENT) -> tuple[Any, Path, Path, str]:
     from pure.omx.scale_up import ScaleUpRequest
     from shell.run.executor import Executor
     from shell.run.loop import run_operation
 
     agent, starts = tmp_path / "agent.sh", tmp_path / "starts"
-    agent.write_text(AGENT.format(starts=starts))
+    agent.write_text(agent_text.format(starts=starts))
     agent.chmod(0o755)
     env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
     leader = tmux_server.new_session("lead")
@@ -112,3 +112,23 @@ def test_all_or_nothing_rolls_the_whole_scale_up_back(tmux_server: TmuxServer, t
     assert json.loads((team / "config.json").read_text())["workers"] == []
     assert _session_panes(tmux_server) == {leader}
     assert not any((team / "workers" / f"worker-{n}").exists() for n in range(1, 5))
+
+
+@pytest.mark.tmux_executors("control")
+def test_a_retried_worker_that_starts_is_committed_with_its_fresh_pane(
+        tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str]) -> None:
+    """worker-3 stays silent only on its first start: its second, fresh pane starts and is committed."""
+    first_only = AGENT.replace('if [ "$OMX_TEAM_WORKER" = "alpha/worker-3" ]; then',
+                               'if [ "$OMX_TEAM_WORKER" = "alpha/worker-3" ] && [ "$(grep -c worker-3 "{starts}")" = 1 ]; then')
+    done, work, starts, leader = _scale_up(tmux_server, tmp_path, clean_env, all_or_nothing=False,
+                                           agent_text=first_only)
+    assert done.outcome.status == "ok", done.outcome
+    result = done.outcome.result
+    assert [w["name"] for w in result["addedWorkers"]] == ["worker-1", "worker-2", "worker-3", "worker-4"]
+    assert starts.read_text().split().count("alpha/worker-3") == 2
+    slow = next(d for d in result["deliveries"] if d["worker"] == "worker-3")
+    assert slow["retried"] is True and slow["status"] == "delivered"
+    config = json.loads((work / ".omx" / "state" / "team" / "alpha" / "config.json").read_text())
+    assert _session_panes(tmux_server) == {leader} | {w["pane_id"] for w in config["workers"]}
+    pins = sorted(p.name for p in (work / ".omx/state/team/alpha/workers/worker-3").glob("pane-*.pid"))
+    assert pins == [f"pane-{slow['paneId'].removeprefix('%')}.pid"]  # only the live pane's pin is left

@@ -50,11 +50,12 @@ def _persistence_failure(error: BaseException) -> str:
 
 
 def _rollback_workers(run: Run, context: RollbackContext) -> list[Json]:
-    workers = list(run.added)
-    for record in [*run.launched, *([context.worker] if context.worker is not None else [])]:
-        if all(w["name"] != record["name"] for w in workers):
-            workers.append(record)
-    return workers
+    """The workers this run added or launched, and the one in flight; of a worker launched twice (its
+    retry in a fresh pane, worker.py ``await_started``) the latest record, which names its live pane."""
+    workers: dict[str, Json] = {}
+    for record in [*run.added, *run.launched, *([context.worker] if context.worker is not None else [])]:
+        workers[record["name"]] = record
+    return list(workers.values())
 
 
 def _tracking_commit(run: Run, rollback_workers: list[Json]) -> Gen[None]:

@@ -296,6 +296,8 @@ def remove_worker_pane(run: Run, worker: Launched) -> Gen[None]:
     if problem is not None or worker.pane not in report.resolved_ids():
         reason = problem or ",".join(r.reason or r.fate for r in report.results)
         raise Abort(f"scale_up_worker_pane_not_removed:{worker.name}:{worker.pane}:{reason}", worker.context)
+    # the pin the gone pane wrote of itself (pure/omx/startup.py self_pin_path) names nothing any more
+    yield from acked(m.RemovePath(path=startup.self_pin_path(run.paths.worker_dir(worker.name), worker.pane)))
 
 
 def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[None]:
