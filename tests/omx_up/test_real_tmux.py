@@ -28,6 +28,33 @@ def pf_json(*args: str, env: dict[str, str]) -> tuple[int, dict[str, Any]]:
     return done.returncode, json.loads(lines[0])
 
 
+def scale_up_with_agent(tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str], script: str,
+                        **request: Any) -> tuple[Any, dict[str, str], Path, str]:
+    """A team whose workers run ``script`` (a stand-in agent) instead of the placeholder agent, and one
+    scale-up of it run in-process (``request``: the ScaleUpRequest's other fields; ``count`` given):
+    the run's ``Done``, the environment, the team's folder and its leader pane."""
+    from pure.omx.scale_up import ScaleUpRequest
+    from shell.run.executor import Executor
+    from shell.run.loop import run_operation
+
+    agent = tmp_path / "agent.sh"
+    agent.write_text(script)
+    agent.chmod(0o755)
+    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
+    leader = tmux_server.new_session("lead")
+    work = tmp_path / "work"
+    work.mkdir()
+    code, init = pf_json("team", "init", "alpha", "--leader-pane", leader, "--worker-cli", "placeholder",
+                         "--cwd", str(work), env=env)
+    assert code == 0, init
+    run_env = {"OMX_TEAM_SCALING_ENABLED": "1", "HOME": str(tmp_path), **request.pop("env", {})}
+    scale_up = ScaleUpRequest(team="alpha", cwd=str(work), env=run_env, cli_paths={"placeholder": str(agent)},
+                              existing_shells=("/bin/bash",), **request)
+    done, _journal, _audit = run_operation("team.scale_up", scale_up, Executor(env=env, tmux_socket=tmux_server.name),
+                                           env=env, audit=False)
+    return done, env, work, leader
+
+
 def team_files(work: Path) -> dict[str, bytes]:
     return {str(p.relative_to(work)): p.read_bytes() for p in sorted((work / ".omx").rglob("*")) if p.is_file()}
 
@@ -230,25 +257,9 @@ def test_an_agent_that_ignores_sighup_goes_with_its_pane(tmux_server: TmuxServer
                                                         clean_env: dict[str, str]) -> None:
     """A killed worker pane takes its agent, and what the agent started, with it: the pane's shell
     stays the agent's parent and ends its process group (pure/omx/startup.py ``_GATE``)."""
-    from pure.omx.scale_up import ScaleUpRequest
-    from shell.run.executor import Executor
-    from shell.run.loop import run_operation
-
-    agent, pids = tmp_path / "agent.sh", tmp_path / "pids"
-    agent.write_text(HUP_IGNORING_AGENT.format(pids=pids))
-    agent.chmod(0o755)
-    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
-    leader = tmux_server.new_session("lead")
-    work = tmp_path / "work"
-    work.mkdir()
-    code, init = pf_json("team", "init", "alpha", "--leader-pane", leader, "--worker-cli", "placeholder",
-                         "--cwd", str(work), env=env)
-    assert code == 0, init
-    request = ScaleUpRequest(team="alpha", cwd=str(work), count=2, env={"OMX_TEAM_SCALING_ENABLED": "1",
-                             "HOME": str(tmp_path)}, cli_paths={"placeholder": str(agent)},
-                             existing_shells=("/bin/bash",))
-    done, _journal, _audit = run_operation("team.scale_up", request, Executor(env=env, tmux_socket=tmux_server.name),
-                                           env=env, audit=False)
+    pids = tmp_path / "pids"
+    done, env, work, _leader = scale_up_with_agent(tmux_server, tmp_path, clean_env,
+                                                   HUP_IGNORING_AGENT.format(pids=pids), count=2)
     assert done.outcome.status == "ok", done.outcome
     started = {line.split()[0]: [int(pid) for pid in line.split()[1:]] for line in pids.read_text().splitlines()}
     assert sorted(started) == ["alpha/worker-1", "alpha/worker-2"]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import TmuxServer
-from tests.omx_up.test_real_tmux import pf_json
+from tests.omx_up.test_real_tmux import scale_up_with_agent
 
 pytestmark = pytest.mark.tmux
 
@@ -29,26 +29,11 @@ exec sleep 2147483647
 
 def _scale_up(tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str],
               all_or_nothing: bool, agent_text: str = AGENT) -> tuple[Any, Path, Path, str]:
-    from pure.omx.scale_up import ScaleUpRequest
-    from shell.run.executor import Executor
-    from shell.run.loop import run_operation
-
-    agent, starts = tmp_path / "agent.sh", tmp_path / "starts"
-    agent.write_text(agent_text.format(starts=starts))
-    agent.chmod(0o755)
-    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
-    leader = tmux_server.new_session("lead")
-    work = tmp_path / "work"
-    work.mkdir()
-    code, init = pf_json("team", "init", "alpha", "--leader-pane", leader, "--worker-cli", "placeholder",
-                         "--cwd", str(work), env=env)
-    assert code == 0, init
-    request = ScaleUpRequest(team="alpha", cwd=str(work), count=4, env={
-        "OMX_TEAM_SCALING_ENABLED": "1", "HOME": str(tmp_path), "OMX_TEAM_READY_TIMEOUT_MS": "5000"},
-        cli_paths={"placeholder": str(agent)}, existing_shells=("/bin/bash",),
-        tasks=tuple(_task(n) for n in range(1, 5)), all_or_nothing=all_or_nothing or None)
-    done, _journal, _audit = run_operation("team.scale_up", request, Executor(env=env, tmux_socket=tmux_server.name),
-                                           env=env, audit=False)
+    starts = tmp_path / "starts"
+    done, _env, work, leader = scale_up_with_agent(
+        tmux_server, tmp_path, clean_env, agent_text.format(starts=starts), count=4,
+        env={"OMX_TEAM_READY_TIMEOUT_MS": "5000"}, tasks=tuple(_task(n) for n in range(1, 5)),
+        all_or_nothing=all_or_nothing or None)
     return done, work, starts, leader
 
 
