@@ -1,6 +1,6 @@
 """Record the screens of the real agent CLIs as golden captures, and measure how to drive them.
 
-``.venv/bin/python -m tests.agents.record_screens [--cli codex|claude] [--columns N] [--dry]`` starts
+``.venv/bin/python -m tests.agents.record_screens [--cli codex|claude|gemini] [--columns N] [--version V] [--dry]`` starts
 each pinned CLI (``./dev test`` installs them) in a tmux pane inside the sandbox
 (``tests/agents/sandbox.py``: no network but the mock model on 127.0.0.1), walks it through its
 start-up prompts to a ready screen, types, submits and gets answered, and saves the exact
@@ -19,7 +19,9 @@ screen, leaving only tmux's "Pane is dead" line in ``capture``.
 ``expected_state`` is what the screen *is* (one of ``pure/agents/screen.py``'s states), decided here
 from how the screen was reached, never by the classifier under test. The measured facts (which key
 accepts each prompt, how a typed line is submitted, start-up times) are printed and written to
-``tests/goldens/screens/README.md``. ``--dry`` prints them without writing anything.
+``tests/goldens/screens/README.md``. ``--dry`` prints them without writing anything. Every screen the
+screen model misreads is printed (``MISREAD``, exit 1): ``--cli C --version V --dry`` checks a new
+release of a CLI in one command.
 """
 
 from __future__ import annotations
@@ -815,19 +817,35 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("cannot record: " + "; ".join(missing) + "\n")
         return 1
     results = []  # the facts measured in the widest panes go into the README
+    misread = 0
     for cli in args.cli or ["codex", "claude", "gemini"]:
         for columns in widths:
             result = run_scenario(f"record_{cli}", {"columns": columns}, timeout_s=600)
             if columns == max(widths):
                 results.append(result)
             print(f"{cli} at {columns} columns: {len(result['captures'])} captures in {result['_seconds']} s")
+            misread += misclassified(result)
             if not args.dry:
                 for path in write_goldens(result, columns, version):
                     print(f"  wrote {path.relative_to(ROOT)}")
     print(render_facts(results))
     if not args.dry and args.cli is None and version is None and WIDE in widths:
         (SCREENS / "README.md").write_text(render_facts(results), encoding="utf-8")
-    return 0
+    return 1 if misread else 0
+
+
+def misclassified(result: dict[str, Any]) -> int:
+    """Print each recorded screen the screen model (pure/agents/screen.py) reads as another state than
+    it is; how many: a new CLI version is checked by recording it."""
+    from pure.agents.screen import classify
+
+    wrong = 0
+    for name, capture in sorted(result["captures"].items()):
+        seen = classify(result["cli"], capture["capture"], dead=bool(capture["pane_dead"]))
+        if seen.state != capture["expected_state"]:
+            wrong += 1
+            print(f"  MISREAD {result['cli']}/{name}: {seen.state}, is {capture['expected_state']}: {seen.evidence}")
+    return wrong
 
 
 if __name__ == "__main__":
