@@ -28,6 +28,18 @@ def pf_json(*args: str, env: dict[str, str]) -> tuple[int, dict[str, Any]]:
     return done.returncode, json.loads(lines[0])
 
 
+def init_team(tmux_server: TmuxServer, work: Path, clean_env: dict[str, str]) -> tuple[dict[str, str], Path, str]:
+    """``team init alpha`` in a new folder ``work`` with a new leader session: the environment that
+    reaches the server, the folder and the leader pane."""
+    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
+    leader = tmux_server.new_session("lead")
+    work.mkdir()
+    code, init = pf_json("team", "init", "alpha", "--leader-pane", leader, "--worker-cli", "placeholder",
+                         "--cwd", str(work), env=env)
+    assert code == 0, init
+    return env, work, leader
+
+
 def scale_up_with_agent(tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str], script: str,
                         **request: Any) -> tuple[Any, dict[str, str], Path, str]:
     """A team whose workers run ``script`` (a stand-in agent) instead of the placeholder agent, and one
@@ -40,13 +52,7 @@ def scale_up_with_agent(tmux_server: TmuxServer, tmp_path: Path, clean_env: dict
     agent = tmp_path / "agent.sh"
     agent.write_text(script)
     agent.chmod(0o755)
-    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
-    leader = tmux_server.new_session("lead")
-    work = tmp_path / "work"
-    work.mkdir()
-    code, init = pf_json("team", "init", "alpha", "--leader-pane", leader, "--worker-cli", "placeholder",
-                         "--cwd", str(work), env=env)
-    assert code == 0, init
+    env, work, leader = init_team(tmux_server, tmp_path / "work", clean_env)
     run_env = {"OMX_TEAM_SCALING_ENABLED": "1", "HOME": str(tmp_path), **request.pop("env", {})}
     scale_up = ScaleUpRequest(team="alpha", cwd=str(work), env=run_env, cli_paths={"placeholder": str(agent)},
                               existing_shells=("/bin/bash",), **request)
@@ -62,13 +68,7 @@ def team_files(work: Path) -> dict[str, bytes]:
 @pytest.fixture
 def team(tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str]) -> tuple[dict[str, str], Path, str]:
     """A team with a proven leader and one placeholder worker (init, then scale-up 1)."""
-    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
-    leader = tmux_server.new_session("lead")
-    work = tmp_path / "work dir"  # a space in the path on purpose
-    work.mkdir()
-    code, init = pf_json("team", "init", "alpha", "--leader-pane", leader, "--worker-cli", "placeholder",
-                         "--cwd", str(work), env=env)
-    assert code == 0, init
+    env, work, leader = init_team(tmux_server, tmp_path / "work dir", clean_env)  # a space in the path on purpose
     code, first = pf_json("team", "scale-up", "alpha", "--count", "1", "--cwd", str(work), env=env)
     assert code == 0, first
     assert first["newWorkerCount"] == 1 and first["addedWorkers"][0]["worker_cli"] == "placeholder"

@@ -147,19 +147,22 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
                     "nextWorkerIndex": run.config["next_worker_index"]}
     if run.supervised:
         result["deliveries"] = run.deliveries
-    if run.dropped:
-        result["removedWorkers"] = [{"name": d.subject, "reason": d.reason, "lastLines": [line for line in d.detail.split(" | ") if line]}
-                                    for d in run.dropped]
+    removed = [d for d in run.deliveries if d.get("status") == "removed"]  # worker.py drop_worker
+    if removed:
+        result["removedWorkers"] = [{"name": d["worker"], "reason": d["reason"], "lastLines": d["lastLines"]}
+                                    for d in removed]
     if swept.removed or swept.kept or swept.cleaned:
         result["strayPanes"] = swept.to_json()
     undelivered = tuple(m.Debt(kind="task_delivery", subject=d["worker"], reason=d["reason"])
                         for d in run.deliveries if d["status"] not in ("delivered", "removed"))
-    if not undelivered and not swept.kept and not run.dropped:
+    if not undelivered and not swept.kept and not removed:
         return ok_done(result)
     # Members now, with live proven panes, but a worker did not start and was removed, a task may not
     # have reached its worker, or a stray pane could not be proven ours: needs attention.
+    not_started = tuple(m.Debt(kind="worker_start", subject=d["worker"], reason=d["reason"],
+                               detail=" | ".join(d["lastLines"])) for d in removed)
     return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)),
-                  debt=(*run.dropped, *undelivered, *swept.debts()))
+                  debt=(*not_started, *undelivered, *swept.debts()))
 
 
 ops.register("team.scale_up", ScaleUpRequest, scale_up)

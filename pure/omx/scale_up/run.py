@@ -124,7 +124,6 @@ class Run:
         self.launched: list[Json] = []  # records of panes created, pinned and tagged, not yet committed
         self.created_instructions: str | None = None  # worker-agents.md written by this run
         self.deliveries: list[Json] = []
-        self.dropped: list[m.Debt] = []  # workers that did not start, removed alone (worker.py, await_started)
         self.supervised = req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1"
         self.placements: list[layout.Placement] = []  # where each new worker goes (watched start-up)
         self.runtime_existed = True

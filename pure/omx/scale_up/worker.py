@@ -49,20 +49,26 @@ from pure.program import Gen, PlanError, expect, uninterrupted
 
 
 @frozen(kw_only=True)
-class Launched:
-    """A worker whose pane exists, pinned and tagged, with its identity written; not yet a member."""
+class Prepared:
+    """A worker whose files are written (step 15): what its pane is split with."""
 
     name: str
     index: int
     position: int  # among this run's new workers (its placement)
-    pane: str
-    pid: int
     cli: str  # what runs in the pane, for the screen model (codex, claude, gemini, placeholder)
-    record: Json
     role: str | None
     prompt: str | None
     tree: wt.Worktree | None
     working_dir: str
+
+
+@frozen(kw_only=True)
+class Launched(Prepared):
+    """A worker whose pane exists, pinned and tagged, with its identity written; not yet a member."""
+
+    pane: str
+    pid: int
+    record: Json
     context: RollbackContext
 
 
@@ -70,8 +76,8 @@ def launch_worker(run: Run, name: str, index: int, launches: Launches, position:
     """A new worker: its files (15), then its pane (16-20)."""
     run.context = RollbackContext(worker_name=name)
     _split_target_of(run, position)  # a team without a pinned split target fails before any file is written
-    role, prompt, tree, working_dir, cli = yield from _prepare(run, name, index, launches, position)
-    return (yield from split_worker(run, name, index, position, role, prompt, tree, working_dir, cli))
+    prepared = yield from _prepare(run, name, index, launches, position)
+    return (yield from split_worker(run, prepared))
 
 
 def _split_target_of(run: Run, position: int) -> tuple[layout.Placement | None, str, int, bool]:
@@ -86,10 +92,8 @@ def _split_target_of(run: Run, position: int) -> tuple[layout.Placement | None, 
     return placement, target, pid, leader
 
 
-def _prepare(run: Run, name: str, index: int, launches: Launches,
-             position: int) -> Gen[tuple[str | None, str | None, wt.Worktree | None, str, str]]:
-    """Step 15: the worker's folder, worktree, instructions and startup script; its role, role prompt,
-    worktree, working folder and the CLI its pane runs."""
+def _prepare(run: Run, name: str, index: int, launches: Launches, position: int) -> Gen[Prepared]:
+    """Step 15: the worker's folder, worktree, instructions and startup script."""
     paths = run.paths
     policy = launches.policies[position]
     role = policy.role or run.req.agent_type
@@ -153,15 +157,16 @@ def _prepare(run: Run, name: str, index: int, launches: Launches,
             tree = error.half
         raise Abort(f"scale_up_worker_preparation_failed:{name}:{error}",
                     RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)) from None
-    return role, prompt, tree, working_dir, PLACEHOLDER if launches.placeholder is not None else plan.worker_cli
+    return Prepared(name=name, index=index, position=position, role=role, prompt=prompt, tree=tree,
+                    working_dir=working_dir, cli=PLACEHOLDER if launches.placeholder is not None else plan.worker_cli)
 
 
-def split_worker(run: Run, name: str, index: int, position: int, role: str | None, prompt: str | None,
-                 tree: wt.Worktree | None, working_dir: str, cli: str) -> Gen[Launched]:
+def split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
     """Steps 16-20 for a prepared worker: a new pane running its startup script (also the fresh pane
     a worker that did not start is tried once more in, ``await_started``)."""
     paths, owner = run.paths, run.owner
-    placement, target, pid, leader = _split_target_of(run, position)
+    name, index, tree, working_dir = worker.name, worker.index, worker.tree, worker.working_dir
+    placement, target, pid, leader = _split_target_of(run, worker.position)
     # 16. L S L
     context = run.context = RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)
     into = yield from prove_split_target(target, pid, owner, context)
@@ -176,9 +181,10 @@ def split_worker(run: Run, name: str, index: int, position: int, role: str | Non
     # 17-20 with interrupts held: an interrupt between the split and the pin would leave a pane
     # that the rollback cannot prove (docs/design-notes.md, "Interrupts")
     pane, pid, record, context = yield from uninterrupted(
-        _new_pane(run, name, index, role, cli, step, working_dir, tree, context))
-    return Launched(name=name, index=index, position=position, pane=pane, pid=pid, cli=cli, record=record,
-                    role=role, prompt=prompt, tree=tree, working_dir=working_dir, context=context)
+        _new_pane(run, name, index, worker.role, worker.cli, step, working_dir, tree, context))
+    return Launched(name=name, index=index, position=worker.position, cli=worker.cli, role=worker.role,
+                    prompt=worker.prompt, tree=tree, working_dir=working_dir, pane=pane, pid=pid, record=record,
+                    context=context)
 
 
 def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step: m.Run, working_dir: str,
@@ -249,8 +255,7 @@ def await_started(run: Run, launched: Sequence[Launched]) -> Gen[list[Launched]]
     for worker in failed:
         if outcomes[worker.name].reason.startswith(supervise.NOT_READY):
             yield from remove_worker_pane(run, worker)
-            fresh = yield from split_worker(run, worker.name, worker.index, worker.position, worker.role,
-                                            worker.prompt, worker.tree, worker.working_dir, worker.cli)
+            fresh = yield from split_worker(run, worker)
             run.launched = [fresh.record if r["name"] == worker.name else r for r in run.launched
                             if r is not fresh.record]  # in its old place: later placements index it
             current[worker.name] = fresh
@@ -303,7 +308,8 @@ def remove_worker_pane(run: Run, worker: Launched) -> Gen[None]:
 def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[None]:
     """Remove one worker that did not start, and only it: its pane, then its tasks, worktree (or the
     worktree's restored ``AGENTS.md``), folder and startup script. The run forgets it, so a later
-    rollback does not look for it; its delivery entry says why it was removed."""
+    rollback does not look for it; its delivery entry says why it was removed (the result's
+    ``removedWorkers`` and ``worker_start`` debt, program.py)."""
     yield from remove_worker_pane(run, worker)
     paths, name = run.paths, worker.name
     try:
@@ -330,8 +336,6 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
     for entry in run.deliveries:
         if entry["worker"] == name:
             entry.update(status="removed", reason=f"scale_up_{outcome.reason}", lastLines=list(outcome.last_lines))
-    run.dropped.append(m.Debt(kind="worker_start", subject=name, reason=f"scale_up_{outcome.reason}",
-                              detail=" | ".join(outcome.last_lines)))
 
 
 def _materializing(worker: Launched, action: Gen[T]) -> Gen[T]:
