@@ -14,6 +14,11 @@ States, checked in this order (the first that matches wins):
 * ``trust_prompt``    a folder-trust question with its choices
 * ``bypass_prompt``   Claude's "Bypass Permissions mode" warning with its choices
 * ``api_key_prompt``  Claude asking whether to use the API key found in the environment
+* ``model_prompt``    Codex offering to switch to a newer model ("Meet GPT-6 Luna": Try new model / Use
+                      existing model), before its first message
+* ``needs_input``     mid-task, the agent asks the user to approve something and waits: Codex's "Would you
+                      like to run the following command?", Claude Code's "Do you want to proceed?", Gemini's
+                      "Allow execution of [Shell]?" (checked before ``busy``: these dialogs say "esc to cancel")
 * ``login_required``  a sign-in, onboarding or authentication screen
 * ``busy``            the agent is working on a message (``esc to interrupt``)
 * ``idle``            ``ready`` after a finished turn: the line a CLI prints when a turn ends (Codex's
@@ -33,14 +38,17 @@ from typing import Literal
 
 from attrs import frozen
 
-ScreenState = Literal["starting", "trust_prompt", "bypass_prompt", "api_key_prompt", "login_required", "ready",
-                      "idle", "busy", "exited", "unknown"]
+ScreenState = Literal["starting", "trust_prompt", "bypass_prompt", "api_key_prompt", "model_prompt",
+                      "login_required", "needs_input", "ready", "idle", "busy", "exited", "unknown"]
 SCREEN_STATES: tuple[ScreenState, ...] = ("starting", "trust_prompt", "bypass_prompt", "api_key_prompt",
-                                          "login_required", "ready", "idle", "busy", "exited", "unknown")
+                                          "model_prompt", "login_required", "needs_input", "ready", "idle", "busy",
+                                          "exited", "unknown")
 # States in which the agent waits for a message: its input line is live.
 WAITING_STATES: frozenset[ScreenState] = frozenset({"ready", "idle"})
 # States in which the agent will not start on its own: the worker failed to start.
 STUCK_STATES: frozenset[ScreenState] = frozenset({"api_key_prompt", "login_required", "exited"})
+# States in which the agent has taken a message and works on it (or asks the user about it, mid-task).
+WORKING_STATES: frozenset[ScreenState] = frozenset({"busy", "needs_input"})
 
 TAIL = 40  # prompts and input lines are looked for in the last lines of the screen
 POINTERS = "›❯>"  # the marker of a highlighted option or of an input line
@@ -125,6 +133,31 @@ PROMPTS: tuple[PromptRule, ...] = (
     PromptRule(state="api_key_prompt",
                question=re.compile(r"Detected a custom API key|Do you want to use this API key", _I),
                accept=re.compile(r"^Yes\b", _I), options=re.compile(r"^Yes\b|^No\b", _I)),
+    # Codex 0.169.0 started with a model it offers a successor of (gpt-5.6-luna, the default of the roles of
+    # the fast class): "Meet GPT-6 Luna" › 1. Try new model / 2. Use existing model. The model panefleet
+    # launched it with is kept (tests/goldens/screens/codex/model_prompt.json)
+    PromptRule(state="model_prompt", question=re.compile(r"^\s*Meet GPT-|^\s*Introducing GPT-", _I),
+               accept=re.compile(r"^Use existing model", _I),
+               options=re.compile(r"^Try new model|^Use existing model", _I)),
+    # mid-task approvals, after the start-up prompts (tests/goldens/screens/<cli>/approval_prompt.json).
+    # Codex 0.169.0: "Would you like to run the following command?" › 1. Yes, proceed (y) / 2. Yes, and
+    # don't ask again … (p) / 3. No, and tell Codex what to do differently (esc)
+    PromptRule(state="needs_input",
+               question=re.compile(r"Would you like to (?:run the following command|make the following edits|"
+                                   r"grant these permissions)\?|^\s*Allow command\?", _I),
+               accept=re.compile(r"^Yes,\s*proceed|^Yes\b", _I),
+               options=re.compile(r"^Yes,\s*proceed|^Yes,\s*and\b|^No,\s*and tell|^No\b", _I)),
+    # Claude Code 2.1.328: "Do you want to proceed?" ❯ 1. Yes / 2. Yes, and always allow … / 3. Yes, and
+    # switch to auto mode … / 4. No (also "Do you want to make this edit to …?", "… create …?")
+    PromptRule(state="needs_input",
+               question=re.compile(r"Do you want to (?:proceed|make this edit|create|overwrite|delete|allow)\b", _I),
+               accept=re.compile(r"^Yes$", _I), options=re.compile(r"^Yes\b|^No\b", _I)),
+    # Gemini CLI 0.61.0: "Allow execution of [Shell]?" ● 1. Allow once / 2. Allow for this session / 3. No,
+    # suggest changes (esc)
+    PromptRule(state="needs_input", question=re.compile(r"Allow execution of|Apply this change\?", _I),
+               accept=re.compile(r"^Allow once", _I),
+               options=re.compile(r"^Allow once|^Allow for this session|^Allow always|^No,\s*suggest changes|"
+                                  r"^Modify with external editor", _I), pointers="●"),
 )
 
 

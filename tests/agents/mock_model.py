@@ -5,7 +5,11 @@ port.
 Every request is recorded (method, path, parsed JSON body) in memory and, when a log path is
 given, appended to a JSON Lines file. Generation requests are answered with one short assistant
 text; ``delay_s`` holds a streamed answer open after its first event, so a test can watch the
-CLI's busy screen. Gemini's helper calls (``:generateContent``) that ask for JSON by a schema, such as
+CLI's busy screen. With ``tool_call`` set to (marker, command), a turn whose prompt holds the marker is
+answered with a call of the CLI's own shell tool running the command (Codex's ``exec_command`` asking
+to run outside its sandbox, Claude Code's ``Bash``, Gemini's ``run_shell_command``): each CLI asks for
+approval before it runs it, unless its approvals are bypassed; the turn that brings the tool's result
+back gets the text answer. Gemini's helper calls (``:generateContent``) that ask for JSON by a schema, such as
 the router call it makes before every turn (``complexity_score`` 1..100), get an object of that
 schema; an invalid one would make Gemini route elsewhere. Everything else the CLIs call is answered
 with small JSON (200 or 404).
@@ -91,6 +95,22 @@ def _gemini_prompt(body: dict[str, Any]) -> str:
     return ""
 
 
+def _brings_tool_result(body: Any) -> bool:
+    """Whether a generation request's last input item is a tool's result (Responses
+    ``function_call_output``, Messages ``tool_result`` block, Gemini ``functionResponse`` part)."""
+    if not isinstance(body, dict):
+        return False
+    items = body.get("input") or body.get("messages") or body.get("contents")
+    last = items[-1] if isinstance(items, list) and items else None
+    if not isinstance(last, dict):
+        return False
+    if last.get("type") == "function_call_output":
+        return True
+    blocks = last.get("content") if "content" in last else last.get("parts")
+    return isinstance(blocks, list) and any(
+        isinstance(b, dict) and (b.get("type") == "tool_result" or "functionResponse" in b) for b in blocks)
+
+
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
@@ -110,6 +130,7 @@ class MockModel:
     delay_s: float = 0.0
     log_path: Path | None = None
     port: int = 0
+    tool_call: tuple[str, str] | None = None  # (marker, command): see the module docstring
     requests: list[Recorded] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -197,12 +218,27 @@ class MockModel:
         with self._lock:
             return self.answer, self.delay_s
 
-    def configure(self, *, answer: str | None = None, delay_s: float | None = None) -> None:
+    def tool_command(self, entry: Recorded) -> str | None:
+        """The command to answer ``entry`` with a tool call of, or None for a text answer."""
+        with self._lock:
+            tool_call = self.tool_call
+        offers_tools = isinstance(entry.body, dict) and bool(entry.body.get("tools"))
+        if (tool_call is None or not offers_tools or tool_call[0] not in entry.prompt_text()
+                or _brings_tool_result(entry.body)):
+            return None
+        return tool_call[1]
+
+    def configure(self, *, answer: str | None = None, delay_s: float | None = None,
+                  tool_call: tuple[str, str] | None | bool = False) -> None:
+        """Change the answers from now on; ``tool_call=None`` turns tool calls off (``False``: unchanged)."""
         with self._lock:
             if answer is not None:
                 self.answer = answer
             if delay_s is not None:
                 self.delay_s = delay_s
+            if tool_call is not False:
+                assert tool_call is None or isinstance(tool_call, tuple)
+                self.tool_call = tool_call
 
 
 # ---------------------------------------------------------------------- wire formats
@@ -223,6 +259,48 @@ def responses_events(answer: str, seq: int) -> list[bytes]:
         _sse("response.created", {"type": "response.created", "response": {"id": rid}}),
         _sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
         _sse("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}}),
+    ]
+
+
+def responses_tool_events(command: str, seq: int, tools: list[str]) -> list[bytes]:
+    """A Responses stream that calls Codex's shell tool with ``command``, asking to run it outside the
+    sandbox (``require_escalated``), which Codex puts to the user unless approvals are bypassed. The tool
+    is the one the request offers: ``exec_command`` (0.169.0's default), ``shell_command`` or ``shell``
+    (the models whose catalog entry names another shell)."""
+    rid = f"resp_mock_{seq}"
+    escalate = {"sandbox_permissions": "require_escalated", "justification": "The mock model needs this command run."}
+    if "exec_command" in tools:
+        name, arguments = "exec_command", {"cmd": command, **escalate}
+    elif "shell_command" in tools:
+        name, arguments = "shell_command", {"command": command, **escalate}
+    else:
+        name, arguments = "shell", {"command": ["bash", "-lc", command], **escalate}
+    item = {"type": "function_call", "id": f"fc_mock_{seq}", "call_id": f"call_mock_{seq}", "name": name,
+            "arguments": json.dumps(arguments), "status": "completed"}
+    usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+             "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+    return [
+        _sse("response.created", {"type": "response.created", "response": {"id": rid}}),
+        _sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+        _sse("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}}),
+    ]
+
+
+def messages_tool_events(command: str, seq: int, model: str) -> list[bytes]:
+    """A Messages stream with one ``tool_use`` of Claude Code's ``Bash`` tool running ``command``."""
+    start = {**_message("", seq, model), "content": [], "stop_reason": None,
+             "usage": {"input_tokens": 10, "output_tokens": 1}}
+    tool = {"type": "tool_use", "id": f"toolu_mock_{seq}", "name": "Bash", "input": {}}
+    arguments = json.dumps({"command": command, "description": "Run the command the mock model asks for"})
+    return [
+        _sse("message_start", {"type": "message_start", "message": start}),
+        _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": tool}),
+        _sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "input_json_delta", "partial_json": arguments}}),
+        _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                               "usage": {"output_tokens": 5}}),
+        _sse("message_stop", {"type": "message_stop"}),
     ]
 
 
@@ -262,6 +340,13 @@ def gemini_events(answer: str, model: str) -> list[bytes]:
     ``model`` chunk that ends the turn (``finishReason: STOP``, ``usageMetadata``)."""
     chunks = [_gemini_response([{"text": answer}], None, model), _gemini_response([{"text": ""}], "STOP", model)]
     return [f"data: {json.dumps(chunk)}\r\n\r\n".encode() for chunk in chunks]
+
+
+def gemini_tool_events(command: str, model: str) -> list[bytes]:
+    """A Gemini stream whose one part calls its ``run_shell_command`` tool with ``command``."""
+    call = {"functionCall": {"name": "run_shell_command",
+                             "args": {"command": command, "description": "Run the command the mock model asks for"}}}
+    return [f"data: {json.dumps(_gemini_response([call], 'STOP', model))}\r\n\r\n".encode()]
 
 
 def schema_example(schema: Any) -> Any:
@@ -354,20 +439,27 @@ class _Handler(BaseHTTPRequestHandler):
         route, body = entry.route, entry.body if isinstance(entry.body, dict) else {}
         answer, delay_s = self.mock.settings()
         model = route.rsplit("/", 1)[-1].split(":", 1)[0]
+        command = self.mock.tool_command(entry)
         if route.endswith(":streamGenerateContent"):
-            self._stream(gemini_events(answer, model), delay_s)
+            events = gemini_events(answer, model) if command is None else gemini_tool_events(command, model)
+            self._stream(events, delay_s)
         elif route.endswith(":generateContent"):
             self._json(200, gemini_helper_answer(body, answer, model))
         elif route.endswith(":countTokens"):
             self._json(200, {"totalTokens": max(1, len(entry.raw) // 4)})
         elif route.endswith("/responses"):
-            self._stream(responses_events(answer, entry.seq), delay_s)
+            offered = [str(tool.get("name")) for tool in body.get("tools") or [] if isinstance(tool, dict)]
+            events = (responses_events(answer, entry.seq) if command is None
+                      else responses_tool_events(command, entry.seq, offered))
+            self._stream(events, delay_s)
         elif route.endswith("/messages/count_tokens"):
             self._json(200, {"input_tokens": max(1, len(entry.raw) // 4)})
         elif route.endswith("/messages"):
             model = str(body.get("model") or "mock-model")
             if body.get("stream"):
-                self._stream(messages_events(answer, entry.seq, model), delay_s)
+                events = (messages_events(answer, entry.seq, model) if command is None
+                          else messages_tool_events(command, entry.seq, model))
+                self._stream(events, delay_s)
             else:
                 self._json(200, _message(answer, entry.seq, model))
         else:

@@ -1,9 +1,11 @@
 """Record the screens of the real agent CLIs as golden captures, and measure how to drive them.
 
-``.venv/bin/python -m tests.agents.record_screens [--cli codex|claude|gemini] [--columns N] [--version V] [--dry]`` starts
-each pinned CLI (``./dev test`` installs them) in a tmux pane inside the sandbox
+``.venv/bin/python -m tests.agents.record_screens [--cli codex|claude|gemini] [--columns N] [--flow start|approval]
+[--version V] [--dry]`` starts each pinned CLI (``./dev test`` installs them) in a tmux pane inside the sandbox
 (``tests/agents/sandbox.py``: no network but the mock model on 127.0.0.1), walks it through its
-start-up prompts to a ready screen, types, submits and gets answered, and saves the exact
+start-up prompts to a ready screen, types, submits and gets answered (``--flow start``), or has the mock
+model ask for a command that the CLI puts to the user for approval, approved with Enter (``--flow
+approval``, ``record_approval``), and saves the exact
 ``capture-pane -p`` text (rows as shown, never joined) of every screen it passed through as
 ``tests/goldens/screens/<cli>/<name>.json`` (panes 200 columns wide) and
 ``tests/goldens/screens/<cli>/54-columns/<name>.json`` (54, the width of a pane in a team of six)::
@@ -51,8 +53,8 @@ from tests.agents.sandbox import (
 )
 
 SCREENS = ROOT / "tests" / "goldens" / "screens"
-STATES = ("starting", "trust_prompt", "bypass_prompt", "api_key_prompt", "login_required", "ready", "idle", "busy",
-          "exited", "unknown")
+STATES = ("starting", "trust_prompt", "bypass_prompt", "api_key_prompt", "model_prompt", "login_required",
+          "needs_input", "ready", "idle", "busy", "exited", "unknown")
 ANSWER = "Mock model answer: the assignment is understood."
 LONG_LINE = ("Read .omx/state/team/alpha/workers/worker-1/inbox.md, start work now, report concrete progress, "
              "then continue assigned work or next feasible task. This line is long on purpose so that it wraps "
@@ -745,6 +747,128 @@ def record_gemini(work: Path, params: dict[str, Any]) -> dict[str, Any]:
     return {"cli": "gemini", "captures": rec.captures, "facts": rec.facts}
 
 
+# ------------------------------------------------------------------------------------- approvals
+
+# Each CLI as panefleet launches a worker of a role without execution tools (pure/omx/launch/process.py: no
+# bypass flag), so that it asks before it runs a command; Claude Code's default is its "auto mode", which
+# asks its own classifier instead of the user, so the manual mode is asked for.
+APPROVING = {"codex": "codex", "claude": "claude --permission-mode default", "gemini": "gemini"}
+# The model of Codex roles of the fast class (explore: pure/omx/launch/agents.py), which Codex 0.169.0 offers
+# to replace with a newer one right after start-up. (Started with it, Codex offers the mock no tools.)
+CODEX_OFFERED_MODEL = "gpt-5.6-luna"
+APPROVAL_MARKER = "approval-probe"
+APPROVAL_QUESTION = {"codex": "Would you like to run the following command?", "claude": "Do you want to proceed?",
+                     "gemini": "Allow execution of"}
+
+
+# The line each CLI prints when a turn has ended, a moment after the answer (Gemini prints none: its answer)
+TURN_ENDED = {"codex": re.compile(r"Worked for \S+ • "), "claude": re.compile(r"✻ \S+ for \S+ · done"),
+              "gemini": re.compile(r"✦ ")}
+
+
+def _input_waiting(cli: str, s: str) -> bool:
+    """The CLI at an empty input line, whatever its permission mode's footer says."""
+    if cli == "codex":  # its status line names the model it runs: not the mock's name here (see APPROVING)
+        return "Ask Codex to do anything" in s and not codex_trust(s) and "esc to interrupt" not in s
+    if cli == "claude":
+        return bool(re.search(r"^❯[ \xa0]*$", s, re.MULTILINE)) and not claude_trust(s) and "esc to" not in s
+    return gemini_idle(s)
+
+
+def _trusted(rec: Recorder, pane: str, cli: str) -> str:
+    """Past the folder-trust prompt of a never-trusted repository, at a ready screen."""
+    trust = {"codex": codex_trust, "claude": claude_trust, "gemini": gemini_trust}[cli]
+    rec.wait(pane, trust, 60, "trust prompt")
+    time.sleep(1.0)  # a key pressed in the prompt's first moments is undone (trust_down_at_first_sight)
+    if cli == "claude":
+        _select_with_down(rec, pane, "Yes, I trust this folder")
+    rec.keys(pane, "Enter")
+    if cli == "gemini":
+        rec.wait(pane, lambda s: GEMINI_RESTART in s, 10, "restart line")
+    screen, _ = rec.wait(pane, lambda s: _input_waiting(cli, gemini_live(s)), 60, "ready")
+    return screen
+
+
+def _record_model_offer(rec: Recorder, box: Sandbox) -> None:
+    """Codex started with a model it offers a successor of, in a trusted folder: the offer, then
+    "Use existing model" (Down, Enter), as panefleet's start-up answers it (pure/agents/startup.py)."""
+    pane, t0 = _launch(box, f"codex --model {CODEX_OFFERED_MODEL}")
+    screen, took = rec.wait(pane, lambda s: "Use existing model" in s or "esc to interrupt" in s, 30, "model offer")
+    rec.facts["model_offer_after_launch_s"] = took
+    time.sleep(0.5)
+    screen = box.capture(pane)
+    rec.save("model_prompt", pane, screen, f"codex --model {CODEX_OFFERED_MODEL} in a trusted folder: Codex offers a "
+             "newer model, 'Try new model' highlighted (a '1' typed here picks it)", "model_prompt")
+    rec.keys(pane, "Down")
+    rec.wait(pane, lambda s: "› 2. Use existing model" in s, 5, "'Use existing model' highlighted")
+    rec.keys(pane, "Enter")
+    screen, _ = rec.wait(pane, lambda s: _input_waiting("codex", s), 30, "ready after keeping the model")
+    rec.facts["after_keeping"] = _tail(screen, 3)
+    rec.facts["model_offer_remembered_in_config"] = "[notice.model_migrations]" in (
+        box.codex_home / "config.toml").read_text()
+    box.tmux("kill-pane", "-t", pane, check=False)
+
+
+@scenario("record_approval")
+def record_approval(work: Path, params: dict[str, Any]) -> dict[str, Any]:
+    """Mid-task approval: the mock model answers a message with a call of the CLI's shell tool
+    (tests/agents/mock_model.py ``tool_call``); the CLI asks before it runs it (``needs_input``); Enter
+    on the highlighted first option approves; the command runs, the tool's result goes back, the
+    model's answer ends the turn."""
+    cli = str(params["cli"])
+    rec = None
+    with Sandbox(work, answer=ANSWER, columns=int(params.get("columns", WIDE))) as box:
+        rec = Recorder(box, cli)
+        facts = rec.facts
+        pane, _ = _launch(box, APPROVING[cli])
+        _trusted(rec, pane, cli)
+        made = box.repo / "approved.txt"
+        box.mock.configure(tool_call=(APPROVAL_MARKER, f"touch {made}"))
+        rec.keys(pane, f"{APPROVAL_MARKER}: create the file approved.txt", literal=True)
+        rec.wait(pane, lambda s: APPROVAL_MARKER in s, 5, "typed approval probe")
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        rec.keys(pane, SUBMIT_KEY)
+        question = APPROVAL_QUESTION[cli]
+        screen, took = rec.wait(pane, lambda s: question in squash_rows(s, question), 30, "approval prompt")
+        facts["approval_prompt_after_submit_s"] = round(time.monotonic() - t0, 2)
+        time.sleep(0.5)
+        screen = box.capture(pane)
+        rec.save("approval_prompt", pane, screen, f"{APPROVING[cli]}: the model asked to run a command; the CLI asks "
+                 "the user first, its first option (run it once) highlighted", "needs_input")
+        facts["command_ran_before_approval"] = made.exists()
+        box.mock.configure(delay_s=5.0)  # the answer after the tool's result is held back: the busy screen shows
+        rec.keys(pane, "Enter")
+        screen, took = rec.wait(pane, lambda s: question not in squash_rows(s, question) and (
+            "esc to interrupt" in s or "esc to cancel" in s), 15, "busy after approval")
+        facts["enter_approves"] = True
+        facts["busy_after_approval_s"] = took
+        time.sleep(1.0)
+        rec.save("approved_busy", pane, box.capture(pane), "the command approved with Enter: it ran, and the model is "
+                 "answering its result (the mock holds the answer back)", "busy")
+        box.mock.configure(delay_s=0.0)
+        screen, _ = rec.wait(pane, lambda s: ANSWER in s and _input_waiting(cli, gemini_live(s)) and bool(
+            TURN_ENDED[cli].search(s)), 30, "answered after approval")
+        facts["command_ran_after_approval"] = made.exists()
+        rec.save("approved_answered", pane, screen, "the approved command's turn ended: the answer shown, the CLI "
+                 "waiting for the next message", "idle")
+        box.tmux("kill-pane", "-t", pane, check=False)
+        if cli == "gemini":
+            _stop_gemini(box)
+        if cli == "codex":
+            _record_model_offer(rec, box)
+    assert rec is not None
+    return {"cli": cli, "captures": rec.captures, "facts": rec.facts}
+
+
+def squash_rows(screen: str, text: str) -> str:
+    """``screen``, with ``text`` found whole even where a narrow pane wrapped it over rows: the screen
+    as it is when ``text`` shows on one row, else ``text`` itself when its whitespace-free form does."""
+    if text in screen:
+        return screen
+    return text if re.sub(r"\s+", "", text) in re.sub(r"\s+|│", "", screen) else screen
+
+
 # ---------------------------------------------------------------------------------------- outside
 
 
@@ -804,6 +928,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", metavar="X.Y.Z|latest",
                         help="record this version of the one --cli named (installed from npm into a cache of its "
                              "own): goldens under tests/goldens/screens/<cli>@<version>/, checked like the pinned")
+    parser.add_argument("--flow", choices=("start", "approval"), action="append",
+                        help="start: start-up to a conversation (record_<cli>); approval: a command approved mid-task "
+                             "(record_approval); default: both")
     parser.add_argument("--dry", action="store_true", help="print the facts, write nothing")
     args = parser.parse_args(argv)
     widths = args.columns or [WIDE, NARROW]
@@ -818,18 +945,22 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     results = []  # the facts measured in the widest panes go into the README
     misread = 0
-    for cli in args.cli or ["codex", "claude", "gemini"]:
-        for columns in widths:
-            result = run_scenario(f"record_{cli}", {"columns": columns}, timeout_s=600)
-            if columns == max(widths):
-                results.append(result)
-            print(f"{cli} at {columns} columns: {len(result['captures'])} captures in {result['_seconds']} s")
-            misread += misclassified(result)
-            if not args.dry:
-                for path in write_goldens(result, columns, version):
-                    print(f"  wrote {path.relative_to(ROOT)}")
+    flows = args.flow or ["start", "approval"]
+    runs = [(cli, columns, flow) for cli in args.cli or ["codex", "claude", "gemini"] for columns in widths
+            for flow in flows]
+    for cli, columns, flow in runs:
+        name, params = (f"record_{cli}", {"columns": columns}) if flow == "start" else (
+            "record_approval", {"cli": cli, "columns": columns})
+        result = run_scenario(name, params, timeout_s=600)
+        if columns == max(widths):
+            results.append({**result, "cli": cli if flow == "start" else f"{cli} ({flow})"})
+        print(f"{cli} {flow} at {columns} columns: {len(result['captures'])} captures in {result['_seconds']} s")
+        misread += misclassified(result)
+        if not args.dry:
+            for path in write_goldens(result, columns, version):
+                print(f"  wrote {path.relative_to(ROOT)}")
     print(render_facts(results))
-    if not args.dry and args.cli is None and version is None and WIDE in widths:
+    if not args.dry and args.cli is None and args.flow is None and version is None and WIDE in widths:
         (SCREENS / "README.md").write_text(render_facts(results), encoding="utf-8")
     return 1 if misread else 0
 
