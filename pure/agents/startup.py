@@ -8,12 +8,15 @@ What a screen means comes from ``pure/agents/screen.py``.
   is ``ready`` or fails. A trust or bypass prompt is answered only when the policy allows it
   (``OMX_TEAM_AUTO_TRUST`` / ``OMX_TEAM_AUTO_ACCEPT_BYPASS``, default on, ``0`` turns it off), by
   moving the highlight onto the accepting option, seeing it highlighted on the next screen, and
-  only then pressing Enter — never a blind Enter on a screen whose default is "exit". A prompt is acted
+  only then pressing Enter — never a blind Enter on a screen whose default is "exit". Codex's offer of a
+  newer model (``model_prompt``) is always answered "Use existing model": the worker keeps the model it
+  was launched with, and keys typed into the offer would be lost (or pick the other model). A prompt is acted
   on again only once it has settled since the last key: Gemini keeps its trust dialog on screen for a
   moment after Enter, then restarts itself; what it shows until its interface is up again after the
   restart reads as ``starting`` (``pure/agents/screen.py``), so nothing is typed into the old process.
-  ``login_required``, ``api_key_prompt``, ``exited``, a pane that dies or goes, and a screen that is
-  not ready by the deadline are start-up failures carrying the CLI's own last lines.
+  A ready screen counts once it holds on two polls in a row (a dialog may still come up right after
+  the input line shows). ``login_required``, ``api_key_prompt``, ``exited``, a pane that dies or goes,
+  and a screen that is not ready by the deadline are start-up failures carrying the CLI's own last lines.
 * ``deliver`` types a message literally, waits until the screen shows it in the input line,
   submits, and confirms from the screen that it left the input line (or the agent turned busy);
   it re-submits in bounded rounds as oh-my-codex does (6 rounds; Codex 2 Enter presses a round).
@@ -128,7 +131,7 @@ class Started:
     state: str  # the last screen state seen (or the proof's verdict)
     reason: str = ""  # why it failed
     last_lines: tuple[str, ...] = ()
-    answered: tuple[str, ...] = ()  # the prompts answered on the way (trust_prompt, bypass_prompt)
+    answered: tuple[str, ...] = ()  # the prompts answered on the way (trust_prompt, bypass_prompt, model_prompt)
     polls: int = 0
 
 
@@ -158,8 +161,13 @@ def poll_pauses(timeout_ms: int) -> list[int]:
     return pauses
 
 
-_PROMPT_POLICY = {"trust_prompt": ("auto_trust", "OMX_TEAM_AUTO_TRUST"),
-                  "bypass_prompt": ("auto_accept_bypass", "OMX_TEAM_AUTO_ACCEPT_BYPASS")}
+# The start-up prompts answered, and the policy switch that allows it (None: always; keeping the model
+# the worker was launched with changes nothing the user chose).
+_PROMPT_POLICY: dict[str, tuple[str, str] | None] = {
+    "trust_prompt": ("auto_trust", "OMX_TEAM_AUTO_TRUST"),
+    "bypass_prompt": ("auto_accept_bypass", "OMX_TEAM_AUTO_ACCEPT_BYPASS"),
+    "model_prompt": None,
+}
 _STUCK_TEXT = {
     "login_required": "is waiting at a sign-in or onboarding screen (set the CLI up once for this user)",
     "api_key_prompt": "asks whether to use the API key in its environment (approve the key once in the CLI)",
@@ -169,9 +177,9 @@ _STUCK_TEXT = {
 
 def _answer(item: Starting, screen: sc.Screen, policy: Policy, owner: str) -> Gen[str | None]:
     """One step towards accepting a prompt; ``None`` when a key was sent, else why it cannot be."""
-    attribute, variable = _PROMPT_POLICY[screen.state]
-    if not getattr(policy, attribute):
-        return f"{screen.state}_not_allowed: {variable}=0 forbids answering it"
+    switch = _PROMPT_POLICY[screen.state]
+    if switch is not None and not getattr(policy, switch[0]):
+        return f"{screen.state}_not_allowed: {switch[1]}=0 forbids answering it"
     choice = screen.choice
     if choice is None or choice.accept is None or choice.selected is None:
         return f"{screen.state}_unreadable: no highlighted option or no accepting option on screen"
@@ -234,7 +242,14 @@ def _step(item: Starting, seen: Watch, screen: sc.Screen | None, previous: sc.Sc
         why = "is gone (its process exited or the pane was killed)" if seen.kind == "gone" else "cannot be proven ours"
         return Started(worker=name, ok=False, state=seen.kind,
                        reason=f"worker_start_failed:{name}: pane {item.pane} {why} [{seen.reason}]")
-    if screen.state in sc.WAITING_STATES or screen.state == "busy":
+    if screen.state in sc.WAITING_STATES:
+        # ready only when it holds on two polls in a row: a CLI may put a dialog up right after its input
+        # line shows (Codex's model offer, tests/goldens/screens/codex/model_prompt.json, comes ~0.1 s
+        # after its trust prompt is answered), and a message typed then would be lost or pick an option
+        if previous is None or previous.state not in sc.WAITING_STATES:
+            return None
+        return Started(worker=name, ok=True, state=screen.state)
+    if screen.state in sc.WORKING_STATES:
         return Started(worker=name, ok=True, state=screen.state)
     if screen.state in sc.STUCK_STATES:
         lines = screen.evidence
@@ -373,10 +388,12 @@ def _poll(messages: Sequence[Message], owner: str, polls: int, settled: Callable
 
 
 def _accepted(cli: str, seen: Look, token: str) -> bool:
-    """The message left the input line: it shows in the transcript, or the agent turned busy."""
+    """The message left the input line: it shows in the transcript, or the agent turned busy (or, working on
+    it, asks the user to approve something)."""
     if sc.shows_typed(cli, seen.text, token):
         return False
-    return sc.shows_submitted(cli, seen.text, token) or (seen.screen is not None and seen.screen.state == "busy")
+    return sc.shows_submitted(cli, seen.text, token) or (
+        seen.screen is not None and seen.screen.state in sc.WORKING_STATES)
 
 
 def remove_dead(pane: str, pid: int, owner: str) -> Gen[str | None]:

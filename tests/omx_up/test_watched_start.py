@@ -20,6 +20,11 @@ WATCH = {"OMX_TEAM_SKIP_READY_WAIT": "0"}
 CODEX_READY = "› {input}\n\n  mock-model default · /repo\n  ← for agents · ? for shortcuts\n"
 CODEX_TRUST = ("  Trust this folder? Codex can read, edit, and run files here.\n"
                "{p1} 1. Trust and continue\n{p2} 2. Back to Agent Command Center\n  enter continue · esc back\n")
+# Codex's offer of a newer model (tests/goldens/screens/codex/model_prompt.json), which comes up a moment
+# after its input line has shown (READY_ONCE: one poll sees the ready screen first)
+CODEX_MODEL_OFFER = ("  Meet GPT-6 Luna\n  Our latest Luna is significantly more efficient.\n"
+                     "{p1} 1. Try new model\n{p2} 2. Use existing model\n  enter/esc confirm · ^c quit\n")
+READY_ONCE = "(the ready screen, for one poll)"
 CLAUDE_TRUST = (" Quick safety check: Is this a project you created or one you trust?\n"
                 " {p1} 1. No, exit\n {p2} 2. Yes, I trust this folder\n Enter to confirm · Esc to cancel\n")
 CLAUDE_BYPASS = ("  WARNING: Claude Code running in Bypass Permissions mode\n"
@@ -55,7 +60,7 @@ class ScriptedAgent:
             return f"{self.dies_with}\n\nPane is dead (status 1, now)\n"
         if self.stuck is not None:
             return self.stuck
-        if self.prompts:
+        if self.prompts and self.prompts[0] is not READY_ONCE:
             marks = {"p1": "❯" if self.highlight == 0 else " ", "p2": "❯" if self.highlight == 1 else " "}
             if self.cli == "codex":
                 marks = {k: v.replace("❯", "›") for k, v in marks.items()}
@@ -96,6 +101,11 @@ class ScriptedAgent:
             self.transcript.append(self.typed)
             self.typed = ""
 
+    def polled(self) -> None:
+        """A capture was answered: a ready screen shown for one poll gives way to what follows it."""
+        if self.prompts and self.prompts[0] is READY_ONCE and not self.gated and self.blank == 0:
+            self.prompts.pop(0)
+
     def screen_now(self) -> str:
         blank, self.blank = self.blank, 0
         text = self.screen()
@@ -117,7 +127,9 @@ def tmux_for(agent: ScriptedAgent) -> tuple[Callable[[tuple[str, ...]], m.Proc],
     def tmux(args: tuple[str, ...]) -> m.Proc:
         calls.append(args)
         if args[0] == "capture-pane":
-            return m.Proc(exit_code=0, stdout=agent.screen())
+            shown = agent.screen()
+            agent.polled()
+            return m.Proc(exit_code=0, stdout=shown)
         if args[0] == "send-keys":
             agent.press(args)
             return m.Proc(exit_code=0)
@@ -162,6 +174,22 @@ def test_codex_trust_prompt_shown_with_back_highlighted_is_answered_by_moving_on
     assert [key for key, _shown in agent.keys if key != "text"][:2] == ["Up", "Enter"]
     assert [shown for key, shown in agent.keys if key == "Enter"][0].startswith("  Trust this folder")
     assert "› 1. Trust and continue" in [shown for key, shown in agent.keys if key == "Enter"][0]
+
+
+def test_codex_model_offer_after_its_input_line_showed_is_declined_before_anything_is_typed(tmp_path: Path) -> None:
+    """Codex 0.169.0 started with gpt-5.6-luna offers GPT-6 Luna ~0.1 s after its trust prompt is answered,
+    after its input line has shown: ready counts only on two polls in a row, and the offer is answered
+    "Use existing model" (pure/agents/startup.py). Typed into the offer, the trigger's "1" would pick the
+    other model and the rest would be lost (seen with the real CLI)."""
+    agent = ScriptedAgent("codex", [CODEX_TRUST, READY_ONCE, CODEX_MODEL_OFFER])
+    _team, out, _calls = _scale_up(tmp_path, agent)
+    assert out.done.outcome.status == "ok", out.error
+    delivery = out.result["deliveries"][0]
+    assert delivery["answered"] == ["trust_prompt", "model_prompt"] and delivery["status"] == "delivered"
+    assert not any(key == "text" and "Meet GPT-6 Luna" in shown for key, shown in agent.keys)  # nothing typed into it
+    enters = [shown for key, shown in agent.keys if key == "Enter" and "Meet GPT-6 Luna" in shown]
+    assert len(enters) == 1 and "› 2. Use existing model" in enters[0]
+    assert any("workers/worker-2/inbox.md" in t for t in agent.transcript)
 
 
 def test_claude_prompts_are_answered_by_moving_onto_yes_never_a_blind_enter(tmp_path: Path) -> None:
