@@ -254,7 +254,10 @@ def _screen_report(report: dict[str, Any], cli: str, ours: t.SeenPane | None, te
     seen = sc.classify(cli, shot.stdout)
     report["screen"] = seen.state
     report["screenDigest"] = sc.digest(shot.stdout)  # what `team status --watch` compares between refreshes
-    if seen.state not in sc.WAITING_STATES and seen.state != "busy":
+    if seen.state == "needs_input":
+        report["cause"] = (f"{cli} asks: " + " | ".join(seen.evidence[:4])
+                           + f" (answer it: `panefleet team attach {team} {report.get('name')}`)")
+    elif seen.state not in sc.WAITING_STATES and seen.state != "busy":
         report["cause"] = f"{cli} shows {seen.state.replace('_', ' ')}: " + " | ".join(sc.last_lines(shot.stdout, 3))
 
 

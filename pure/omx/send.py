@@ -7,7 +7,8 @@ target's recorded pane, proven (``L``, owner tag, ``L`` with its pinned pid, ``p
 One that fails refuses the whole send, and nothing is typed anywhere.
 
 Then each target's screen is read (``pure/agents/screen.py``). An agent at a trust, bypass, API-key or
-login prompt, or one that exited, is ``blocked``: nothing is typed into it. Into the others the message
+login prompt, one asking the user to approve something mid-task (``needs_input``: a key would answer
+it), or one that exited, is ``blocked``: nothing is typed into it. Into the others the message
 is typed literally (never read as tmux key names), submitted and confirmed from the screen as a task's
 trigger is (``pure/agents/startup.py``, ``deliver_all``): ``delivered``, ``queued`` (the agent was busy,
 and its CLI took the message for after its turn) or ``not_submitted`` (why). Before it is typed, the
@@ -38,8 +39,10 @@ from pure.team_ops import check_team_name, load_team
 MAX_MESSAGE_BYTES = 64 * 1024
 TOKEN_CHARS = 60  # how much of the message's last line is looked for on screen
 LEADER = "leader-fixed"  # who a message from the leader is from, as oh-my-codex names the leader
-BLOCKING: frozenset[str] = frozenset({"trust_prompt", "bypass_prompt", "api_key_prompt", "login_required",
-                                      "exited"})
+# An agent at one of these is not typed into: a key would answer the prompt (needs_input: an approval
+# mid-task, which only the user may give), or nothing would read it.
+BLOCKING: frozenset[str] = frozenset({"trust_prompt", "bypass_prompt", "api_key_prompt", "model_prompt",
+                                      "login_required", "needs_input", "exited"})
 
 
 @frozen(kw_only=True)

@@ -34,7 +34,9 @@ def _pane_line(p: dict[str, Any]) -> str:
         owner = p.get("owner") or "(untagged)"
         bits.append(f"owner {owner}" + ("" if p.get("ownerMatch") else " (NOT OURS)"))
     if p.get("screen"):
-        bits.append(f"agent {p['screen']}")  # what its screen shows (pure/agents/screen.py)
+        # what its screen shows (pure/agents/screen.py), and for how long (team status --watch)
+        since = f" for {p['screenStateS']} s" if p.get("screenStateS") is not None else ""
+        bits.append(f"agent {p['screen']}{since}")
     if p.get("screenIdleS") is not None:
         bits.append(f"screen unchanged {p['screenIdleS']} s")  # team status --watch
     task = p.get("task")

@@ -26,9 +26,11 @@ SCREENS = {
     "ready": "the agent waits for input",
     "idle": "the agent finished its turn and waits for input",
     "busy": "the agent is working",
+    "needs_input": "the agent asks the user to approve something mid-task, and waits",
     "starting": "the agent is still starting",
     "trust_prompt": "the agent asks whether to trust the folder",
     "bypass_prompt": "the agent asks to confirm its permission-bypass mode",
+    "model_prompt": "the agent offers to switch to a newer model (start-up answers: keep the model)",
     "api_key_prompt": "the agent asks for an API key: it will not start on its own",
     "login_required": "the agent needs a sign-in: it will not start on its own",
     "exited": "the agent's process has exited",
@@ -93,7 +95,8 @@ def watch(request: Any, args: Any, interval: float, *, operation: str = "team.st
           render: Callable[[dict[str, Any]], str] | None = None, store: Any = None) -> int:
     """``team status --watch`` (and ``herdr status --watch``): run the status program (one snapshot,
     its owner reads and screen reads) every ``interval`` seconds and redraw; each worker line says
-    how long its agent's screen has not changed. Ends with Ctrl-C (exit 0)."""
+    how long its agent has been in its state (needs input, idle, busy …) and how long its screen has not
+    changed. Ends with Ctrl-C (exit 0)."""
     import os
     import sys
     import time
@@ -107,12 +110,18 @@ def watch(request: Any, args: Any, interval: float, *, operation: str = "team.st
     executor = make_executor(args, dict(os.environ), store)
     draw = render or render_status_explained
     changed: dict[str, tuple[str, float]] = {}
+    entered: dict[str, tuple[str, float]] = {}  # each worker's agent state, and when it was first seen in it
     try:
         while True:
             done, _journal = run_program(lambda: op.program(request), executor)
             result = done.outcome.result if isinstance(done.outcome.result, dict) else {}
             now = time.monotonic()
             for pane in result.get("panes") or []:
+                state = pane.get("screen")
+                if state is not None:
+                    if entered.get(pane["name"], ("", 0.0))[0] != state:
+                        entered[pane["name"]] = (state, now)
+                    pane["screenStateS"] = int(now - entered[pane["name"]][1])
                 digest = pane.get("screenDigest")
                 if digest is None:
                     continue

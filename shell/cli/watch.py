@@ -1,8 +1,9 @@
-"""``panefleet team watch TEAM [--on-idle CMD] [--on-exit CMD]``: one ``team status`` snapshot per refresh
-(every pane proven, every live worker's screen classified, ``pure/team_ops.py``), and on each worker's
-transition into ``idle`` (a finished turn waiting for the next message) or ``exited`` (its agent exited,
-or its pane is gone) a hook, once per transition: the command given, else a tmux message on the team's
-clients and the terminal bell. Until interrupted (exit 0), or for ``--refreshes N``."""
+"""``panefleet team watch TEAM [--on-needs-input CMD] [--on-idle CMD] [--on-exit CMD]``: one ``team status``
+snapshot per refresh (every pane proven, every live worker's screen classified, ``pure/team_ops.py``); a
+line for each change of a worker's state, and on each change into ``needs_input`` (mid-task, its agent
+asks to approve something), ``idle`` (a finished turn waiting for the next message) or ``exited`` (its
+agent exited, or its pane is gone) a hook, once per transition: the command given, else a tmux message
+on the team's clients and the terminal bell. Until interrupted (exit 0), or for ``--refreshes N``."""
 
 from __future__ import annotations
 
@@ -17,23 +18,28 @@ from shell.cli.args import add_output, add_tmux, complete_path, examples
 from shell.cli.environment import recorded_env
 
 HOOK_TIMEOUT_S = 30.0  # a hook that takes longer is stopped: the watch goes on
-EVENTS = ("idle", "exited")
+EVENTS = ("needs_input", "idle", "exited")  # the states whose start runs a hook
+NOTICE = {"needs_input": "needs you (its agent asks to approve something)", "idle": "is idle",
+          "exited": "is gone (its agent exited)"}
 SCREEN_LINES = 5  # of the worker's screen, given to a hook
 
 
 def register(team_subparsers: Any) -> None:
     p = team_subparsers.add_parser(
-        "watch", help="run a hook when a worker's agent finishes its turn or exits",
+        "watch", help="run a hook when a worker's agent needs you, finishes its turn or exits",
         description="Take one team status snapshot every INTERVAL seconds (every pane proven, every agent's screen "
-        "read) and, when a worker's agent turns idle (its turn finished, waiting for the next message) or exits "
-        "(or its pane is gone), run the hook for it once: the command given (environment: PANEFLEET_TEAM, "
-        "PANEFLEET_WORKER, PANEFLEET_STATE, PANEFLEET_PANE, PANEFLEET_SCREEN — its last lines), else show a tmux "
-        "message on the team's clients and ring the terminal bell. One line per transition on stdout (-o json: "
-        "one JSON object per line). Runs until interrupted, or for --refreshes N snapshots.",
+        "read) and, when a worker's agent asks to approve something mid-task (needs_input), turns idle (its turn "
+        "finished, waiting for the next message) or exits (or its pane is gone), run the hook for it once: the "
+        "command given (environment: PANEFLEET_TEAM, PANEFLEET_WORKER, PANEFLEET_STATE, PANEFLEET_PANE, "
+        "PANEFLEET_SCREEN — its last lines), else show a tmux message on the team's clients and ring the terminal "
+        "bell. One line per change of a worker's state on stdout (-o json: one JSON object per line). Runs until "
+        "interrupted, or for --refreshes N snapshots.",
         epilog=examples("panefleet team watch alpha",
-                        ('panefleet team watch alpha --on-idle \'notify-send "$PANEFLEET_WORKER is idle"\'',
-                         "a desktop notification")))
+                        ('panefleet team watch alpha --on-needs-input \'notify-send "$PANEFLEET_WORKER needs you"\'',
+                         "a desktop notification when an agent asks for an approval")))
     p.add_argument("team", help="the team's name")
+    p.add_argument("--on-needs-input", metavar="CMD",
+                   help="run by sh -c when a worker's agent asks to approve something mid-task")
     p.add_argument("--on-idle", metavar="CMD", help="run by sh -c when a worker's agent finishes its turn")
     p.add_argument("--on-exit", metavar="CMD", help="run by sh -c when a worker's agent exits or its pane goes")
     p.add_argument("--interval", type=float, default=2.0, metavar="SECONDS", help="between snapshots (default: 2)")
@@ -59,9 +65,9 @@ def worker_states(result: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]
 
 
 def transitions(before: dict[str, str], now: dict[str, str]) -> list[tuple[str, str, str]]:
-    """(worker, from, to) for each worker seen before whose state changed into one of ``EVENTS``."""
+    """(worker, from, to) for each worker seen before whose state changed."""
     return [(worker, before[worker], state) for worker, state in now.items()
-            if worker in before and before[worker] != state and state in EVENTS]
+            if worker in before and before[worker] != state]
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -97,7 +103,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
                 else:
                     sys.stdout.write(f"{line['time']}  {worker}  {old} -> {new}\n")
                 sys.stdout.flush()
-                command = args.on_idle if new == "idle" else args.on_exit
+                if new not in EVENTS:
+                    continue
+                command = {"needs_input": args.on_needs_input, "idle": args.on_idle, "exited": args.on_exit}[new]
                 screen = _screen(executor, request, worker) if command and new != "exited" else ""
                 _hook(command, args.team, worker, new, pane, screen, socket, environ)
             seen = {w: s for w, (s, _) in states.items()}
@@ -122,7 +130,7 @@ def _hook(command: str | None, team: str, worker: str, state: str, pane: dict[st
             sys.stderr.write(f"panefleet team watch: the hook for {worker} failed: {exc}\n")
         return
     tmux = ["tmux", *(["-L", socket] if socket else [])]
-    message = f"panefleet: {team}/{worker} is {'idle' if state == 'idle' else 'gone (its agent exited)'}"
+    message = f"panefleet: {team}/{worker} {NOTICE[state]}"
     try:
         clients = subprocess.run([*tmux, "list-clients", "-F", "#{client_name}"], capture_output=True, text=True,
                                  timeout=10, check=False).stdout.split()

@@ -290,3 +290,92 @@ def fleet_apply(work: Path, params: dict[str, Any]) -> dict[str, Any]:
         out["watch"] = {"code": watcher.returncode, "stdout": watch_out, "stderr": watch_err[-2000:],
                         "hooks": hooks.read_text() if hooks.exists() else ""}
         return {**out, **observe(box)}
+
+
+APPROVAL_FLEET = """[team.alpha]
+leader_pane = "{leader}"
+
+# workers of a role without execution tools run with their approvals on (pure/omx/launch/process.py)
+[[team.alpha.workers]]
+cli = "codex"
+role = "explore"
+count = 1
+model = "mock-model"  # explore's own (gpt-5.6-luna) gets no tools from Codex when the catalog is the mock's
+
+[[team.alpha.workers]]
+cli = "claude"
+role = "explore"
+count = 1
+"""
+# Claude Code's default is its "auto mode", which asks a classifier, not the user; its settings choose the
+# mode that asks the user (a Claude worker gets no arguments of the fleet file: docs/fleet.md)
+CLAUDE_ASKS = '{"permissions": {"defaultMode": "default"}}\n'
+APPROVAL_MARKER = "approval-probe"
+NEEDS_INPUT_WITHIN_S = 2.0
+
+
+def _screen_states(box: Sandbox, worker: str, until: set[str], timeout_s: float) -> list[tuple[float, str]]:
+    """``team status`` again and again: (time, worker's agent state) for each change, until one in ``until``."""
+    seen: list[tuple[float, str]] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        answer = status(box).get("json")
+        panes = answer.get("panes", []) if isinstance(answer, dict) else []
+        state = next((str(p.get("screen")) for p in panes if p.get("name") == worker), "none")
+        if not seen or seen[-1][1] != state:
+            seen.append((time.time(), state))
+        if state in until:
+            break
+    return seen
+
+
+@scenario("needs_input")
+def needs_input(work: Path, params: dict[str, Any]) -> dict[str, Any]:
+    """A Codex and a Claude Code worker with their approvals on, and ``team watch`` with hooks: for each, a
+    follow-up the mock model answers with a command to run; the agent asks for approval (needs_input);
+    the test approves with Enter in its pane, as a user attached to it would; busy, then idle."""
+    with Sandbox(work) as box:
+        (box.repo / "panefleet.toml").write_text(APPROVAL_FLEET.format(leader=box.leader), encoding="utf-8")
+        (box.home / ".claude").mkdir(exist_ok=True)
+        (box.home / ".claude" / "settings.json").write_text(CLAUDE_ASKS, encoding="utf-8")
+        out: dict[str, Any] = {"leader": box.leader, "repo": str(box.repo)}
+        out["apply"] = box.pf("apply", "--yes", "-o", "json", timeout_s=300).as_json()
+        workers = ["worker-1", "worker-2"]
+        out["triggers"] = wait_triggers(box, workers, TRIGGER_WAIT_S if out["apply"]["code"] == 0 else 1)
+        out["idle_before"] = {w: _screen_states(box, w, {"idle", "ready"}, 60) for w in workers}
+        hooks = box.work / "hooks"
+        record = f'echo "$PANEFLEET_WORKER $PANEFLEET_STATE" >> {hooks}'
+        watcher = subprocess.Popen([sys.executable, str(CLI), "team", "watch", TEAM, "--interval", "0.5", "--cwd",
+                                    str(box.repo), "--tmux-socket", box.socket, "--on-needs-input", record,
+                                    "--on-idle", record],
+                                   cwd=box.repo, env=box.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)  # its first snapshot
+        out["approvals"] = {}
+        for worker in workers:
+            made = box.repo / f"approved-{worker}.txt"
+            marker = f"{APPROVAL_MARKER} {worker}"
+            box.mock.configure(tool_call=(marker, f"touch {made}"))
+            seen: dict[str, Any] = {}
+            seen["send"] = box.pf("team", "send", TEAM, worker, f"{marker}: create the file {made.name}", "--cwd",
+                                  str(box.repo), "-o", "json", timeout_s=120).as_json()
+            seen["states"] = _screen_states(box, worker, {"needs_input"}, 60)
+            asked = [r.at for r in box.mock.requests_containing(marker, prompt_only=True)]
+            seen["asked_at"] = min(asked) if asked else None  # the mock's answer: the tool call
+            seen["ran_before_approval"] = made.exists()
+            deadline = time.monotonic() + 15  # the user answers once told: when the watch's hook has run
+            while time.monotonic() < deadline and f"{worker} needs_input" not in (
+                    hooks.read_text() if hooks.exists() else ""):
+                time.sleep(0.2)
+            pane = next(w["pane_id"] for w in box.team_config(TEAM)["workers"] if w["name"] == worker)
+            box.mock.configure(tool_call=None, delay_s=3.0)  # the answer to the tool's result is held back: busy
+            box.tmux("send-keys", "-t", pane, "Enter")  # approve: the highlighted first option
+            seen["after_approval"] = _screen_states(box, worker, {"idle"}, 60)
+            box.mock.configure(delay_s=0.0)
+            seen["ran_after_approval"] = made.exists()
+            out["approvals"][worker] = seen
+        time.sleep(2)  # the watch's next snapshots
+        watcher.send_signal(signal.SIGINT)
+        watch_out, watch_err = watcher.communicate(timeout=30)
+        out["watch"] = {"code": watcher.returncode, "stdout": watch_out, "stderr": watch_err[-2000:],
+                        "hooks": hooks.read_text() if hooks.exists() else ""}
+        return {**out, **observe(box)}

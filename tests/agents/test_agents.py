@@ -197,3 +197,27 @@ def test_fleet_file_of_codex_and_claude_workers_applies() -> None:
     hooks = watch["hooks"].splitlines()
     assert watch["code"] == 0 and {"worker-2 idle", "worker-3 idle"} <= set(hooks), brief
     assert len(hooks) == watch["stdout"].count(" -> idle") and all(line.endswith(" idle") for line in hooks), brief
+
+
+def test_an_agent_asking_for_approval_is_reported_and_its_hooks_run_once() -> None:
+    """docs/reaching-workers.md, "needs_input": a Codex and a Claude Code worker with approvals on."""
+    result = run_scenario("needs_input", {}, timeout_s=SCENARIO_TIMEOUT_S)
+    brief = _brief(result) + f"\napply: {json.dumps(result.get('apply'))[:2000]}\napprovals: " \
+                             f"{json.dumps(result.get('approvals'))[:4000]}\nwatch: {json.dumps(result.get('watch'))}"
+    assert result["apply"]["code"] == 0, brief
+    for worker in ("worker-1", "worker-2"):
+        seen = result["approvals"][worker]
+        # the follow-up was taken (the agent turned busy, then asked): not refused, not left in the input line
+        assert seen["send"]["code"] == 0, brief
+        states = [state for _, state in seen["states"]]
+        assert states[-1] == "needs_input" and not seen["ran_before_approval"], brief
+        shown_at = seen["states"][-1][0]
+        assert seen["asked_at"] is not None and shown_at - seen["asked_at"] <= 2.0, brief
+        after = [state for _, state in seen["after_approval"]]
+        assert after[-1] == "idle" and "busy" in after and after.index("busy") < len(after) - 1, brief
+        assert "needs_input" not in after[1:] and seen["ran_after_approval"], brief
+    hooks = result["watch"]["hooks"].splitlines()
+    assert result["watch"]["code"] == 0, brief
+    for worker in ("worker-1", "worker-2"):  # each hook once per transition, with the worker's name
+        assert hooks.count(f"{worker} needs_input") == 1 and hooks.count(f"{worker} idle") == 1, brief
+    assert len(hooks) == 4, brief

@@ -53,6 +53,21 @@ def test_a_prompt_blocks_and_an_unseen_message_is_not_submitted(tmp_path: Path) 
     assert world.violations == []
 
 
+@pytest.mark.parametrize("name", ["approval_prompt", "model_prompt"])
+def test_an_agent_asking_its_user_is_blocked_a_key_would_answer_it(tmp_path: Path, name: str) -> None:
+    """Codex asking to run a command mid-task (needs_input), or offering a newer model: a typed "1" or an
+    Enter would answer for the user, so nothing is typed (pure/omx/send.py ``BLOCKING``)."""
+    world = World(server=TmuxServer())
+    root = tm.build(tmp_path, world.server)
+    first = json.loads((root / "config.json").read_text())["workers"][0]
+    world.server.panes[first["pane_id"]].screen = _screen(name)
+    answer = _send(tmp_path, world, message="1", workers=("worker-1",))
+    result = answer["workers"][0]  # type: ignore[index]
+    state = "needs_input" if name == "approval_prompt" else "model_prompt"
+    assert (result["result"], result["agentState"]) == ("blocked", state)
+    assert world.server.panes[first["pane_id"]].keys == [] and world.violations == []
+
+
 def test_a_malformed_mailbox_is_kept_and_nothing_is_typed(tmp_path: Path) -> None:
     world = World(server=TmuxServer())
     root = tm.build(tmp_path, world.server)
