@@ -260,6 +260,23 @@ def _groups(team: Address, value: object, found: _Found) -> tuple[WorkerGroup, .
     return tuple(groups) if len(seen) == len(groups) and 1 <= declared <= MAX_TEAM_WORKERS else None
 
 
+def _launched_as_given(at: Address, cli: str | None, model: str | None, args: object, found: _Found) -> None:
+    """Refuse what a Claude or Gemini worker would never get: oh-my-codex's worker launch gives them argv of
+    their own (pure/omx/launch/process.py ``_translate_for_cli``; Gemini keeps a Gemini model only), so
+    ``args`` and such a ``model`` would be dropped without a word."""
+    if cli not in ("claude", "gemini"):
+        return
+    name = {"claude": "Claude Code", "gemini": "Gemini CLI"}[cli]
+    if isinstance(args, list) and args:
+        found.add((*at, "args"), f"{name} workers are launched with arguments of their own (docs/launch-policy.md), so "
+                                 f"these would be dropped; set what they ask for in the CLI's settings file instead")
+    if model is not None and (cli == "claude" or "gemini" not in model.lower()):
+        what = "no --model" if cli == "claude" else "only a Gemini model (one whose name holds 'gemini')"
+        found.add((*at, "model"), f"{name} workers are launched with {what} (docs/launch-policy.md), so "
+                                  f"{_shown(model)} would be dropped; leave it out, or set the model in the CLI's "
+                                  "settings")
+
+
 def _group(at: Address, value: dict[str, Any], found: _Found) -> WorkerGroup | None:
     before = len(found.problems)
     for key in value:
@@ -288,6 +305,7 @@ def _group(at: Address, value: dict[str, Any], found: _Found) -> WorkerGroup | N
         for number, arg in enumerate(args, 1):
             if not isinstance(arg, str):
                 found.add((*at, "args"), f"must be an array of strings; its item {number} is {_shown(arg)}")
+    _launched_as_given(at, cli, model, args, found)
     env = value.get("env", {})
     if found.typed((*at, "env"), env, dict, "a table of environment variables (NAME = \"value\")"):
         for name, text in env.items():

@@ -262,6 +262,14 @@ MALFORMED: list[tuple[str, str, int | None, str, str]] = [
     ("worktree not a boolean", f"[team.alpha]\n{group()}worktree = 'yes'\n", 5, "team.alpha.workers[1].worktree",
      'must be true or false, not "yes"'),
     ("blank task", f"[team.alpha]\n{group()}" + 'task = " \\t\\n "\n', 5, "team.alpha.workers[1].task", "must not be blank"),
+    # pure/fleet/spec.py _launched_as_given: what a Claude or Gemini worker's launch would drop
+    ("args for Claude Code", f"[team.alpha]\n{group('claude')}args = ['--permission-mode', 'default']\n", 5,
+     "team.alpha.workers[1].args", "Claude Code workers are launched with arguments of their own"),
+    ("a model for Claude Code", f"[team.alpha]\n{group('claude')}model = 'claude-opus'\n", 5,
+     "team.alpha.workers[1].model", 'Claude Code workers are launched with no --model (docs/launch-policy.md), so '
+     '"claude-opus" would be dropped'),
+    ("a model Gemini drops", f"[team.alpha]\n{group('gemini')}model = 'gpt-5'\n", 5, "team.alpha.workers[1].model",
+     "Gemini CLI workers are launched with only a Gemini model"),
     ("unknown key in an inline group", "[team.alpha]\nworkers = [\n  {cli = 'codex', count = 1, modle = 'x'},\n]\n",
      2, "team.alpha.workers[1].modle", "a group of workers has no key 'modle' (did you mean model?)"),
 ]
