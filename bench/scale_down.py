@@ -4,8 +4,9 @@
 
 Each run builds a fresh team of N+1 worker panes (``sleep``) plus a leader pane on a private server
 (``tmux -L pf-bench-<id>``), removes N of them in one forced scale-down, and records wall time and
-the number of tmux invocations. The protocol minimum per removed live pane is 6 calls: the proof
-teardown ``L S L kill L`` plus the reconciliation's fresh ``L`` of the committed debt.
+the number of tmux invocations. The protocol minimum per removed live pane is 10 calls: its transcript
+``L S L capture-pane`` (pure/omx/transcripts.py), the proof teardown ``L S L kill L`` and the
+reconciliation's fresh ``L`` of the committed debt.
 
 ``--executor`` picks how tmux steps run (``PANEFLEET_TMUX_EXECUTOR``: one control-mode client per
 run, or a spawned ``tmux`` per call; ``shell/run/tmux_control.py``). ``back_off_pause_s_per_run`` is
@@ -35,7 +36,7 @@ from shell.run.executor import Executor  # noqa: E402
 from shell.run.loop import run_operation  # noqa: E402
 from tests.omx_down.realteam import real_team  # noqa: E402
 
-PROTOCOL_MINIMUM_PER_PANE = 6
+PROTOCOL_MINIMUM_PER_PANE = 10
 
 
 class Server:

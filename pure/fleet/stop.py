@@ -5,8 +5,9 @@ Under the scaling lock: a ``shutdown-request.json`` in each worker's folder (``{
 "requested_by"}``, as oh-my-codex's ``writeShutdownRequest``), a bounded wait for each worker's
 ``shutdown-ack.json`` (``status`` ``accept`` or ``reject``, ``updated_at`` not before the request:
 oh-my-codex's ``readShutdownAck``), then the proof teardown of every recorded worker pane
-(``pure/tmux/teardown.py``), the leader pane excluded. A pane that cannot be proven ours or gone is
-left and answered as debt. The membership is not changed: ``panefleet apply`` brings the same
+(``pure/tmux/teardown.py``), the leader pane excluded, each worker's transcript kept first
+(``pure/omx/transcripts.py``; not before a purge, which removes the team's folder). A pane that
+cannot be proven ours or gone is left and answered as debt. The membership is not changed: ``panefleet apply`` brings the same
 workers back (``pure/fleet/converge.py``, respawn). Before the team's state is removed
 (``panefleet destroy --purge``), the leader pane's owner tag is taken off after its proof, so that
 no pane is left carrying the tag of a team that no record names.
@@ -21,6 +22,7 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure import tmux as t
+from pure.omx import transcripts
 from pure.omx.codec import parse_object, render_json
 from pure.omx.locks import with_scaling_lock
 from pure.omx.scale_up.config import locked_state
@@ -62,26 +64,32 @@ def _stop(req: StopRequest, paths: TeamPaths) -> Gen[m.Done]:
     targets = [t.TeardownTarget(pane_id=str(w["pane_id"]), pid=w.get("pid") if isinstance(w.get("pid"), int) else None)
                for w in workers if isinstance(w.get("pane_id"), str) and w["pane_id"]]
     leader = config.get("leader_pane_id")
+    # each worker's transcript first (pure/omx/transcripts.py), unless the team's folder goes (--purge)
+    saved = [] if req.release_leader else (yield from transcripts.keep_records(
+        paths, workers, owner, leader_pane_id=leader if isinstance(leader, str) else None))
     report = yield from t.teardown(targets, owner_id=owner, authorize=True,
                                    leader_pane_id=leader if isinstance(leader, str) else None)
-    kept = [r for r in report.results if not r.resolved]
-    if req.release_leader and not kept and isinstance(leader, str) and t.is_pane_id(leader):
+    kept_panes = [r for r in report.results if not r.resolved]
+    if req.release_leader and not kept_panes and isinstance(leader, str) and t.is_pane_id(leader):
         pinned = config.get("leader_pane_pid")
         proof = yield from t.prove_owned(leader, pinned if isinstance(pinned, int) else None, owner)
         if proof.token is not None:
             yield from expect(t.untag_step(proof.token), m.Proc)
     result: dict[str, Any] = {
-        "ok": not kept, "team": req.team, "leaderPaneId": leader,
+        "ok": not kept_panes, "team": req.team, "leaderPaneId": leader,
         "workers": [{"name": w["name"], "paneId": w.get("pane_id"), "ack": acks.get(str(w["name"]), "none")}
                     for w in workers],
         "killed": [r.pane_id for r in report.results if r.fate == "killed"],
         "gone": [r.pane_id for r in report.results if r.fate == "gone"],
-        "kept": [{"paneId": r.pane_id, "reason": r.reason, "detail": r.detail} for r in kept],
+        "kept": [{"paneId": r.pane_id, "reason": r.reason, "detail": r.detail} for r in kept_panes],
+        "transcripts": {k.worker: k.path for k in saved if k.path},
     }
-    if kept:
-        result["error"] = "stop_panes_kept:" + ",".join(r.pane_id for r in kept)
+    result = transcripts.with_warnings(result, transcripts.lost(saved, report))
+    if kept_panes:
+        result["error"] = "stop_panes_kept:" + ",".join(r.pane_id for r in kept_panes)
         return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result), message=result["error"]),
-                      debt=tuple(m.Debt(kind="tmux_pane", subject=r.pane_id, reason=r.detail or r.reason) for r in kept))
+                      debt=tuple(m.Debt(kind="tmux_pane", subject=r.pane_id, reason=r.detail or r.reason)
+                                 for r in kept_panes))
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(result)))
 
 

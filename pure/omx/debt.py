@@ -31,7 +31,7 @@ from returns.result import Failure
 
 from pure import model as m
 from pure import tmux as t
-from pure.omx import locks, txn
+from pure.omx import locks, transcripts, txn
 from pure.omx.codec import Json, is_positive_int, parse_json, render_json
 from pure.omx.paths import is_same_or_inside_path
 from pure.omx.state import TeamPaths, TeamState, check_identity
@@ -300,8 +300,10 @@ def _same_number(a: object, b: object) -> bool:
     return type(a) in (int, float) and type(b) in (int, float) and a == b and not isinstance(a, bool)
 
 
-def _settle_pane(pane: DebtPane, owner_id: str, state: TeamState, paths: TeamPaths) -> Gen[list[str]]:
-    """Re-prove one debt pane and tear it down when every authority agrees. [] = resolved."""
+def _settle_pane(pane: DebtPane, owner_id: str, state: TeamState, paths: TeamPaths,
+                 team: TeamPaths) -> Gen[list[str]]:
+    """Re-prove one debt pane and tear it down when every authority agrees, its transcript kept first in
+    ``team``'s folder (``pure/omx/transcripts.py``). [] = resolved."""
     proof = yield from t.prove(pane.pane_id)
     if proof.gone:
         return []
@@ -320,6 +322,7 @@ def _settle_pane(pane: DebtPane, owner_id: str, state: TeamState, paths: TeamPat
         return [f"{pane.pane_id}:team_owner_unavailable"]
     if owner.kind != "value" or owner.value != owner_id:
         return [f"{pane.pane_id}:team_owner_mismatch"]
+    yield from transcripts.keep(team, pane.name, pane.pane_id, pane.pid, owner_id)
     report = yield from t.teardown(
         [t.TeardownTarget(pane_id=pane.pane_id, pid=pane.pid)], owner_id=owner_id, authorize=True,
         leader_pane_id=_str_or_none(state.config.get("leader_pane_id")),
@@ -396,7 +399,7 @@ def _reconcile(ctx: Ctx, barrier: locks.Barrier) -> Gen[Failed | None]:
     reasons: list[str] = []
     unresolved: list[DebtPane] = []
     for pane in panes:
-        found = yield from _settle_pane(pane, owner_id, state, rpaths)
+        found = yield from _settle_pane(pane, owner_id, state, rpaths, ctx.paths)
         if found:
             unresolved.append(pane)
             reasons.extend(found)

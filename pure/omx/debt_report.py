@@ -12,6 +12,7 @@ from returns.result import Failure
 
 from pure import model as m
 from pure.omx.codec import Json, parse_json
+from pure.omx.transcripts import written
 
 REASON_TEXT = {
     "legacy_pid_missing_live": "the record has no pinned pid and a live pane holds that id; "
@@ -78,6 +79,12 @@ def _ran(entry: m.Entry, tool: str, *prefix: str) -> bool:
             and isinstance(obs, m.Proc) and obs.exit_code == 0)
 
 
+def _transcript_line(journal: Sequence[m.Entry], worker: str) -> str:
+    """Where the run saved the transcript of ``worker`` before its kill (pure/omx/transcripts.py), if it did."""
+    saved = next((path for path in written(journal) if path.rsplit("/", 1)[-1].startswith(f"{worker}.")), None)
+    return f"    its transcript: {saved}" if saved else "    no transcript of it could be kept"
+
+
 def _removed(entry: m.Entry) -> bool:
     return isinstance(entry.step, m.RemovePath) and isinstance(entry.observation, m.Ack) and entry.observation.ok
 
@@ -123,6 +130,7 @@ def reconcile_report(result: Json, journal: Sequence[m.Entry]) -> list[str]:
         who = f"pane {pane_id} (worker {pane.get('name')})"
         if any(_ran(e, "tmux", "kill-pane", "-t", pane_id) for e in journal):
             lines.append(f"  {who}: killed" + (", but still not proven gone: kept as debt" if pane_id in kept else ""))
+            lines.append(_transcript_line(journal, str(pane.get("name"))))
         elif pane_id in kept:
             lines.append(f"  {who}: not proven safe to kill: kept as debt")
         else:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import posixpath
 
+import attrs
 from attrs import define, field, frozen
 from returns.result import Failure
 
@@ -29,7 +30,7 @@ from pure import tmux as t
 from pure.agents import startup as supervise
 from pure.convert import OMIT_NONE
 from pure.omx import dispatch as dsp
-from pure.omx import layout, strays
+from pure.omx import layout, strays, transcripts
 from pure.omx import startup as st_script
 from pure.omx.codec import Json, render_json
 from pure.omx.locks import with_scaling_lock
@@ -87,6 +88,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
         raise _refuse(f"respawn_owner_unavailable:{paths.team}")
     owner = owner.strip()
     old_pane, old_pid = record.get("pane_id"), record.get("pid")
+    old_transcript = None
     if isinstance(old_pane, str) and t.is_pane_id(old_pane):
         verdict = yield from t.prove(old_pane)
         if verdict.unavailable:
@@ -95,9 +97,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
             raise _refuse(f"respawn_worker_alive:{req.worker}:{old_pane}: its pane is live with the pinned pid "
                           f"{old_pid}; nothing to respawn")
         if verdict.gone and verdict.reason == "dead" and isinstance(old_pid, int) and t.is_positive_pid(old_pid):
-            problem = yield from supervise.remove_dead(old_pane, old_pid, owner)
-            if problem is not None:
-                raise _refuse(f"respawn_old_pane_not_removed:{problem}")
+            old_transcript = yield from _remove_old_dead(paths, req.worker, old_pane, old_pid, owner)
     script = paths.startup_script(int(record.get("index", 0)))
     if (yield from expect(m.Stat(path=script), m.Value)).value != "file":
         raise _refuse(f"respawn_startup_script_missing:{script}")
@@ -136,7 +136,25 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
         return (yield from _undo_interrupted(paths, req.worker, owner, created))
     if isinstance(started, m.Done):
         return started
-    return _with_sweep((yield from _committed(req, paths, record, started)), swept)
+    return _with_sweep(_with_transcript((yield from _committed(req, paths, record, started)), old_transcript), swept)
+
+
+def _remove_old_dead(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[transcripts.Kept]:
+    """Remove the worker's old pane, dead and kept by ``remain-on-exit``, its transcript kept first: why
+    its agent exited is often on it (pure/omx/transcripts.py)."""
+    kept = yield from transcripts.keep(paths, worker, pane, pid, owner)
+    problem = yield from supervise.remove_dead(pane, pid, owner)
+    if problem is not None:
+        raise _refuse(f"respawn_old_pane_not_removed:{problem}")
+    return kept
+
+
+def _with_transcript(done: m.Done, kept: transcripts.Kept | None) -> m.Done:
+    """The answer with the transcript of the old (dead) pane: where it was saved, or why it was not."""
+    if kept is None or not (kept.path or kept.missing) or not isinstance(done.outcome.result, dict):
+        return done
+    extra = {"previousTranscript": kept.path} if kept.path else {"transcriptWarnings": [kept.missing]}
+    return attrs.evolve(done, outcome=attrs.evolve(done.outcome, result=m.JsonValue({**done.outcome.result, **extra})))
 
 
 def _with_sweep(done: m.Done, swept: strays.Sweep) -> m.Done:
@@ -277,6 +295,7 @@ def _remove(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> G
 
 
 def _remove_now(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[None]:
+    yield from transcripts.keep(paths, worker, pane, pid, owner)  # why it did not start is often on it
     yield from supervise.remove_dead(pane, pid, owner)
     report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=owner, authorize=True)
     if all(r.resolved for r in report.results):

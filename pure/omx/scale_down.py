@@ -25,7 +25,7 @@ from pure import model as m
 from pure import ops
 from pure import tmux as t
 from pure.omx import debt as d
-from pure.omx import locks, strays, txn
+from pure.omx import locks, strays, transcripts, txn
 from pure.omx.codec import Json, parse_json, parse_object, render_json
 from pure.omx.debt_report import explain as explain_debt
 from pure.omx.names import sanitize_team_name
@@ -227,6 +227,7 @@ class CommitOutcome:
     new_count: int
     unresolved: list[d.DebtPane] = field(factory=list)
     reasons: list[str] = field(factory=list)
+    transcript_warnings: list[str] = field(factory=list)  # killed panes whose transcript could not be kept
 
 
 def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Json],
@@ -296,7 +297,7 @@ def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Json],
                 raise fail(f"canonical_scale_down_task_verification_failed:{tf.task_id}")
         new_count = committed.config.get("worker_count")
         count = new_count if isinstance(new_count, int) else len(_workers(committed))
-        return (yield from _teardown(state, removable, snapshots, rpaths, record, count))
+        return (yield from _teardown(state, removable, snapshots, rpaths, record, count, paths))
 
     return (yield from locks.with_claim_locks(paths, candidates, locked))
 
@@ -327,7 +328,7 @@ def _parse_int(text: str) -> int | None:
 
 
 def _teardown(state: TeamState, removable: list[Json], snapshots: list[StatusSnapshot], rpaths: TeamPaths,
-              record: Json, count: int) -> Gen[CommitOutcome]:
+              record: Json, count: int, paths: TeamPaths) -> Gen[CommitOutcome]:
     with_pane = [w for w in removable if t.is_pane_id(w.get("pane_id"))]
     pinned = [w for w in with_pane if t.is_positive_pid(w.get("pid"))]
     unpinned = [w for w in with_pane if w not in pinned]
@@ -343,16 +344,19 @@ def _teardown(state: TeamState, removable: list[Json], snapshots: list[StatusSna
         else:
             unpinned_reasons.append(f"{pane}:legacy_pid_missing_live")
     owner_id = d.owner_id_of(state)
+    leader, hud = _str(state.config.get("leader_pane_id")), _str(state.config.get("hud_pane_id"))
+    # each pane's transcript before any kill, after its own proof (pure/omx/transcripts.py)
+    kept = yield from transcripts.keep_records(paths, pinned, owner_id, leader_pane_id=leader, hud_pane_id=hud)
     report = yield from t.teardown(
         [t.TeardownTarget(pane_id=str(w["pane_id"]), pid=w["pid"]) for w in pinned],
-        owner_id=owner_id or None, authorize=True,
-        leader_pane_id=_str(state.config.get("leader_pane_id")), hud_pane_id=_str(state.config.get("hud_pane_id")))
+        owner_id=owner_id or None, authorize=True, leader_pane_id=leader, hud_pane_id=hud)
     resolved.update(report.resolved_ids())
+    warnings = transcripts.lost(kept, report)
     unresolved = [w for w in removable if isinstance(w.get("pane_id"), str) and w["pane_id"] not in resolved]
     if not unresolved:
         done_record = d.rewrite(record, "resource_cleanup_pending", (yield from _now()), [], None)
         yield from txn.write_text(rpaths.debt, render_json(done_record), note="debt")
-        return CommitOutcome(removable, None, count)
+        return CommitOutcome(removable, None, count, transcript_warnings=warnings)
     yield from _restore_statuses(snapshots, [str(w.get("name")) for w in unresolved])
     proof_debt = unpinned_reasons + [f"{r.pane_id}:{r.reason}" for r in report.proof_failures()]
     kill_debt = [f"{p}:kill_failed" for p in report.failed_kills()]
@@ -368,7 +372,7 @@ def _teardown(state: TeamState, removable: list[Json], snapshots: list[StatusSna
         prefix = f"pane_teardown_failed:{','.join(failed)};" if failed else ""
         error = "scale_down_cleanup_debt:" + prefix + ";".join(f"pane_teardown_unresolved:{w['pane_id']}"
                                                                for w in unresolved)
-    return CommitOutcome(removable, Failed("debt", error), count, panes, proof_debt + kill_debt)
+    return CommitOutcome(removable, Failed("debt", error), count, panes, proof_debt + kill_debt, warnings)
 
 
 def _str(value: object) -> str | None:
@@ -418,16 +422,21 @@ def _commit_and_tear_down(ctx: d.Ctx, req: ScaleDownRequest, selected: list[Json
         yield from _restore_statuses(snapshots, names)
         raise fail(f"scale_down_task_reconciliation_failed:Error: {error.outcome.message}") from None
     if outcome.failure is not None:
-        raise outcome.failure.error(debt=[
+        message = outcome.failure.message
+        raise fail(message, "debt", transcripts.with_warnings({"ok": False, "error": message},
+                                                               outcome.transcript_warnings), debt=[
             m.Debt(kind="tmux_pane", subject=p.pane_id, reason=_reason_for(p.pane_id, outcome.reasons),
                    detail=f"worker {p.name}") for p in outcome.unresolved])
     removed = [str(w.get("name")) for w in outcome.removable]
     cleanup = yield from d.reconcile(ctx)
     if cleanup is not None:
-        raise cleanup.error(debt=[m.Debt(kind="cleanup", subject=ctx.paths.team, reason=cleanup.message)])
+        raise fail(cleanup.message, cleanup.status, transcripts.with_warnings(
+            {"ok": False, "error": cleanup.message}, outcome.transcript_warnings),
+            debt=[m.Debt(kind="cleanup", subject=ctx.paths.team, reason=cleanup.message)])
     reason = f"scale_down: removed {len(removed)} worker(s) [{', '.join(removed)}], new count={outcome.new_count}"
     yield from leader_nudge(ctx.paths, reason)  # oh-my-codex does not check this append
-    return {"ok": True, "removedWorkers": removed, "newWorkerCount": outcome.new_count}
+    return transcripts.with_warnings({"ok": True, "removedWorkers": removed, "newWorkerCount": outcome.new_count},
+                                     outcome.transcript_warnings)
 
 
 def _reason_for(pane: str, reasons: list[str]) -> str:

@@ -94,6 +94,15 @@ class TeamPaths:
     def worker_file(self, worker: str, name: str) -> str:
         return self._in("workers", worker, name)
 
+    @property
+    def transcripts_dir(self) -> str:
+        """``transcripts/``: the scrollback of worker panes saved before they were killed (panefleet's own,
+        ``pure/omx/transcripts.py``); the team's, not a worker's, so it outlives the worker's folder."""
+        return self._in("transcripts")
+
+    def transcript(self, worker: str, stamp: str) -> str:
+        return self._in("transcripts", f"{worker}.{stamp}.log")
+
     def mailbox_file(self, worker: str) -> str:
         """``mailbox/<worker>.json``: the worker's messages (``pure/omx/mailbox.py``)."""
         return self._in("mailbox", f"{worker}.json")

@@ -91,16 +91,17 @@ def _judge(pane_id: str, pinned_pid: int | None, verdict: Verdict, stage: ProofS
 
 
 def prove_owned(pane_id: str, pinned_pid: int | None, owner: str | None, *, keep_dead: bool = False,
-                untagged_ok: bool = False) -> Gen[Proof]:
+                untagged_ok: bool = False, note: str = "") -> Gen[Proof]:
     """``L, S, L``: listed (live, or dead when ``keep_dead``) with ``pinned_pid``, tagged exactly
     ``owner`` (or, when ``untagged_ok``, not tagged at all: a pane whose own process pinned itself
     before the run that split it could tag it, pure/omx/strays.py), listed so again. ``owner`` None
-    leaves out ``S`` (``tmux.teardown`` with ``authorize`` false); an empty owner never matches."""
-    first = yield from prove(pane_id)
+    leaves out ``S`` (``tmux.teardown`` with ``authorize`` false); an empty owner never matches.
+    ``note`` marks its steps (``TRANSCRIPT_NOTE``)."""
+    first = yield from prove(pane_id, note)
     ended = _judge(pane_id, pinned_pid, first, "first_proof", keep_dead)
     if ended is not None:
         return ended
-    return (yield from _owner_then_final(pane_id, pinned_pid, first, owner, keep_dead, untagged_ok))
+    return (yield from _owner_then_final(pane_id, pinned_pid, first, owner, keep_dead, untagged_ok, note))
 
 
 def pin_owned(pane_id: str, owner: str) -> Gen[Proof]:
@@ -114,13 +115,13 @@ def pin_owned(pane_id: str, owner: str) -> Gen[Proof]:
 
 
 def _owner_then_final(pane_id: str, pinned_pid: int | None, first: Verdict, owner: str | None,
-                      keep_dead: bool, untagged_ok: bool = False) -> Gen[Proof]:
+                      keep_dead: bool, untagged_ok: bool = False, note: str = "") -> Gen[Proof]:
     if owner is not None:
-        tag = yield from read_owner(pane_id)
+        tag = yield from read_owner(pane_id, note)
         if not owner or not (tag.kind == "value" and tag.value == owner or untagged_ok and tag.kind == "missing"):
             return Proof(kind="owner_changed", pane_id=pane_id, pinned_pid=pinned_pid, stage="owner", verdict=first,
                          owner=tag)
-    final = yield from prove(pane_id)
+    final = yield from prove(pane_id, note)
     ended = _judge(pane_id, pinned_pid, final, "final_proof", keep_dead)
     if ended is not None:
         return ended
@@ -218,6 +219,17 @@ def capture_step(pane: OwnedPane | SeenPane, *, history: bool = False) -> m.Run:
     if history:
         return tmux("capture-pane", "-p", "-S", f"-{HISTORY_LINES}", "-t", pane.pane_id)
     return tmux("capture-pane", "-p", "-t", pane.pane_id)
+
+
+# The note of every step that keeps a transcript (pure/omx/transcripts.py): its proof, its capture, its
+# file. Those steps are panefleet's own, so the oracle tests leave them out (tests/omx_*/oracles/common.py).
+TRANSCRIPT_NOTE = "transcript"
+
+
+def scrollback_step(pane: OwnedPane, lines: int, note: str = "") -> m.Run:
+    """The last ``lines`` lines of the pane's history and its visible screen, rows as shown (no ``-J``,
+    as ``capture_step``): a worker's transcript (``pure/omx/transcripts.py``, ``team logs``)."""
+    return tmux("capture-pane", "-p", "-S", f"-{lines}", "-t", pane.pane_id, note=note)
 
 
 LOCATE_FORMAT = "#{session_id}\t#{window_id}\t#{session_name}"

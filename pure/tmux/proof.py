@@ -59,29 +59,30 @@ def tmux(*args: str, mutates: bool = False, note: str = "") -> m.Run:
     return m.Run(tool="tmux", args=tuple(args), mutates=mutates, note=note)
 
 
-def list_panes_step() -> m.Run:
-    return tmux(*LIST_PANES)
+def list_panes_step(note: str = "") -> m.Run:
+    return tmux(*LIST_PANES, note=note)
 
 
-def show_owner_step(pane_id: str) -> m.Run:
-    return tmux("show-option", "-qv", "-p", "-t", pane_id, OWNER_OPTION)
+def show_owner_step(pane_id: str, note: str = "") -> m.Run:
+    return tmux("show-option", "-qv", "-p", "-t", pane_id, OWNER_OPTION, note=note)
 
 
 # ------------------------------------------------------------------------------------------- proofs
 
 
-def prove(pane_id: str) -> Gen[Verdict]:
-    """One exact proof (``L``). An invalid id is refused without asking tmux."""
+def prove(pane_id: str, note: str = "") -> Gen[Verdict]:
+    """One exact proof (``L``). An invalid id is refused without asking tmux. ``note`` marks the step
+    (only what it is for: ``TRANSCRIPT_NOTE``, pure/tmux/owned.py)."""
     if not is_pane_id(pane_id):
         return invalid_target()
-    proc = yield from expect(list_panes_step(), m.Proc)
+    proc = yield from expect(list_panes_step(note), m.Proc)
     return verdict_from_answer(pane_id, proc)
 
 
-def read_owner(pane_id: str) -> Gen[OwnerAnswer]:
+def read_owner(pane_id: str, note: str = "") -> Gen[OwnerAnswer]:
     """Read a pane's owner tag (``S``). A target not starting with ``%`` (after trimming) is an
     error without a call."""
     if not trim(pane_id).startswith("%"):
         return OwnerAnswer(kind="error", problem=InvalidPaneId())
-    proc = yield from expect(show_owner_step(pane_id), m.Proc)
+    proc = yield from expect(show_owner_step(pane_id, note), m.Proc)
     return owner_from_answer(proc)

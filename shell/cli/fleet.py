@@ -522,7 +522,8 @@ def destroy_command(args: argparse.Namespace) -> int:
         done, _journal, _audit = run_operation("fleet.stop", request, target.executor(), env=environ)
         result = done.outcome.result if isinstance(done.outcome.result, dict) else {}
         outcome = {"team": target.spec.name, "ok": done.outcome.status == "ok", "status": done.outcome.status,
-                   **{k: result.get(k) for k in ("killed", "gone", "kept", "workers")}}
+                   **{k: result.get(k) for k in ("killed", "gone", "kept", "workers", "transcripts")},
+                   **({"transcriptWarnings": result["transcriptWarnings"]} if "transcriptWarnings" in result else {})}
         if done.outcome.status != "ok":
             outcome["error"] = _error_of(done)
             return outcome
@@ -536,15 +537,24 @@ def destroy_command(args: argparse.Namespace) -> int:
 
     with ThreadPoolExecutor(max_workers=len(existing)) as pool:
         outcomes = list(pool.map(stop, existing))
-    lines = []
-    for o in outcomes:
-        if o["ok"]:
-            killed = len(o.get("killed") or [])
-            lines.append(f"{o['team']}: stopped: {killed} worker pane(s) killed after proof"
-                         + (f", {len(o.get('gone') or [])} already gone" if o.get("gone") else "")
-                         + ("; state removed" if o.get("purged") else "; records kept, marked stopped"))
-        else:
-            lines.append(f"{o['team']}: not stopped: {o.get('error')}")
     ok = all(o["ok"] for o in outcomes)
     code = EXIT_OK if ok else EXIT_ATTENTION if all(o["status"] in ("ok", "debt") for o in outcomes) else EXIT_ERROR
-    return _emit(args, {"ok": ok, "stopped": outcomes}, "\n".join(lines), code)
+    return _emit(args, {"ok": ok, "stopped": outcomes}, "\n".join(_stopped_lines(outcomes)), code)
+
+
+def _stopped_lines(outcomes: list[dict[str, Any]]) -> list[str]:
+    """What destroy did to each team, for people; with the transcripts it kept (pure/omx/transcripts.py)."""
+    lines = []
+    for o in outcomes:
+        if not o["ok"]:
+            lines.append(f"{o['team']}: not stopped: {o.get('error')}")
+            continue
+        lines.append(f"{o['team']}: stopped: {len(o.get('killed') or [])} worker pane(s) killed after proof"
+                     + (f", {len(o.get('gone') or [])} already gone" if o.get("gone") else "")
+                     + ("; state removed" if o.get("purged") else "; records kept, marked stopped"))
+        if o.get("transcripts"):
+            where = os.path.dirname(next(iter(o["transcripts"].values())))
+            lines.append(f"  transcripts of {len(o['transcripts'])} worker(s) kept in {where} "
+                         f"(`panefleet team logs {o['team']} WORKER`)")
+        lines += [f"  {warning}" for warning in o.get("transcriptWarnings") or []]
+    return lines

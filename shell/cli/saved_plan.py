@@ -398,9 +398,9 @@ def renderer_for(operation: str, request: Any) -> Any:
 
         return as_run_renderer(render_respawn, None)
     if operation == "team.scale_down":
-        from shell.cli.scale_down import render_scale_down
+        from shell.cli.scale_down import render_scale_down_run
 
-        return as_run_renderer(render_scale_down, None)
+        return as_run_renderer(None, render_scale_down_run)
     if operation == "team.debt_reconcile":
         from shell.cli.scale_down import render_reconcile_run
 

@@ -152,8 +152,7 @@ def cmd_scale_down(args: argparse.Namespace) -> int:
     request = ScaleDownRequest(team=args.team, cwd=_cwd(args), env=request_env(args, os.environ),
                                worker_names=tuple(args.worker),
                                count=args.count, force=args.force, drain_timeout_ms=args.drain_timeout_ms)
-    return run_cli_operation("team.scale_down", request, args,
-                             render=render_scale_down)
+    return run_cli_operation("team.scale_down", request, args, render_run=render_scale_down_run)
 
 
 def cmd_debt_show(args: argparse.Namespace) -> int:
@@ -242,11 +241,23 @@ def cmd_task_claim(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------ render
 
 
+def render_scale_down_run(result: dict[str, Any], done: m.Done, journal: Sequence[m.Entry]) -> str:
+    """The result's text, then the transcripts the run kept (``pure/omx/transcripts.py``; not in the
+    result, which stays oh-my-codex's)."""
+    from pure.omx.transcripts import written
+    from shell.cli.common import as_run_renderer
+
+    text = as_run_renderer(render_scale_down, None)(result, done, list(journal))
+    return text + "".join(f"\ntranscript kept: {path}" for path in written(journal))
+
+
 def render_scale_down(result: dict[str, Any]) -> str:
+    # a killed pane whose transcript could not be kept (pure/omx/transcripts.py) says why
+    warnings = "".join(f"\n{warning}" for warning in result.get("transcriptWarnings") or [])
     if result.get("ok"):
         removed = ", ".join(result.get("removedWorkers", []))
-        return f"removed {removed}; {result.get('newWorkerCount')} worker(s) remain"
-    return f"error: {result.get('error')}"
+        return f"removed {removed}; {result.get('newWorkerCount')} worker(s) remain{warnings}"
+    return f"error: {result.get('error')}{warnings}"
 
 
 def render_reconcile(result: dict[str, Any], journal: Sequence[m.Entry]) -> str:

@@ -200,6 +200,9 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
         for removed in result.get("removedWorkers") or []:
             lines.append(f"  {removed['name']}: NOT STARTED, removed alone ({removed['reason']})")
             lines += [f"    | {line}" for line in removed.get("lastLines") or [] if line]
+            if removed.get("transcript") or removed.get("transcriptWarning"):
+                lines.append(f"    its transcript: {removed['transcript']}" if removed.get("transcript")
+                             else f"    {removed['transcriptWarning']}")
         return "\n".join(lines)
     error = str(result.get("error", ""))
     lines = [f"scale-up failed: {error}"]
@@ -232,6 +235,7 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
     else:
         lines.append("Everything this run created (tasks, worker directories, worktrees, startup scripts, panes "
                      "it pinned and tagged) was rolled back; the team membership is as before.")
+    lines += [str(w) for w in result.get("transcriptWarnings") or []]  # pure/omx/transcripts.py
     return "\n".join(lines)
 
 
@@ -271,8 +275,11 @@ def render_respawn(result: dict[str, Any]) -> str:
     if not result.get("ok"):
         return f"respawn failed: {result.get('error')}"
     delivery = result["delivery"]
-    return (f"{result['worker']} respawned in pane {result['paneId']} (pid {result['pid']}; was "
-            f"{result['previousPaneId']}); task {delivery['status'].replace('_', ' ')} ({delivery['reason']})")
+    # the old pane's transcript, kept before it was removed (pure/omx/transcripts.py)
+    kept = [f"its old pane's transcript: {result['previousTranscript']}"] if result.get("previousTranscript") else []
+    return "\n".join([f"{result['worker']} respawned in pane {result['paneId']} (pid {result['pid']}; was "
+                      f"{result['previousPaneId']}); task {delivery['status'].replace('_', ' ')} "
+                      f"({delivery['reason']})", *kept, *(result.get("transcriptWarnings") or [])])
 
 
 def cmd_respawn(args: argparse.Namespace) -> int:

@@ -62,8 +62,8 @@ def test_the_check_sees_what_it_forbids(tmp_path: Path) -> None:
 def test_every_guarded_step_takes_a_token() -> None:
     owned = t.OwnedPane(pane_id="%3", pid=30)
     steps = [t.kill_pane_step(owned), t.send_keys_step(owned, "C-m"), t.capture_step(owned),
-             t.remain_on_exit_step(owned, True), t.tag_step(owned, "team:a"), t.split_step(owned, "-v", "-d"),
-             t.new_window_step(owned, "$1", "-d")]
+             t.scrollback_step(owned, 10), t.remain_on_exit_step(owned, True), t.tag_step(owned, "team:a"),
+             t.split_step(owned, "-v", "-d"), t.new_window_step(owned, "$1", "-d")]
     assert all(isinstance(s, m.Run) and s.tool == "tmux" for s in steps)
-    assert [s.mutates for s in steps] == [True, True, False, True, True, True, True]
+    assert [s.mutates for s in steps] == [True, True, False, False, True, True, True, True]
     assert all(owned.pane_id in s.args for s in steps[:-1])

@@ -14,6 +14,8 @@ def test_states_and_transitions() -> None:
     assert {w: s for w, (s, _) in worker_states(result).items()} == {"worker-1": "busy", "worker-2": "exited"}
     before = {"worker-1": "busy", "worker-2": "idle", "worker-3": "ready"}
     now = {"worker-1": "idle", "worker-2": "exited", "worker-3": "busy", "worker-4": "idle"}
-    assert transitions(before, now) == [("worker-1", "busy", "idle"), ("worker-2", "idle", "exited")]
+    # every change is a line; hooks run only for the changes into EVENTS (shell/cli/watch.py)
+    assert transitions(before, now) == [("worker-1", "busy", "idle"), ("worker-2", "idle", "exited"),
+                                        ("worker-3", "ready", "busy")]
     assert transitions(now, now) == []
     assert transitions({}, now) == []  # the first snapshot only sets what was seen

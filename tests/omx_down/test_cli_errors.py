@@ -233,6 +233,7 @@ def test_reconcile_text_names_killed_gone_and_cleaned(tmp_path: Path) -> None:
     assert text.splitlines() == [
         "cleanup debt for removed worker(s) worker-2, worker-3 (status unresolved)",
         "  pane %13 (worker worker-2): killed",
+        f"    its transcript: {team.dir / 'transcripts' / 'worker-2.20260101T000000.001Z.log'}",
         "  pane %14 (worker worker-3): found gone, no kill needed",
         f"  removed {workers / 'worker-2'}",
         f"  removed {workers / 'worker-3'}",

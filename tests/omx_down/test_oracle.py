@@ -14,7 +14,7 @@ from pure import model as m
 from pure.omx.scale_down import DebtRequest, ScaleDownRequest
 from pure.omx.tasks import TaskClaimRequest, TaskCreateRequest
 from tests.harness import ScenarioExecutor
-from tests.omx_down.oracles.common import files, norm
+from tests.omx_down.oracles.common import files, norm, tmux_calls_without_transcripts
 from tests.omx_down.oracles.scenarios import ENV, SCENARIOS
 from tests.omx_down.oracles.stub_tmux import answer
 from tests.omx_down.stub import run_op
@@ -62,10 +62,8 @@ def test_same_as_oh_my_codex(tmp_path: Path, name: str) -> None:
     cwd.mkdir()
     scenario["setup"](cwd)
     spec: dict[str, Any] = json.loads(json.dumps(scenario["stub"]))
-    log: list[list[str]] = []
 
     def tmux(args: tuple[str, ...]) -> m.Proc:
-        log.append(list(args))
         code, out, err = answer(spec, list(args))
         return m.Proc(exit_code=code, stdout=out, stderr=err)
 
@@ -74,9 +72,9 @@ def test_same_as_oh_my_codex(tmp_path: Path, name: str) -> None:
         if "stub" in call:
             spec = json.loads(json.dumps(call["stub"]))
             continue
-        del log[:]
         op, request = request_for(call, scenario["team"], cwd)
-        done, _ = run_op(op, request, HexIds(tmp_path, tmux))
-        got.append({"fn": call["fn"], "result": norm(done.outcome.result, cwd), "tmux": list(log)})
+        done, journal = run_op(op, request, HexIds(tmp_path, tmux))
+        got.append({"fn": call["fn"], "result": norm(done.outcome.result, cwd),
+                    "tmux": tmux_calls_without_transcripts(journal)})
     assert got == expected["calls"]
     assert files(cwd) == expected["files_after"]

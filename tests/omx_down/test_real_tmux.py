@@ -34,8 +34,11 @@ def test_kills_exactly_the_two_removed_panes(tmux_server, tmp_path: Path, clean_
     assert {leader, panes[0], panes[3]} <= set(after)
     assert team.worker_names() == ["worker-1", "worker-4"]
     assert not team.debt_path().exists()
-    # per removed pane: L S L kill L  (+ the reconcile's fresh proof of each)
-    assert executor.calls["tmux"] == 2 * 5 + 2
+    # per removed pane: its transcript L S L capture (pure/omx/transcripts.py), then L S L kill L
+    # (+ the reconcile's fresh proof of each)
+    assert executor.calls["tmux"] == 2 * (4 + 5) + 2
+    kept = sorted((team.dir / "transcripts").iterdir())
+    assert [p.name.split(".")[0] for p in kept] == ["worker-2", "worker-3"]
 
 
 def test_replaced_pane_process_is_kept_as_debt(tmux_server, tmp_path: Path, clean_env) -> None:  # type: ignore[no-untyped-def]

@@ -29,6 +29,12 @@ def K(p: str) -> str:  # noqa: N802
     return f"kill-pane -t {p}"
 
 
+def T(p: str) -> list[str]:  # noqa: N802
+    """The transcript kept right before a pane's teardown: its proof and its capture (panefleet's own,
+    pure/omx/transcripts.py; oh-my-codex makes none of these calls)."""
+    return [L, S(p), L, f"capture-pane -p -S -10000 -t {p}"]
+
+
 ENV = {"OMX_TEAM_SCALING_ENABLED": "1"}
 
 
@@ -171,7 +177,7 @@ def test_i01_dead_pane_removed_without_kill(tmp_path: Path, goldens: Goldens) ->
     team.set_panes(owner="team:scale-down", worker_2=("%405", 424405))
     assert sc.scale_down("dead-pane", ("worker-2",)) == {
         "ok": True, "removedWorkers": ["worker-2"], "newWorkerCount": 1}
-    assert sc.stub.log == [L, L]
+    assert sc.stub.log == [L] + [L, L]  # no transcript: its proof ends at the first L (another pid)
     assert team.worker_names() == ["worker-1"]
     assert not team.worker_file("worker-2", "").exists() and not team.debt_path().exists()
     events = (team.dir / "events" / "events.ndjson").read_text().splitlines()
@@ -203,7 +209,7 @@ def test_i03_leader_and_hud_never_targeted(tmp_path: Path, goldens: Goldens) -> 
                    worker_2=("%12", 42412), worker_3=("%13", 42413), worker_4=("%14", 42414))
     assert sc.scale_down("exclusions", ("worker-1", "worker-2", "worker-3")) == {
         "ok": False, "error": "scale_down_cleanup_debt:pane_teardown_unresolved:%11;pane_teardown_unresolved:%12"}
-    assert stub.log == [L, S("%13"), L, K("%13"), L]
+    assert stub.log == T("%13") + [L, S("%13"), L, K("%13"), L]  # no transcript of the leader or HUD pane
     assert team.worker_names() == ["worker-4"]
     # probe-verified quirk: that debt names the leader/HUD panes, so reconcile rejects it
     assert sc.reconcile("exclusions") == {"ok": False, "error": "scale_down_cleanup_debt_malformed"}
@@ -229,7 +235,7 @@ def test_i04_pane_id_reused_after_kill(tmp_path: Path, goldens: Goldens) -> None
     team.worker_file("worker-2", "status.json").write_text(status)
     assert sc.scale_down("kill-fail", ("worker-2",)) == {
         "ok": False, "error": "scale_down_cleanup_debt:pane_teardown_failed:%13;pane_teardown_unresolved:%13"}
-    assert stub.log == [L, S("%13"), L, K("%13"), L]
+    assert stub.log == T("%13") + [L, S("%13"), L, K("%13"), L]
     assert team.worker_names() == ["worker-1"]
     assert team.worker_file("worker-2", "identity.json").read_text() == '{"worker":"worker-2"}'
     assert team.worker_file("worker-2", "inbox.md").read_text() == "retryable inbox"
@@ -274,7 +280,7 @@ def test_i06_proof_unavailable(tmp_path: Path, goldens: Goldens) -> None:
     team.worker_file("worker-2", "status.json").write_text(status)
     assert sc.scale_down("proof-unavailable", ("worker-2",)) == {
         "ok": False, "error": "scale_down_pane_proof_unavailable:%13:query_failed"}
-    assert stub.log == [L]
+    assert stub.log == [L] + [L]  # no transcript (its proof is unavailable), the teardown as without one
     assert team.worker_names() == ["worker-1"]
     assert "owner" not in team.task("1")
     assert team.worker_file("worker-2", "status.json").read_text() == status
@@ -365,7 +371,7 @@ def test_i12_proof_lost_after_kill_then_reconciled(tmp_path: Path, goldens: Gold
     team.worker_file("worker-3", "status.json").write_text(raw3)
     assert sc.scale_down("success-proof-loss", ("worker-2", "worker-3")) == {
         "ok": False, "error": "scale_down_pane_proof_unavailable:%13:query_failed"}
-    assert stub.log == [L, S("%13"), L, K("%13"), L]
+    assert stub.log == T("%13") + T("%14") + [L, S("%13"), L, K("%13"), L]
     assert team.worker_names() == ["worker-1"]
     assert team.worker_file("worker-3", "status.json").read_text() == raw3
     a = team.task("1")
@@ -378,8 +384,8 @@ def test_i12_proof_lost_after_kill_then_reconciled(tmp_path: Path, goldens: Gold
     stub.panes = {"%13": (0, 42413), "%14": (0, 42414)}
     before = len(stub.log)
     assert sc.reconcile("success-proof-loss") == {"ok": True}
-    assert stub.log[before:] == [L, S("%13"), L, S("%13"), L, K("%13"), L,
-                                 L, S("%14"), L, S("%14"), L, K("%14"), L]
+    assert stub.log[before:] == [L, S("%13"), *T("%13"), L, S("%13"), L, K("%13"), L,
+                                 L, S("%14"), *T("%14"), L, S("%14"), L, K("%14"), L]
     assert [x for x in stub.log if x.startswith("kill-pane")] == [K("%13"), K("%13"), K("%14")]
     assert not team.debt_path().exists()
     sc.finish()
@@ -397,7 +403,7 @@ def test_i13_later_teardown_failure(tmp_path: Path, goldens: Goldens) -> None:
     team.worker_file("worker-3", "status.json").write_text(raw3)
     assert sc.scale_down("gone-kill-fail", ("worker-2", "worker-3")) == {
         "ok": False, "error": "scale_down_cleanup_debt:pane_teardown_failed:%14;pane_teardown_unresolved:%14"}
-    assert stub.log == [L, S("%13"), L, K("%13"), L, L, S("%14"), L, K("%14")]
+    assert stub.log == T("%13") + T("%14") + [L, S("%13"), L, K("%13"), L, L, S("%14"), L, K("%14")]
     assert team.worker_names() == ["worker-1"]
     assert team.worker_file("worker-3", "status.json").read_text() == raw3
     a = team.task("1")
@@ -423,7 +429,7 @@ def test_i14_i16_status_restored_exactly(tmp_path: Path, goldens: Goldens, label
         status.write_text(raw)
     assert sc.scale_down("status-" + label, ("worker-2",)) == {
         "ok": False, "error": "scale_down_cleanup_debt:pane_teardown_failed:%13;pane_teardown_unresolved:%13"}
-    assert stub.log == [L, S("%13"), L, K("%13")]
+    assert stub.log == T("%13") + [L, S("%13"), L, K("%13")]
     assert (status.read_text() if status.exists() else None) == raw
     sc.finish()
 
@@ -435,7 +441,7 @@ def test_owner_refusal_is_proof_unavailable_pid_changed(tmp_path: Path, goldens:
     team.set_panes(owner="team:scale-down", worker_2=("%13", 42413))
     assert sc.scale_down("owner-refusal", ("worker-2",)) == {
         "ok": False, "error": "scale_down_pane_proof_unavailable:%13:pane_pid_changed"}
-    assert stub.log == [L, S("%13")]
+    assert stub.log == [L, S("%13")] + [L, S("%13")]  # no transcript: another owner tag, for both proofs
     assert debt_of(team)["reasons"] == ["%13:pane_pid_changed"]
     sc.finish()
 

@@ -24,12 +24,13 @@ def _plan(tmp_path: Path, count: int, capture: str | None) -> tuple[m.Done, list
     return done, [tuple(e.step.args) for e in journal if isinstance(e.step, m.Run) and e.step.tool == "tmux"]
 
 
-def test_dry_run_plans_one_readiness_poll_and_one_confirmation_per_worker(tmp_path: Path) -> None:
+def test_dry_run_plans_two_readiness_polls_and_one_confirmation_per_worker(tmp_path: Path) -> None:
     done, calls = _plan(tmp_path, 10, PREDICTED_READY_OUTPUT)
     assert done.outcome.status == "ok", done.outcome.message
     assert [d["status"] for d in done.outcome.result["deliveries"]] == ["delivered"] * 10  # type: ignore[index]
-    # per worker: one readiness look, one look before typing, one confirmation after the submit
-    assert [c[0] for c in calls].count("capture-pane") == 30
+    # per worker: two readiness looks (ready holds on two polls, pure/agents/startup.py), one look before
+    # typing, one confirmation after the submit
+    assert [c[0] for c in calls].count("capture-pane") == 40
     assert [c[0] for c in calls].count("split-window") == 10
 
 
@@ -41,7 +42,8 @@ def test_dry_run_without_a_prediction_predicts_the_start_up_timeout(tmp_path: Pa
     done, calls = _plan(tmp_path, 1, None)
     assert done.outcome.status == "error"
     assert done.outcome.message.startswith("scale_up_worker_not_ready:worker-2:")
-    assert [c[0] for c in calls].count("capture-pane") == len(poll_pauses(45_000)) + 1
+    # and one more: the transcript the rollback keeps before it kills the pane (pure/omx/transcripts.py)
+    assert [c[0] for c in calls].count("capture-pane") == len(poll_pauses(45_000)) + 1 + 1
 
 
 # ------------------------------------------------------------------ ids look like randomUUID()

@@ -65,7 +65,9 @@ def test_scale_down_dry_run_names_each_pane_and_why_it_is_ours(tmux_server: Tmux
         line = next(line for line in done.stdout.splitlines() if f"pane {worker['pane_id']} killed" in line)
         assert line.startswith(f"  - {worker['name']} ")
         assert f"pid {worker['pid']} as pinned" in line and "tagged team:alpha" in line
-    assert "Plan: 0 to add, 2 to change, 2 to remove." in done.stdout
+    # the changes: config.json, the event, and the two transcripts kept before the kills (pure/omx/transcripts.py)
+    assert "Plan: 0 to add, 4 to change, 2 to remove." in done.stdout
+    assert sum(1 for line in done.stdout.splitlines() if "transcripts/worker-" in line) == 4  # written, kept
 
 
 def test_saved_plan_applies_when_nothing_changed(tmux_server: TmuxServer, team: Team, tmp_path: Path) -> None:

@@ -32,7 +32,8 @@ from tests.omx_up.fixtures import (
 )
 
 SUCCESS = "V L L S(%21) L SPLIT(%21) L L TAG(%31) " + dispatch("%31")
-ROLLBACK_KILL = "L S(%31) L K(%31) L"
+# the rollback keeps the pane's transcript (its proof and capture, pure/omx/transcripts.py), then kills it
+ROLLBACK_KILL = "L S(%31) L CAP(%31) L S(%31) L K(%31) L"
 
 
 def assert_nothing_created(team: UpTeam) -> None:
@@ -522,7 +523,7 @@ def test_g06_multi_worker_mixed_rollback(tmp_path: Path, goldens: Goldens) -> No
     # the kept %31 is proven again after each of the 6 pauses of its back-off (pure/tmux/teardown.py
     # kill_backoff_ms: 50, 100, 200, 400, 800, 450 ms, the 2000 ms bound of one target)
     assert out.sequence() == ("V L L S(%21) L SPLIT(%21) L L TAG(%31) " + dispatch("%31") +
-                              " L S(%31) L SPLIT(%31) L L S(%31) L K(%31) L" + " L" * 6)
+                              " L S(%31) L SPLIT(%31) L L S(%31) L CAP(%31) L S(%31) L K(%31) L" + " L" * 6)
     config = team.config()
     assert [w["name"] for w in config["workers"]] == ["worker-1", "worker-2", "worker-3"]
     assert config["worker_count"] == 3 and config["next_worker_index"] == 4

@@ -149,7 +149,8 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
         result["deliveries"] = run.deliveries
     removed = [d for d in run.deliveries if d.get("status") == "removed"]  # worker.py drop_worker
     if removed:
-        result["removedWorkers"] = [{"name": d["worker"], "reason": d["reason"], "lastLines": d["lastLines"]}
+        result["removedWorkers"] = [{"name": d["worker"], "reason": d["reason"], "lastLines": d["lastLines"],
+                                     **{k: d[k] for k in ("transcript", "transcriptWarning") if k in d}}
                                     for d in removed]
     if swept.removed or swept.kept or swept.cleaned:
         result["strayPanes"] = swept.to_json()

@@ -8,14 +8,14 @@ import posixpath
 import re
 from collections.abc import Callable
 
-from attrs import frozen
+from attrs import evolve, frozen
 from returns.result import Failure
 
 from pure import model as m
 from pure import tmux as t
 from pure.agents import startup as supervise
 from pure.omx import dispatch as dsp
-from pure.omx import txn
+from pure.omx import transcripts, txn
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
 from pure.omx.locks import Barrier, with_barrier
@@ -211,7 +211,47 @@ def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
     _, problem = yield from _guard(lambda: dsp.remove_requests_for(paths, names))
     if problem is not None:
         debts.append(CleanupDebt("authoritative_dispatch_cleanup_failed", str(problem)))
+    candidates, resolved, warnings = yield from _remove_panes(run, rollback_workers, context, debts)
+    unresolved_panes = {p for p in candidates if p not in resolved}
+    unresolved = [w for w in rollback_workers if w.get("pane_id") in unresolved_panes]
+    unresolved_names = {w["name"] for w in unresolved}
+    if context.worker_name and context.pane_id in unresolved_panes:
+        unresolved_names.add(context.worker_name)
+    try:
+        yield from _membership_commit(run, unresolved)
+    except PlanError as error:
+        journal = yield from expect(m.Stat(path=paths.journal), m.Value)
+        prefix = "" if journal.value != "absent" else "no_recoverable_journal:"
+        return error_done(f"scale_up_rollback_membership_persistence_failed:{prefix}{_persistence_failure(error)}")
+    _, problem = yield from _guard(lambda: _canonical_cleanup(run, rollback_workers, context, unresolved_names))
+    if problem is not None:
+        debts.append(CleanupDebt("canonical_cleanup_failed", str(problem)))
+    _, problem = yield from _guard(lambda: _resource_cleanup(run, context, unresolved_names))
+    if problem is not None:
+        debts.append(CleanupDebt("resource_cleanup_failed", str(problem)))
+    if not debts:
+        return _noting(error_done(abort.message), warnings)
+    joined = ";".join(d.text for d in debts)
+    reason = f"scale_up_rollback_cleanup_debt:{joined}; retry cleanup for [{','.join(names)}]"
+    _, problem = yield from _guard(lambda: leader_event(paths, reason))
+    if problem is not None:
+        joined += f";cleanup_debt_event_failed:{problem}"
+    message = f"scale_up_rollback_cleanup_debt:{joined}"
+    debt = tuple(m.Debt(kind=d.code, subject=d.subject, reason=abort.message) for d in debts)
+    return _noting(m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue({"ok": False, "error": message}),
+                                            message=message), debt=debt), warnings)
+
+
+def _remove_panes(run: Run, rollback_workers: list[Json], context: RollbackContext,
+                  debts: list[CleanupDebt]) -> Gen[tuple[list[str], set[str], list[str]]]:
+    """Kill the panes this run may kill, each one's transcript kept first (``pure/omx/transcripts.py``):
+    the candidates, the panes resolved, and why a pane it killed has no transcript."""
     candidates, targets = _authorize(run, rollback_workers, context, debts)
+    names = {w.get("pane_id"): str(w["name"]) for w in rollback_workers}
+    kept = []
+    for target in targets:  # each split with its worker's start-up (pure/omx/scale_up/worker.py)
+        kept.append((yield from transcripts.keep(run.paths, names[target.pane_id], target.pane_id, target.pid,
+                                                 run.owner)))
     if run.supervised:
         # A CLI that exited during start-up left its pane dead (remain-on-exit): remove it first, so
         # that the teardown below proves it absent instead of leaving a dead pane on screen.
@@ -221,6 +261,7 @@ def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
                 if problem is not None:
                     debts.append(CleanupDebt("pane_teardown_failed", target.pane_id))
     resolved: set[str] = set()
+    report: t.TeardownReport | None = None
     if targets:
         report, problem = yield from _guard(lambda: t.teardown(
             targets, owner_id=run.owner, authorize=True,
@@ -240,34 +281,15 @@ def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
                 rest = [p for p in candidates if p not in resolved and p not in direct]
                 if rest:
                     debts.append(CleanupDebt("pane_teardown_unresolved", ",".join(rest)))
-    unresolved_panes = {p for p in candidates if p not in resolved}
-    unresolved = [w for w in rollback_workers if w.get("pane_id") in unresolved_panes]
-    unresolved_names = {w["name"] for w in unresolved}
-    if context.worker_name and context.pane_id in unresolved_panes:
-        unresolved_names.add(context.worker_name)
-    try:
-        yield from _membership_commit(run, unresolved)
-    except PlanError as error:
-        journal = yield from expect(m.Stat(path=paths.journal), m.Value)
-        prefix = "" if journal.value != "absent" else "no_recoverable_journal:"
-        return error_done(f"scale_up_rollback_membership_persistence_failed:{prefix}{_persistence_failure(error)}")
-    _, problem = yield from _guard(lambda: _canonical_cleanup(run, rollback_workers, context, unresolved_names))
-    if problem is not None:
-        debts.append(CleanupDebt("canonical_cleanup_failed", str(problem)))
-    _, problem = yield from _guard(lambda: _resource_cleanup(run, context, unresolved_names))
-    if problem is not None:
-        debts.append(CleanupDebt("resource_cleanup_failed", str(problem)))
-    if not debts:
-        return error_done(abort.message)
-    joined = ";".join(d.text for d in debts)
-    reason = f"scale_up_rollback_cleanup_debt:{joined}; retry cleanup for [{','.join(names)}]"
-    _, problem = yield from _guard(lambda: leader_event(paths, reason))
-    if problem is not None:
-        joined += f";cleanup_debt_event_failed:{problem}"
-    message = f"scale_up_rollback_cleanup_debt:{joined}"
-    debt = tuple(m.Debt(kind=d.code, subject=d.subject, reason=abort.message) for d in debts)
-    return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue({"ok": False, "error": message}),
-                                    message=message), debt=debt)
+    return candidates, resolved, transcripts.lost(kept, report)
+
+
+def _noting(done: m.Done, warnings: list[str]) -> m.Done:
+    """``done`` with why a killed pane's transcript could not be kept, when one could not."""
+    if not warnings or not isinstance(done.outcome.result, dict):
+        return done
+    result = m.JsonValue(transcripts.with_warnings(done.outcome.result, warnings))
+    return evolve(done, outcome=evolve(done.outcome, result=result))
 
 
 def _canonical_cleanup(run: Run, rollback_workers: list[Json], context: RollbackContext,

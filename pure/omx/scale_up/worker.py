@@ -15,7 +15,7 @@ from pure import model as m
 from pure import tmux as t
 from pure.agents import startup as supervise
 from pure.omx import dispatch as dsp
-from pure.omx import ids, instructions, layout, startup
+from pure.omx import ids, instructions, layout, startup, transcripts
 from pure.omx import launch as ln
 from pure.omx import worktree as wt
 from pure.omx.codec import Json, render_json
@@ -290,10 +290,12 @@ def _wait_started(run: Run, launched: Sequence[Launched], policy: supervise.Poli
     return {outcome.worker: outcome for outcome in started}
 
 
-def remove_worker_pane(run: Run, worker: Launched) -> Gen[None]:
+def remove_worker_pane(run: Run, worker: Launched) -> Gen[transcripts.Kept]:
     """Kill the pane of a launched worker that did not start, behind its proof (a dead pane first, as
-    kept by ``remain-on-exit``); one that cannot be proven gone aborts the scale-up (whose rollback
-    keeps it as debt)."""
+    kept by ``remain-on-exit``), its transcript kept first (``pure/omx/transcripts.py``: why it did not
+    start is often on it); one that cannot be proven gone aborts the scale-up (whose rollback keeps it
+    as debt)."""
+    kept = yield from transcripts.keep(run.paths, worker.name, worker.pane, worker.pid, run.owner)
     problem = yield from supervise.remove_dead(worker.pane, worker.pid, run.owner)
     report = yield from t.teardown([t.TeardownTarget(pane_id=worker.pane, pid=worker.pid)], owner_id=run.owner,
                                    authorize=True, leader_pane_id=str_or_none(run.config.get("leader_pane_id")),
@@ -303,6 +305,7 @@ def remove_worker_pane(run: Run, worker: Launched) -> Gen[None]:
         raise Abort(f"scale_up_worker_pane_not_removed:{worker.name}:{worker.pane}:{reason}", worker.context)
     # the pin the gone pane wrote of itself (pure/omx/startup.py self_pin_path) names nothing any more
     yield from acked(m.RemovePath(path=startup.self_pin_path(run.paths.worker_dir(worker.name), worker.pane)))
+    return kept
 
 
 def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[None]:
@@ -310,7 +313,7 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
     worktree's restored ``AGENTS.md``), folder and startup script. The run forgets it, so a later
     rollback does not look for it; its delivery entry says why it was removed (the result's
     ``removedWorkers`` and ``worker_start`` debt, program.py)."""
-    yield from remove_worker_pane(run, worker)
+    kept = yield from remove_worker_pane(run, worker)
     paths, name = run.paths, worker.name
     try:
         for task_id in [task for task in run.created_tasks if run.task_owner.get(task) == name]:
@@ -336,6 +339,8 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
     for entry in run.deliveries:
         if entry["worker"] == name:
             entry.update(status="removed", reason=f"scale_up_{outcome.reason}", lastLines=list(outcome.last_lines))
+            entry.update({"transcript": kept.path} if kept.path else {"transcriptWarning": kept.missing}
+                         if kept.missing else {})
 
 
 def _materializing(worker: Launched, action: Gen[T]) -> Gen[T]:

@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pure.tmux import TRANSCRIPT_NOTE
+
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -30,8 +32,21 @@ def files(cwd: Path) -> dict[str, str]:
         rel = str(path.relative_to(cwd))
         if rel.startswith(("pf", "bin", "stub", ".git")) or "/.git" in rel:
             continue
+        if "/transcripts/" in rel or rel.endswith("/transcripts"):
+            continue  # a designed difference: panefleet keeps worker transcripts (pure/omx/transcripts.py)
         if path.is_file():
             out[rel] = norm_text(path.read_text(encoding="utf-8"), cwd)
         elif path.is_dir() and not any(path.iterdir()):
             out[rel + "/"] = ""
     return out
+
+
+def tmux_calls_without_transcripts(journal: list[Any]) -> list[list[str]]:
+    """panefleet's tmux calls from a journal, without those that keep worker transcripts.
+
+    A designed difference (docs/scale-down.md, "Deviations (conscious)"): before it kills a worker's
+    pane, panefleet proves it and reads its scrollback (``L, S, L, capture-pane``, each step noted
+    ``transcript``: pure/omx/transcripts.py); oh-my-codex keeps no transcript. Those calls are left
+    out here, and only those."""
+    return [list(e.step.args) for e in journal if e.step.op == "run" and e.step.tool == "tmux"
+            and e.step.note != TRANSCRIPT_NOTE]

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pure.tmux import TRANSCRIPT_NOTE
+
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|id-\d{4}(?:0-0000-0000-0000-000000000000)?")
 GENERATION = re.compile(r'"config_generation": \d+')
@@ -14,6 +16,9 @@ GENERATION = re.compile(r'"config_generation": \d+')
 # baseline (a planning feature outside scaling) and the inbox text (panefleet renders the same
 # header and task list, not the same instructions).
 SKIPPED = (".omx/logs/", ".omx/state/current-task-baseline.json")
+# A designed difference: the transcripts panefleet keeps of the worker panes a rollback kills
+# (pure/omx/transcripts.py; docs/scale-up.md, "Decisions"). oh-my-codex keeps none.
+TRANSCRIPTS = re.compile(r"\.omx/state/team/[^/]+/transcripts/")
 SKIPPED_NAMES = ("inbox.md",)
 
 
@@ -29,7 +34,7 @@ def files(cwd: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for path in sorted(cwd.rglob("*")):
         rel = str(path.relative_to(cwd))
-        if rel.startswith(SKIPPED) or path.name in SKIPPED_NAMES or not path.is_file():
+        if rel.startswith(SKIPPED) or path.name in SKIPPED_NAMES or not path.is_file() or TRANSCRIPTS.match(rel):
             continue
         if rel.startswith(".git/") or "/.git" in rel or (rel.startswith(".omx/team/") and path.name == "AGENTS.md"):
             continue  # git internals; the generated worktree-root instructions differ by design
@@ -45,12 +50,16 @@ def tmux_calls_as_oh_my_codex_makes_them(journal: list[Any]) -> list[list[str]]:
     after each pause of the back-off (pure/tmux/teardown.py ``kill_backoff_ms``). Those extra
     ``list-panes`` calls — each one right after such a pause — are left out here. A second one:
     panefleet submits with ``Enter`` where oh-my-codex 0.20.3 sends ``C-m`` (docs/scale-up.md,
-    "Decisions"), so panefleet's ``Enter`` is written here as ``C-m``.
+    "Decisions"), so panefleet's ``Enter`` is written here as ``C-m``. A third: before it kills a
+    worker's pane, panefleet keeps its transcript (``L, S, L, capture-pane``, each step noted
+    ``transcript``: pure/omx/transcripts.py); those calls are left out too.
     """
     calls: list[list[str]] = []
     proving_a_kill = paused = False  # inside kill-pane, list-panes, (pause, list-panes)*
     for entry in journal:
         step = entry.step
+        if step.op == "run" and step.note == TRANSCRIPT_NOTE:
+            continue
         if step.op == "sleep":
             paused = proving_a_kill
             continue
