@@ -22,7 +22,7 @@ TEAM_COMMAND_MODULES: dict[str, str | None] = {
     "scale-up": "shell.cli.scale_up", "respawn": "shell.cli.scale_up",
     "scale-down": "shell.cli.scale_down", "debt": "shell.cli.scale_down", "task": "shell.cli.scale_down",
     "list": "shell.cli.listing", "peek": "shell.cli.peek", "attach": "shell.cli.peek",
-    "send": "shell.cli.send", "watch": "shell.cli.watch",
+    "send": "shell.cli.send", "watch": "shell.cli.watch", "logs": "shell.cli.logs",
 }
 HERDR_SUMMARY = "Herdr worker fleets: runs, owned workspaces and worker panes"  # as shell/cli/herdr.py has it
 DOCTOR_SUMMARY = "whether tmux and the agent CLIs a team would launch can start here, with the fix for each"  # as shell/cli/doctor.py has it

@@ -34,6 +34,7 @@ OPERATION_MODULES: tuple[str, ...] = (
     "pure.omx.scale_down",
     "pure.omx.tasks",
     "pure.omx.peek",
+    "pure.omx.logs",
     "pure.omx.send",
     "pure.fleet.leader",
     "pure.fleet.stop",

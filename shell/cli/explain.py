@@ -170,6 +170,13 @@ def _worker_missing(match: re.Match[str], scene: Scene) -> str:
     return (f"Team {_team(scene, match)} has no worker {worker}; {_listed(scene.workers(), 'workers')}.")
 
 
+def _logs_worker_missing(match: re.Match[str], scene: Scene) -> str:
+    saved = [str(w) for w in scene.answer.get("transcripts") or []]
+    workers = [str(w) for w in scene.answer.get("workers") or []] or scene.workers()
+    return (f"Team {_team(scene, match)} has no worker {match['worker']} and no transcript of one; "
+            f"{_listed(workers, 'workers')}; {_listed(saved, 'saved transcripts')}.")
+
+
 def _claim_conflict(_match: re.Match[str], scene: Scene) -> str:
     task = f"Task {scene.task_id}" if scene.task_id else "The task"
     found = scene.task()
@@ -423,6 +430,17 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
           lambda m, s: {"no_pane": f"{s.worker or 'The worker'} has no pane recorded; {_status_hint(s)}.",
                         "capture_failed": f"tmux could not read the pane's screen ({m[2]}).",
                         "lines_out_of_range": f"-n must be between 1 and 10000, not {m[2].split(' ')[0]}."}[m[1]]),
+    # --- logs
+    _rule(r"logs_worker_not_found:(?P<worker>.*)", None, _logs_worker_missing),
+    _rule(r"logs_pane_unproven:(?P<pane>[^:]+):(?P<reason>.*)", None,
+          lambda m, s: f"{s.worker or 'The worker'}'s pane {m['pane']} is not proven its ({m['reason']}) and no "
+                       f"transcript of it was saved, so nothing was read; {_status_hint(s)}."),
+    _rule(r"logs_(no_pane|capture_failed|lines_out_of_range|transcript_unreadable):?(.*)", None,
+          lambda m, s: {"no_pane": f"{s.worker or 'The worker'} has no pane recorded and no transcript saved; "
+                                   f"{_status_hint(s)}.",
+                        "capture_failed": f"tmux could not read the pane's scrollback ({m[2]}).",
+                        "lines_out_of_range": f"-n must be between 1 and 10000, not {m[2].split(' ')[0]}.",
+                        "transcript_unreadable": f"The saved transcript could not be read ({m[2]})."}[m[1]]),
     _rule(r"Failed to create tmux pane for (\S+): (.*)", "pane_create_failed",
           lambda m, s: f"tmux could not create a pane for {m[1]}: {m[2]}."),
     # --- tasks
