@@ -250,9 +250,14 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
 
 def responses_events(answer: str, seq: int) -> list[bytes]:
     """The Responses API stream Codex consumes: created, one finished assistant message, completed."""
-    rid, mid = f"resp_mock_{seq}", f"msg_mock_{seq}"
-    item = {"type": "message", "role": "assistant", "id": mid, "status": "completed",
+    item = {"type": "message", "role": "assistant", "id": f"msg_mock_{seq}", "status": "completed",
             "content": [{"type": "output_text", "text": answer, "annotations": []}]}
+    return _responses_stream(item, seq)
+
+
+def _responses_stream(item: dict[str, Any], seq: int) -> list[bytes]:
+    """A Responses stream of one finished output ``item``."""
+    rid = f"resp_mock_{seq}"
     usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
              "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
     return [
@@ -267,7 +272,6 @@ def responses_tool_events(command: str, seq: int, tools: list[str]) -> list[byte
     sandbox (``require_escalated``), which Codex puts to the user unless approvals are bypassed. The tool
     is the one the request offers: ``exec_command`` (0.169.0's default), ``shell_command`` or ``shell``
     (the models whose catalog entry names another shell)."""
-    rid = f"resp_mock_{seq}"
     escalate = {"sandbox_permissions": "require_escalated", "justification": "The mock model needs this command run."}
     if "exec_command" in tools:
         name, arguments = "exec_command", {"cmd": command, **escalate}
@@ -277,31 +281,7 @@ def responses_tool_events(command: str, seq: int, tools: list[str]) -> list[byte
         name, arguments = "shell", {"command": ["bash", "-lc", command], **escalate}
     item = {"type": "function_call", "id": f"fc_mock_{seq}", "call_id": f"call_mock_{seq}", "name": name,
             "arguments": json.dumps(arguments), "status": "completed"}
-    usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-             "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
-    return [
-        _sse("response.created", {"type": "response.created", "response": {"id": rid}}),
-        _sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
-        _sse("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}}),
-    ]
-
-
-def messages_tool_events(command: str, seq: int, model: str) -> list[bytes]:
-    """A Messages stream with one ``tool_use`` of Claude Code's ``Bash`` tool running ``command``."""
-    start = {**_message("", seq, model), "content": [], "stop_reason": None,
-             "usage": {"input_tokens": 10, "output_tokens": 1}}
-    tool = {"type": "tool_use", "id": f"toolu_mock_{seq}", "name": "Bash", "input": {}}
-    arguments = json.dumps({"command": command, "description": "Run the command the mock model asks for"})
-    return [
-        _sse("message_start", {"type": "message_start", "message": start}),
-        _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": tool}),
-        _sse("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                     "delta": {"type": "input_json_delta", "partial_json": arguments}}),
-        _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-                               "usage": {"output_tokens": 5}}),
-        _sse("message_stop", {"type": "message_stop"}),
-    ]
+    return _responses_stream(item, seq)
 
 
 def _message(answer: str, seq: int, model: str) -> dict[str, Any]:
@@ -312,16 +292,28 @@ def _message(answer: str, seq: int, model: str) -> dict[str, Any]:
 
 def messages_events(answer: str, seq: int, model: str) -> list[bytes]:
     """The Messages API stream Claude Code consumes: one text block, then end_turn."""
+    return _messages_stream({"type": "text", "text": ""}, {"type": "text_delta", "text": answer}, "end_turn", seq,
+                            model)
+
+
+def messages_tool_events(command: str, seq: int, model: str) -> list[bytes]:
+    """A Messages stream with one ``tool_use`` of Claude Code's ``Bash`` tool running ``command``."""
+    tool = {"type": "tool_use", "id": f"toolu_mock_{seq}", "name": "Bash", "input": {}}
+    arguments = json.dumps({"command": command, "description": "Run the command the mock model asks for"})
+    return _messages_stream(tool, {"type": "input_json_delta", "partial_json": arguments}, "tool_use", seq, model)
+
+
+def _messages_stream(block: dict[str, Any], delta: dict[str, Any], stop_reason: str, seq: int,
+                     model: str) -> list[bytes]:
+    """A Messages stream of one content ``block`` filled by one ``delta``, ending for ``stop_reason``."""
     start = {**_message("", seq, model), "content": [], "stop_reason": None,
              "usage": {"input_tokens": 10, "output_tokens": 1}}
     return [
         _sse("message_start", {"type": "message_start", "message": start}),
-        _sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                     "content_block": {"type": "text", "text": ""}}),
-        _sse("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                     "delta": {"type": "text_delta", "text": answer}}),
+        _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+        _sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
         _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
                                "usage": {"output_tokens": 5}}),
         _sse("message_stop", {"type": "message_stop"}),
     ]
