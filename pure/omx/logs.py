@@ -18,9 +18,8 @@ from pure import tmux as t
 from pure.omx import state as st
 from pure.omx import transcripts as tr
 from pure.omx.codec import Json
-from pure.omx.peek import prove_recorded
+from pure.omx.peek import find_worker, prove_recorded
 from pure.program import Gen, Program, expect, fail
-from pure.team_ops import check_team_name, load_team
 
 
 @frozen(kw_only=True)
@@ -35,15 +34,12 @@ class LogsRequest:
 def logs(req: LogsRequest) -> Program:
     if not 1 <= req.lines <= tr.LINES:
         raise fail(f"logs_lines_out_of_range:{req.lines} (1 to {tr.LINES})", status="refused")
-    check_team_name(req.team)
-    paths = st.TeamPaths(st.resolve_state_root(req.cwd, req.env), req.team)
-    loaded, _unlocked = yield from load_team(paths)
-    workers = [w for w in loaded.config.get("workers") or [] if isinstance(w, dict)]
-    record = next((w for w in workers if w.get("name") == req.worker), None)
+    found = yield from find_worker(req.team, req.worker, req.cwd, req.env)
+    paths, workers, record = found.paths, found.workers, found.record
     head: Json = {"ok": True, "team": req.team, "worker": req.worker}
     problem = ""  # why a member's pane was not read
     if record is not None:
-        proof = yield from prove_recorded(record, str(loaded.config.get("tmux_pane_owner_id") or ""), keep_dead=True)
+        proof = yield from prove_recorded(record, found.owner, keep_dead=True)
         if proof is None:
             problem = f"logs_no_pane:{req.worker}"
         elif proof.token is None:

@@ -53,19 +53,38 @@ def proven_worker(team: str, worker: str, cwd: str, env: dict[str, str], *,
                   keep_dead: bool = False) -> Gen[tuple[Json, t.OwnedPane]]:
     """A worker's record and its recorded pane, proven (``L``, owner tag, ``L`` with its pinned pid);
     refused (``peek_…`` codes, shared by peek and attach) when either is missing or unproven."""
-    check_team_name(team)
-    paths = st.TeamPaths(st.resolve_state_root(cwd, env), team)
-    loaded, _unlocked = yield from load_team(paths)
-    workers = [w for w in loaded.config.get("workers") or [] if isinstance(w, dict)]
-    record = next((w for w in workers if w.get("name") == worker), None)
-    if record is None:
+    found = yield from find_worker(team, worker, cwd, env)
+    if found.record is None:
         raise fail(f"peek_worker_not_found:{worker}", status="refused")
-    proof = yield from prove_recorded(record, str(loaded.config.get("tmux_pane_owner_id") or ""), keep_dead=keep_dead)
+    record = found.record
+    proof = yield from prove_recorded(record, found.owner, keep_dead=keep_dead)
     if proof is None:
         raise fail(f"peek_no_pane:{worker}", status="refused")
     if proof.token is None:
         raise fail(f"peek_pane_unproven:{proof.pane_id}:{proof.code}", status="refused")
     return record, proof.token
+
+
+@frozen(kw_only=True)
+class FoundWorker:
+    """A team's paths, its owner tag, its worker records, and the record of the worker asked for (None:
+    not a member)."""
+
+    paths: st.TeamPaths
+    owner: str
+    workers: list[Json]
+    record: Json | None
+
+
+def find_worker(team: str, worker: str, cwd: str, env: dict[str, str]) -> Gen[FoundWorker]:
+    """The team (its name checked, its state read) and ``worker``'s record in it: what peek, attach and
+    logs start from."""
+    check_team_name(team)
+    paths = st.TeamPaths(st.resolve_state_root(cwd, env), team)
+    loaded, _unlocked = yield from load_team(paths)
+    workers = [w for w in loaded.config.get("workers") or [] if isinstance(w, dict)]
+    return FoundWorker(paths=paths, owner=str(loaded.config.get("tmux_pane_owner_id") or ""), workers=workers,
+                       record=next((w for w in workers if w.get("name") == worker), None))
 
 
 def prove_recorded(record: Json, owner: str, *, keep_dead: bool = False) -> Gen[t.Proof | None]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import posixpath
 
-import attrs
 from attrs import define, field, frozen
 from returns.result import Failure
 
@@ -136,7 +135,8 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
         return (yield from _undo_interrupted(paths, req.worker, owner, created))
     if isinstance(started, m.Done):
         return started
-    return _with_sweep(_with_transcript((yield from _committed(req, paths, record, started)), old_transcript), swept)
+    done = yield from _committed(req, paths, record, started)
+    return _with_sweep(transcripts.noted(done, _previous_transcript(old_transcript)), swept)
 
 
 def _remove_old_dead(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[transcripts.Kept]:
@@ -149,12 +149,11 @@ def _remove_old_dead(paths: TeamPaths, worker: str, pane: str, pid: int, owner: 
     return kept
 
 
-def _with_transcript(done: m.Done, kept: transcripts.Kept | None) -> m.Done:
-    """The answer with the transcript of the old (dead) pane: where it was saved, or why it was not."""
-    if kept is None or not (kept.path or kept.missing) or not isinstance(done.outcome.result, dict):
-        return done
-    extra = {"previousTranscript": kept.path} if kept.path else {"transcriptWarnings": [kept.missing]}
-    return attrs.evolve(done, outcome=attrs.evolve(done.outcome, result=m.JsonValue({**done.outcome.result, **extra})))
+def _previous_transcript(kept: transcripts.Kept | None) -> Json:
+    """What the answer says of the old (dead) pane's transcript: where it was saved, or why it was not."""
+    if kept is None or not (kept.path or kept.missing):
+        return {}
+    return {"previousTranscript": kept.path} if kept.path else {"transcriptWarnings": [kept.missing]}
 
 
 def _with_sweep(done: m.Done, swept: strays.Sweep) -> m.Done:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from pure import model as m
 from pure import tmux as t
@@ -128,6 +128,14 @@ def with_warnings(result: Json, warnings: Sequence[str]) -> Json:
     """``result`` with ``transcriptWarnings`` when a killed pane's transcript could not be kept; else as it
     is (oh-my-codex's result objects stay exactly theirs, docs/scale-down.md "Deviations")."""
     return {**result, "transcriptWarnings": list(warnings)} if warnings else result
+
+
+def noted(done: m.Done, fields: Json) -> m.Done:
+    """``done`` with ``fields`` (where a transcript went, why one could not be kept) in its JSON result; as
+    it is when there are none."""
+    if not fields or not isinstance(done.outcome.result, dict):
+        return done
+    return evolve(done, outcome=evolve(done.outcome, result=m.JsonValue({**done.outcome.result, **fields})))
 
 
 def written(journal: Sequence[m.Entry]) -> list[str]:

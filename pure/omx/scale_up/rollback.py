@@ -8,7 +8,7 @@ import posixpath
 import re
 from collections.abc import Callable
 
-from attrs import evolve, frozen
+from attrs import frozen
 from returns.result import Failure
 
 from pure import model as m
@@ -230,7 +230,7 @@ def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
     if problem is not None:
         debts.append(CleanupDebt("resource_cleanup_failed", str(problem)))
     if not debts:
-        return _noting(error_done(abort.message), warnings)
+        return transcripts.noted(error_done(abort.message), transcripts.with_warnings({}, warnings))
     joined = ";".join(d.text for d in debts)
     reason = f"scale_up_rollback_cleanup_debt:{joined}; retry cleanup for [{','.join(names)}]"
     _, problem = yield from _guard(lambda: leader_event(paths, reason))
@@ -238,8 +238,9 @@ def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
         joined += f";cleanup_debt_event_failed:{problem}"
     message = f"scale_up_rollback_cleanup_debt:{joined}"
     debt = tuple(m.Debt(kind=d.code, subject=d.subject, reason=abort.message) for d in debts)
-    return _noting(m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue({"ok": False, "error": message}),
-                                            message=message), debt=debt), warnings)
+    done = m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue({"ok": False, "error": message}),
+                                    message=message), debt=debt)
+    return transcripts.noted(done, transcripts.with_warnings({}, warnings))
 
 
 def _remove_panes(run: Run, rollback_workers: list[Json], context: RollbackContext,
@@ -282,14 +283,6 @@ def _remove_panes(run: Run, rollback_workers: list[Json], context: RollbackConte
                 if rest:
                     debts.append(CleanupDebt("pane_teardown_unresolved", ",".join(rest)))
     return candidates, resolved, transcripts.lost(kept, report)
-
-
-def _noting(done: m.Done, warnings: list[str]) -> m.Done:
-    """``done`` with why a killed pane's transcript could not be kept, when one could not."""
-    if not warnings or not isinstance(done.outcome.result, dict):
-        return done
-    result = m.JsonValue(transcripts.with_warnings(done.outcome.result, warnings))
-    return evolve(done, outcome=evolve(done.outcome, result=result))
 
 
 def _canonical_cleanup(run: Run, rollback_workers: list[Json], context: RollbackContext,
