@@ -329,6 +329,24 @@ def _screen_states(box: Sandbox, worker: str, until: set[str], timeout_s: float)
     return seen
 
 
+def _approve(box: Sandbox, worker: str, pane: str) -> tuple[list[tuple[float, str]], int]:
+    """Approve as a user does: Enter on the highlighted first option once the dialog has settled, again
+    when it is still there (Claude Code's dialogs drop a key pressed in their first moments, as its trust
+    dialog does: tests/goldens/screens/README.md); then the states until idle, each change once."""
+    time.sleep(1.0)
+    states: list[tuple[float, str]] = []
+    presses = 0
+    while presses < 3:
+        box.tmux("send-keys", "-t", pane, "Enter")
+        presses += 1
+        states += _screen_states(box, worker, {"busy", "idle"}, 5)
+        if states[-1][1] != "needs_input":
+            break
+    states += _screen_states(box, worker, {"idle"}, 60)
+    changes = [entry for i, entry in enumerate(states) if i == 0 or states[i - 1][1] != entry[1]]
+    return changes, presses
+
+
 @scenario("needs_input")
 def needs_input(work: Path, params: dict[str, Any]) -> dict[str, Any]:
     """A Codex and a Claude Code worker with their approvals on, and ``team watch`` with hooks: for each, a
@@ -368,8 +386,7 @@ def needs_input(work: Path, params: dict[str, Any]) -> dict[str, Any]:
                 time.sleep(0.2)
             pane = next(w["pane_id"] for w in box.team_config(TEAM)["workers"] if w["name"] == worker)
             box.mock.configure(tool_call=None, delay_s=3.0)  # the answer to the tool's result is held back: busy
-            box.tmux("send-keys", "-t", pane, "Enter")  # approve: the highlighted first option
-            seen["after_approval"] = _screen_states(box, worker, {"idle"}, 60)
+            seen["after_approval"], seen["enter_presses"] = _approve(box, worker, pane)
             box.mock.configure(delay_s=0.0)
             seen["ran_after_approval"] = made.exists()
             out["approvals"][worker] = seen
