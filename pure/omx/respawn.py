@@ -11,9 +11,9 @@ failure after the split, and an interrupt before the commit (docs/design-notes.m
 removes the new pane through the proof teardown; the membership is then unchanged. A worker whose
 old pane could not be proven gone is never given a second pane.
 
-The respawn intent (``<runtime>/<worker>.respawn-intent``) is written before the split and rewritten
-with the new pane and its pid right after the pin, so that a run killed before the commit leaves a
-pane the stray sweep (``pure/omx/strays.py``) removes only while it still runs that process.
+The worker's intent (``<runtime>/<worker>.intent``, ``pure/omx/strays.py``) is written before the
+split and rewritten with the new pane and the pid its split answered, so that a run killed before the
+commit leaves a pane the stray sweep removes only while it still runs that process.
 """
 
 from __future__ import annotations
@@ -103,6 +103,9 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     # not refused: what a crashed or interrupted run of this team left goes first, before anything is
     # proven for the split, as in a scale-up (pure/omx/strays.py)
     swept = yield from strays.sweep(paths, config, owner)
+    blocked = swept.blocking([req.worker])
+    if blocked is not None:
+        raise _refuse(f"respawn_{blocked}")
     others = {**config, "workers": [w for w in workers if w.get("name") != req.worker]}
     target, expected, _leader = split_target(others)
     placements = yield from plan_placements(others, target, expected, 1)
@@ -120,15 +123,14 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     working_dir = record.get("working_dir") if isinstance(record.get("working_dir"), str) else req.cwd
     # a crash from here until the commit leaves a second pane of a member: let later reads find it
     intent = strays.intent_path(paths, req.worker)
-    wrote = yield from expect(m.WriteFile(path=intent, content=render_json({"worker": req.worker, "script": script})),
-                              m.Ack)
+    wrote = yield from expect(strays.intent_step(paths, "respawn", req.worker), m.Ack)
     if not wrote.ok:
         raise fail(f"respawn_intent_not_written:{intent}:{wrote.error}")
     created = NewPane()
     try:
         started = yield from _split_and_start(req, paths, state.config, record, owner, created,
                                               layout.placement_step(placement, proven_into, "-d", "-P", "-F",
-                                                                    "#{pane_id}", "-c", str(working_dir),
+                                                                    t.NEW_PANE_FORMAT, "-c", str(working_dir),
                                                                     st_script.gated_startup_command(
                                                                         script, paths.worker_dir(req.worker))))
     except Interrupted:
@@ -198,20 +200,18 @@ def _split_pin_tag(req: RespawnRequest, paths: TeamPaths, record: Json, owner: s
                    split_step: m.Run) -> Gen[m.Done | None]:
     intent = strays.intent_path(paths, req.worker)
     split = yield from expect(split_step, m.Proc)
-    pane = (split.stdout.split("\n") or [""])[0].strip()
+    pane, _pid = t.answered_pane(split)
     if split.exit_code != 0 or not t.is_pane_id(pane):
         yield from expect(m.RemovePath(path=intent), m.Ack)
         raise fail(f"Failed to create tmux pane for {req.worker}: {split.stderr.strip() or pane}")
     created.pane = pane
-    pinned_new = yield from t.prove(pane)
-    if not pinned_new.live or pinned_new.pid is None:
-        return _failed(f"respawn_pane_not_proven:{pane}:{pinned_new.code()}", pane)
+    pinned_new = yield from t.pin_new_pane(split)  # the pid the split answered (pure/tmux/owned.py)
+    if pinned_new.pid is None:
+        return _failed(f"respawn_pane_not_proven:{pane}:{pinned_new.problem}", pane)
     pid = created.pid = pinned_new.pid
-    script = paths.startup_script(int(record.get("index", 0)))
     # the pinned process, recorded before anything else: a later stray sweep removes this pane only
     # while it still runs it (pure/omx/strays.py)
-    pinned_intent = render_json({"worker": req.worker, "script": script, "pane_id": pane, "pid": pid})
-    rewrote = yield from expect(m.WriteFile(path=intent, content=pinned_intent), m.Ack)
+    rewrote = yield from expect(strays.intent_step(paths, "respawn", req.worker, pane_id=pane, pid=pid), m.Ack)
     if not rewrote.ok:
         return _failed(f"respawn_intent_not_written:{intent}:{rewrote.error}", pane)
     problem = yield from tag_pane(pane, pid, owner)
@@ -288,7 +288,7 @@ def _committed(req: RespawnRequest, paths: TeamPaths, record: Json, started: Sta
 
 def _remove(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[None]:
     """Take the new pane away again, with interrupts held: a dead one directly, a live one through
-    the proof teardown; the respawn intent goes with it once the pane is proven gone (else it stays
+    the proof teardown; the intent goes with it once the pane is proven gone (else it stays
     for later sweeps)."""
     yield from uninterrupted(_remove_now(paths, worker, pane, pid, owner), answers=True)
 

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Sequence
+from typing import Literal
 
 from attrs import frozen
 
 from pure import model as m
 from pure import tmux as t
 from pure.omx import startup
-from pure.omx.codec import Json, parse_object
+from pure.omx.codec import Json, parse_object, render_json
 from pure.omx.state import TeamPaths
 from pure.program import Gen, expect
 
@@ -96,12 +97,20 @@ class Sweep:
             out["cleanedWorkers"] = list(self.cleaned)
         return out
 
+    def blocking(self, workers: Collection[str]) -> str | None:
+        """Why a run may not make a pane for one of ``workers``: a stray of that worker was kept, and the
+        records that pin it (its intent, its identity) must not be overwritten; None when none was."""
+        for stray, why in self.kept:
+            if stray.worker in workers:
+                return f"stray_pane_kept:{stray.worker}:{stray.pane_id}:{why}"
+        return None
+
     def debts(self) -> tuple[m.Debt, ...]:
         return tuple(m.Debt(kind="stray_pane", subject=s.pane_id, reason=why,
                             detail=f"started by {s.worker}'s startup script; pid {s.pid}") for s, why in self.kept)
 
 
-_INTENT_FILE = re.compile(r"worker-([0-9]{1,9})\.respawn-intent")
+_INTENT_FILE = re.compile(r"worker-([0-9]{1,9})\.intent")
 _WORKER = re.compile(r"worker-[1-9][0-9]{0,8}")  # a worker's name as scale-up makes it, and only that
 
 
@@ -187,10 +196,25 @@ def _debt_workers(paths: TeamPaths) -> Gen[set[object] | None]:
 
 
 def intent_path(paths: TeamPaths, worker: str) -> str:
-    """Written by a respawn before its split, rewritten with the new pane and its pid right after the
-    pin, and removed after its commit (``pure/omx/respawn.py``): a member's second pane is looked for
-    only while this exists, and removed only when this names it with its pid."""
-    return f"{paths.runtime_dir}/{worker}.respawn-intent"
+    """The durable intent of a worker pane about to be created: written before the split (by a
+    scale-up, ``pure/omx/scale_up/worker.py``, or a respawn, ``pure/omx/respawn.py``), rewritten with
+    the new pane and the pid the split answered before anything else is done with it, removed once
+    the pane is a member or proven gone. While it exists, every team command looks for the pane
+    (``survey``); a stray is removed only when a record names it with its pid (``pin_of``)."""
+    return f"{paths.runtime_dir}/{worker}.intent"
+
+
+IntentKind = Literal["scale_up", "respawn"]
+
+
+def intent_step(paths: TeamPaths, kind: IntentKind, worker: str, *, pane_id: str | None = None,
+                pid: int | None = None) -> m.WriteFile:
+    """Write ``worker``'s intent: what is about to be created (``kind``, the worker, its startup
+    script) and, once the split answered, the pane and its pid."""
+    record: Json = {"kind": kind, "worker": worker, "script": paths.startup_script(int(worker.split("-")[1]))}
+    if pane_id is not None:
+        record.update(pane_id=pane_id, pid=pid)
+    return m.WriteFile(path=intent_path(paths, worker), content=render_json(record))
 
 
 def pin_records(paths: TeamPaths, worker: str) -> tuple[str, str]:
@@ -201,11 +225,12 @@ def pin_records(paths: TeamPaths, worker: str) -> tuple[str, str]:
 @frozen(kw_only=True)
 class Pin:
     """Whether a stray runs the process panefleet started: ``refused``, why not (None: it does);
-    ``self_pinned``, proven by the pane's own first process (pure/omx/startup.py,
-    ``gated_startup_command``), which may be killed before the run tagged it."""
+    ``before_tag``, proven by a record made before the run could tag it — the pid the pane's own
+    first process wrote (pure/omx/startup.py, ``gated_startup_command``) or the one its split
+    answered, in the intent — so it may be removed untagged."""
 
     refused: str | None
-    self_pinned: bool = False
+    before_tag: bool = False
 
 
 def pin_of(paths: TeamPaths, stray: Stray) -> Gen[Pin]:
@@ -216,7 +241,7 @@ def pin_of(paths: TeamPaths, stray: Stray) -> Gen[Pin]:
                              m.FileData)
     own = t.parse_pid((data.content or "").strip())
     if own == stray.pid:
-        return Pin(refused=None, self_pinned=True)
+        return Pin(refused=None, before_tag=True)
     recorded: list[object] = [] if own is None else [own]
     for path in pin_records(paths, stray.worker):
         data = yield from expect(m.ReadFile(path=path), m.FileData)
@@ -224,7 +249,7 @@ def pin_of(paths: TeamPaths, stray: Stray) -> Gen[Pin]:
         if record is None or record.get("pane_id") != stray.pane_id:
             continue
         if t.is_positive_pid(record.get("pid")) and record.get("pid") == stray.pid:
-            return Pin(refused=None)
+            return Pin(refused=None, before_tag=path == intent_path(paths, stray.worker))
         recorded.append(record.get("pid"))
     if recorded:
         return Pin(refused=f"stray_pid_changed:{stray.pane_id}:{recorded[0]}:{stray.pid}")
@@ -247,7 +272,7 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
             kept.append((stray, pin.refused))
             continue
         report = yield from t.teardown([t.TeardownTarget(pane_id=stray.pane_id, pid=stray.pid)], owner_id=owner,
-                                       authorize=True, untagged_ok=pin.self_pinned,
+                                       authorize=True, untagged_ok=pin.before_tag,
                                        leader_pane_id=_str(config.get("leader_pane_id")),
                                        hud_pane_id=_str(config.get("hud_pane_id")))
         result = report.results[0] if report.results else None
@@ -255,7 +280,7 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
             removed.append(stray)
         else:
             kept.append((stray, (result.detail or result.reason) if result is not None else "excluded"))
-    if leftovers.suspect:  # a respawn intent is one reason to suspect
+    if leftovers.suspect:  # an intent is one reason to suspect
         yield from _forget_intents(paths, strays, kept)
     cleaned = yield from _clean(paths, leftovers, {s.worker for s, _ in kept})
     return Sweep(removed=tuple(removed), kept=tuple(kept), cleaned=cleaned)
@@ -276,7 +301,7 @@ def _clean(paths: TeamPaths, leftovers: Leftovers, in_use: set[str]) -> Gen[tupl
 
 
 def _forget_intents(paths: TeamPaths, strays: Sequence[Stray], kept: Sequence[tuple[Stray, str]]) -> Gen[None]:
-    """A respawn intent has done its work once no pane of its worker is left as a stray: remove it,
+    """An intent has done its work once no pane of its worker is left as a stray: remove it,
     so that later runs do not list panes for nothing. One whose pane is kept stays, to pin it."""
     listing = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
     keep = {s.worker for s, _ in kept}

@@ -20,7 +20,7 @@ from attrs import frozen
 
 from pure import model as m
 from pure.program import Gen
-from pure.tmux.parse import OWNER_OPTION, Verdict, is_positive_pid
+from pure.tmux.parse import OWNER_OPTION, Verdict, is_pane_id, is_positive_pid, parse_pid
 from pure.tmux.proof import OwnerAnswer, prove, read_owner, tmux
 
 # ------------------------------------------------------------------------------------------ tokens
@@ -257,6 +257,44 @@ def untag_step(pane: OwnedPane) -> m.Run:
     """Remove the owner tag of a pane proven ours (``team init`` undoing its adoption of a leader pane
     when the team's state cannot be written)."""
     return tmux("set-option", "-p", "-u", "-t", pane.pane_id, OWNER_OPTION, mutates=True)
+
+
+# What a worker pane's ``split-window``/``new-window -P -F`` answers: the new pane and the pid of the
+# process tmux started in it. The pin comes from the creation itself, so a respawn before the next
+# query cannot be pinned (and then tagged) as the process this run created.
+NEW_PANE_FORMAT = "#{pane_id}\t#{pane_pid}"
+
+
+@frozen(kw_only=True)
+class NewPane:
+    """A pane a creation step answered: ``pane_id`` None when the answer named no pane; ``pid`` None
+    when it could not be pinned (``problem`` says why, a verdict code)."""
+
+    pane_id: str | None
+    pid: int | None = None
+    problem: str = ""
+
+
+def answered_pane(answer: m.Proc) -> tuple[str, str]:
+    """The pane id and pid fields of a creation step's answer, as given ("" for a missing one)."""
+    pane, _, pid = (answer.stdout.split("\n") or [""])[0].partition("\t")
+    return pane.strip(), pid.strip()
+
+
+def pin_new_pane(answer: m.Proc) -> Gen[NewPane]:
+    """The pane a successful creation answered (``NEW_PANE_FORMAT``), pinned with the pid in that
+    answer. An answer with the pane id alone (the seed's stub tmux prints only that) is pinned by one
+    listing, as oh-my-codex pins it; a pid that does not parse pins nothing."""
+    pane, pid_field = answered_pane(answer)
+    if not is_pane_id(pane):
+        return NewPane(pane_id=None)
+    if pid_field:
+        pid = parse_pid(pid_field)
+        return NewPane(pane_id=pane, pid=pid, problem="" if pid is not None else "malformed_pid")
+    verdict = yield from prove(pane)
+    if not verdict.live or verdict.pid is None:
+        return NewPane(pane_id=pane, problem=verdict.code())
+    return NewPane(pane_id=pane, pid=verdict.pid)
 
 
 def split_step(into: OwnedPane, direction: str, *rest: str) -> m.Run:

@@ -24,6 +24,7 @@ from typing import Any
 from attrs import define, field
 
 from pure import model as m
+from pure import tmux as t
 from pure.program import is_mutation
 
 ACTIONS = {"add": "+", "change": "~", "remove": "-", "debt": "!"}
@@ -31,7 +32,7 @@ KIND_ORDER = ("worker", "session", "pane", "workspace", "run", "team", "config",
               "debt", "file", "step")
 OWNER_OPTION = "@omx_team_pane_owner_id"
 PANE_CREATING = ("split-window", "new-window", "new-session")
-_STARTUP = re.compile(r"/runtime/(worker-\d+)-startup\.sh")
+_STARTUP = re.compile(r"/runtime/(worker-\d+)(?:-startup\.sh|\.intent)")  # its startup script, its intent
 _WORKER_DIR = re.compile(r"^workers/([^/]+)(?:/|$)")
 _TASK_FILE = re.compile(r"^tasks/task-(\d+)\.json$")
 
@@ -69,10 +70,9 @@ def _json(text: str | None) -> Any:
         return None
 
 
-def _stdout_first(obs: m.Observation) -> str:
-    if isinstance(obs, m.Proc) and obs.exit_code == 0:
-        return (obs.stdout.strip().splitlines() or [""])[0].strip()
-    return ""
+def _new_pane_id(obs: m.Observation) -> str:
+    """The pane a creation step answered ("" when it failed)."""
+    return t.answered_pane(obs)[0] if isinstance(obs, m.Proc) and obs.exit_code == 0 else ""
 
 
 def _target(args: Sequence[str]) -> str | None:
@@ -215,7 +215,7 @@ class _Builder:
                 continue
             target = _target(args)
             if verb in PANE_CREATING:
-                pane = _stdout_first(obs)
+                pane = _new_pane_id(obs)
                 change = self._new_pane(index, args, pane, target, added)
                 if pane:
                     new_panes[pane] = change

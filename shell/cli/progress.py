@@ -1,6 +1,6 @@
 """Progress lines on stderr for long runs on a terminal (one line per worker as it comes up or goes).
 
-``Progress`` wraps the executor of a real run (``shell/cli/common.py``). It watches the steps as they
+``Progress`` wraps the executor of a real run (``shell/cli/operation.py``). It watches the steps as they
 are executed: a ``split-window`` or ``new-window`` that answered a pane id (the worker is named by the
 startup script in its command), the ``remain-on-exit`` release that ends a watched start
 (``pure/agents/startup.py``), a ``kill-pane``. Nothing is printed for a run that ends within
@@ -15,6 +15,7 @@ import time
 from typing import Any, TextIO
 
 from pure import model as m
+from pure import tmux as t
 
 QUIET_S = 1.0
 _WORKER = re.compile(r"/runtime/(worker-[0-9]+)-startup\.sh")
@@ -43,7 +44,7 @@ class Progress:
         if done.exit_code != 0 or not args:
             return None
         if args[0] in ("split-window", "new-window"):
-            pane = (done.stdout.split("\n") or [""])[0].strip()
+            pane, _pid = t.answered_pane(done)
             found = _WORKER.search(" ".join(args))
             worker = found.group(1) if found else "a worker"
             self.workers[pane] = worker

@@ -368,7 +368,7 @@ class SimExecutor:
                           else "server exited unexpectedly\n")
         answer = self.server(args)
         if args[0] in ("split-window", "new-window") and answer.exit_code == 0:
-            pane = self.server.panes.get(answer.stdout.strip())
+            pane = self.server.panes.get(t.answered_pane(answer)[0])
             if pane is not None:
                 self.made.add(pane.pid)
                 self.world.created[pane.pid] = self.team

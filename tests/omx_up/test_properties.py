@@ -100,7 +100,8 @@ def test_scale_up_is_safe_under_any_tmux_answers(choices: list[int], count: int,
         out = run(team, request(team, count=count, tasks=tasks, env=env), FaultyTmux(choices))  # type: ignore[arg-type]
         check_choreography(out.log)
         result = out.result
-        assert set(result) in ({"ok", "error"}, {"ok", "addedWorkers", "newWorkerCount", "nextWorkerIndex"})
+        shape = set(result) - {"transcriptWarnings"}  # why a killed pane's transcript was not kept (a deviation)
+        assert shape in ({"ok", "error"}, {"ok", "addedWorkers", "newWorkerCount", "nextWorkerIndex"})
         assert out.done.outcome.status in ("ok", "debt", "error", "refused")
         assert (result["ok"] is True) == (out.done.outcome.status == "ok")
         if out.done.outcome.status == "refused":  # refused means nothing was mutated in tmux

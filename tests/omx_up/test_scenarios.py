@@ -298,8 +298,8 @@ def test_f11_no_tiled_relayout_and_proof_before_split(tmp_path: Path, goldens: G
     assert out.log[split - 2] == ("show-option", "-qv", "-p", "-t", "%21", "@omx_team_pane_owner_id")
     assert out.log[split][:3] == ("split-window", "-v", "-t")
     assert not any(a[0] == "select-layout" for a in out.log)
-    assert out.log[split] == ("split-window", "-v", "-t", "%21", "-d", "-P", "-F", "#{pane_id}", "-c", str(tmp_path),
-                              f"exec /bin/sh '{team.dir}/runtime/worker-2-startup.sh'")
+    assert out.log[split] == ("split-window", "-v", "-t", "%21", "-d", "-P", "-F", "#{pane_id}\t#{pane_pid}", "-c",
+                              str(tmp_path), f"exec /bin/sh '{team.dir}/runtime/worker-2-startup.sh'")
     event = json.loads((team.dir / "events" / "events.ndjson").read_text())
     assert event["reason"] == "scale_up: added 1 worker(s), new count=2"
     request_record = json.loads((team.dir / "dispatch" / "requests.json").read_text())[0]

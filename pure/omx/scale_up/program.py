@@ -77,6 +77,9 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     # what a crashed or interrupted run of this team left behind goes first (pure/omx/strays.py), in
     # every mode: oh-my-codex leaves it (docs/scale-up.md, "Stray panes")
     swept = yield from strays.sweep(paths, config, owner)
+    blocked = swept.blocking(names)
+    if blocked is not None:
+        raise refused(f"scale_up_{blocked}")
     expected_before_migration = expected
     pre_migration_manifest = state.manifest_text
     if expected is None:
@@ -143,6 +146,8 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
         return (yield from rollback(run, Abort(error.outcome.message, run.context)))
     except Exception as error:  # noqa: BLE001 - safety net: a bug must not leak a tagged pane
         return (yield from rollback(run, Abort(f"internal_error:{type(error).__name__}:{error}", run.context)))
+    for added in run.added:  # members for good now; one left behind is forgotten by the next sweep
+        yield from expect(m.RemovePath(path=strays.intent_path(paths, added["name"])), m.Ack)
     result: Json = {"ok": True, "addedWorkers": run.added, "newWorkerCount": run.config["worker_count"],
                     "nextWorkerIndex": run.config["next_worker_index"]}
     if run.supervised:

@@ -15,7 +15,7 @@ from pure import model as m
 from pure import tmux as t
 from pure.agents import startup as supervise
 from pure.omx import dispatch as dsp
-from pure.omx import transcripts, txn
+from pure.omx import strays, transcripts, txn
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
 from pure.omx.locks import Barrier, with_barrier
@@ -226,7 +226,8 @@ def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
     _, problem = yield from _guard(lambda: _canonical_cleanup(run, rollback_workers, context, unresolved_names))
     if problem is not None:
         debts.append(CleanupDebt("canonical_cleanup_failed", str(problem)))
-    _, problem = yield from _guard(lambda: _resource_cleanup(run, context, unresolved_names))
+    committed = {w["name"] for w in unresolved}
+    _, problem = yield from _guard(lambda: _resource_cleanup(run, context, unresolved_names, committed))
     if problem is not None:
         debts.append(CleanupDebt("resource_cleanup_failed", str(problem)))
     if not debts:
@@ -302,8 +303,9 @@ def _canonical_cleanup(run: Run, rollback_workers: list[Json], context: Rollback
             raise StepFailure(f"worker directory still present: {paths.worker_dir(name)}")
 
 
-def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str]) -> Gen[None]:
-    """Resource cleanup: root AGENTS, created worktrees (and branches), prepared dirs, startup scripts."""
+def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str], members: set[str]) -> Gen[None]:
+    """Resource cleanup: root AGENTS, created worktrees (and branches), prepared dirs, startup scripts,
+    and the intents (``pure/omx/strays.py``) but of a pane neither proven gone nor kept as a member."""
     paths = run.paths
     problems: list[str] = []
     for name, (tree_path, backup) in run.agents_backups.items():
@@ -320,6 +322,8 @@ def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str]) 
         worker = _script_worker(script)
         if worker not in unresolved:
             yield from acked(m.RemovePath(path=script))
+        if worker not in unresolved or worker in members:  # its pane gone, or recorded as a member
+            yield from acked(m.RemovePath(path=strays.intent_path(paths, worker)))
     if not run.runtime_existed and not unresolved:
         yield from acked(m.RemovePath(path=paths.runtime_dir, recursive=True))
     if run.created_instructions is not None and not unresolved:

@@ -15,7 +15,7 @@ from pure import model as m
 from pure import tmux as t
 from pure.agents import startup as supervise
 from pure.omx import dispatch as dsp
-from pure.omx import ids, instructions, layout, startup, transcripts
+from pure.omx import ids, instructions, layout, startup, strays, transcripts
 from pure.omx import launch as ln
 from pure.omx import worktree as wt
 from pure.omx.codec import Json, render_json
@@ -170,12 +170,17 @@ def split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
     # 16. L S L
     context = run.context = RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)
     into = yield from prove_split_target(target, pid, owner, context)
-    # 17. split
+    # 17. the intent, then the split: a run killed from here on leaves a record naming the pane it
+    # may have made (pure/omx/strays.py)
+    try:
+        yield from acked(strays.intent_step(paths, "scale_up", name))
+    except StepFailure as error:
+        raise Abort(f"scale_up_intent_not_written:{name}:{error}", context) from None
     script = paths.startup_script(index)
     command = (startup.gated_startup_command(script, paths.worker_dir(name)) if run.supervised
                else startup.startup_command(script))
     run.context = evolve(context, pane_id=None)
-    rest = ("-d", "-P", "-F", "#{pane_id}", "-c", working_dir, command)
+    rest = ("-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c", working_dir, command)
     step = (t.split_step(into, "-h" if leader else "-v", *rest) if placement is None
             else layout.placement_step(placement, into, *rest))
     # 17-20 with interrupts held: an interrupt between the split and the pin would leave a pane
@@ -195,21 +200,24 @@ def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step:
     split = yield from expect(step, m.Proc)
     if split.exit_code != 0:
         raise Abort(f"Failed to create tmux pane for {name}: {split.stderr.strip()}", context)
-    lines = split.stdout.split("\n")
-    pane = lines[0].strip() if lines else ""
+    pane, _pid = t.answered_pane(split)
     if not pane.startswith("%"):
         raise Abort(f"Failed to capture pane ID for {name}", context)
-    # 18. pin
+    # 18. pin: from the split's own answer (pure/tmux/owned.py, ``pin_new_pane``)
     # A pane exists from here on: an exception before the record below still names it.
     run.context = evolve(context, pane_id=pane)
-    pinned = yield from t.prove(pane)
-    record = _worker_record(run, name=name, index=index, role=role, cli=cli,
-                            pid=pinned.pid if pinned.live else None, pane=pane, working_dir=working_dir, tree=tree)
+    pinned = yield from t.pin_new_pane(split)
+    record = _worker_record(run, name=name, index=index, role=role, cli=cli, pid=pinned.pid, pane=pane,
+                            working_dir=working_dir, tree=tree)
     context = run.context = RollbackContext(worker=record, pane_id=pane, worker_name=name,
                                             worktree_path=tree.path if tree else None)
-    if not pinned.live or pinned.pid is None:
+    if pinned.pid is None or pinned.pane_id != pane:
         raise Abort(f"Failed to prove tmux pane for {name}", context)
-    # 19. tag
+    try:  # the pinned process in the intent, before anything else is done with the pane
+        yield from acked(strays.intent_step(paths, "scale_up", name, pane_id=pane, pid=pinned.pid))
+    except StepFailure as error:
+        raise Abort(f"scale_up_intent_not_written:{name}:{error}", context) from None
+    # 19. tag, after a listing shows the pane still running the pinned process
     problem = yield from tag_pane(pane, pinned.pid, owner)
     if problem is not None:
         raise Abort(f"Failed to tag tmux pane for {name}: {problem}", context)
@@ -328,6 +336,7 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
             yield from wt.restore_root_agents(*backup)
         yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
         yield from acked(m.RemovePath(path=paths.startup_script(worker.index)))
+        yield from acked(m.RemovePath(path=strays.intent_path(paths, name)))
         if problems:
             raise StepFailure("; ".join(problems))
     except (StepFailure, wt.WorktreeError) as error:

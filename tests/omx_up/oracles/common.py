@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pure.tmux import TRANSCRIPT_NOTE
+from pure.tmux import NEW_PANE_FORMAT, TRANSCRIPT_NOTE
 
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|id-\d{4}(?:0-0000-0000-0000-000000000000)?")
@@ -19,6 +19,9 @@ SKIPPED = (".omx/logs/", ".omx/state/current-task-baseline.json")
 # A designed difference: the transcripts panefleet keeps of the worker panes a rollback kills
 # (pure/omx/transcripts.py; docs/scale-up.md, "Decisions"). oh-my-codex keeps none.
 TRANSCRIPTS = re.compile(r"\.omx/state/team/[^/]+/transcripts/")
+# Another: the intent a scale-up writes before each split (pure/omx/strays.py), left by a run whose
+# rollback could not finish, so that the next command finds the pane it may have made.
+INTENT = re.compile(r"\.omx/state/team/[^/]+/runtime/worker-[0-9]+\.intent$")
 SKIPPED_NAMES = ("inbox.md",)
 
 
@@ -34,7 +37,8 @@ def files(cwd: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for path in sorted(cwd.rglob("*")):
         rel = str(path.relative_to(cwd))
-        if rel.startswith(SKIPPED) or path.name in SKIPPED_NAMES or not path.is_file() or TRANSCRIPTS.match(rel):
+        if rel.startswith(SKIPPED) or path.name in SKIPPED_NAMES or not path.is_file() or TRANSCRIPTS.match(rel) \
+                or INTENT.match(rel):
             continue
         if rel.startswith(".git/") or "/.git" in rel or (rel.startswith(".omx/team/") and path.name == "AGENTS.md"):
             continue  # git internals; the generated worktree-root instructions differ by design
@@ -52,7 +56,9 @@ def tmux_calls_as_oh_my_codex_makes_them(journal: list[Any]) -> list[list[str]]:
     panefleet submits with ``Enter`` where oh-my-codex 0.20.3 sends ``C-m`` (docs/scale-up.md,
     "Decisions"), so panefleet's ``Enter`` is written here as ``C-m``. A third: before it kills a
     worker's pane, panefleet keeps its transcript (``L, S, L, capture-pane``, each step noted
-    ``transcript``: pure/omx/transcripts.py); those calls are left out too.
+    ``transcript``: pure/omx/transcripts.py); those calls are left out too. A fourth: a worker pane's
+    ``split-window -P -F`` asks for its pid too (``pure/tmux/owned.py`` ``NEW_PANE_FORMAT``, pinned from
+    the split's own answer), written here as oh-my-codex's ``#{pane_id}``.
     """
     calls: list[list[str]] = []
     proving_a_kill = paused = False  # inside kill-pane, list-panes, (pause, list-panes)*
@@ -72,6 +78,8 @@ def tmux_calls_as_oh_my_codex_makes_them(journal: list[Any]) -> list[list[str]]:
             args = list(step.args)
             if verb == "send-keys" and args[-1] == "Enter" and "-l" not in args:
                 args[-1] = "C-m"
+            if verb == "split-window" and "-F" in args and args[args.index("-F") + 1] == NEW_PANE_FORMAT:
+                args[args.index("-F") + 1] = "#{pane_id}"
             calls.append(args)
         paused = False
     return calls
