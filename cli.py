@@ -148,7 +148,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from shell.cli.common import emit_json, load_operations
+    from shell.cli.operation import emit_json, load_operations
     from shell.run.loop import AuditError, panefleet_version, replay
 
     load_operations()
@@ -231,7 +231,7 @@ def _leader_pane(args: argparse.Namespace) -> str | None:
 
 def cmd_team_init(args: argparse.Namespace) -> int:
     from pure.team_ops import TeamInitRequest
-    from shell.cli.common import run_cli_operation, usage_error
+    from shell.cli.operation import run_cli_operation, usage_error
     from shell.cli.render import render_init
     from shell.cli.task_input import check_against_team
 
@@ -258,7 +258,7 @@ def cmd_team_init(args: argparse.Namespace) -> int:
 
 def cmd_team_status(args: argparse.Namespace) -> int:
     from pure.team_ops import TeamStatusRequest
-    from shell.cli.common import run_cli_operation, usage_error
+    from shell.cli.operation import run_cli_operation, usage_error
     from shell.cli.status_view import render_status_explained
 
     request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=recorded_env(os.environ))

@@ -153,7 +153,7 @@ for _union, _tag in ((m.Step, "op"), (m.Observation, "kind"), (m.Decision, "kind
 
 # A field declared with ``metadata=OMIT_NONE`` is left out of the JSON form while it is None (and read
 # as None when absent): a field added later keeps every document written before it unchanged (the
-# Herdr machine of pure/herdr/fleet/common.py, pure/herdr/records.py).
+# Herdr machine of pure/herdr/fleet/vocabulary.py, pure/herdr/records.py).
 OMIT_NONE = {"wire_omit_none": True}
 
 

@@ -67,23 +67,3 @@ def validate_team_name(name: str) -> Result[str, str]:
         f'Invalid team name: "{name}". Team name must match /^[a-z0-9][a-z0-9-]{{0,29}}$/ '
         "(lowercase alphanumeric + hyphens, max 30 chars)."
     )
-
-
-def assert_safe_team_name(name: str) -> Result[str, str]:
-    """The state-path guard's team-name check (``invalid_team_name:<name>``)."""
-    return Success(name) if is_safe_team_name(name) else Failure(f"invalid_team_name:{name}")
-
-
-def validate_worker_name(name: str) -> Result[str, str]:
-    if is_safe_worker_name(name):
-        return Success(name)
-    return Failure(
-        f'Invalid worker name: "{name}". Must match /^[a-z0-9][a-z0-9-]{{0,63}}$/ '
-        "(lowercase alphanumeric + hyphens, max 64 chars)."
-    )
-
-
-def validate_task_id(task_id: str) -> Result[str, str]:
-    if is_safe_task_id(task_id):
-        return Success(task_id)
-    return Failure(f'Invalid task ID: "{task_id}". Must be a positive integer (digits only, max 20 digits).')

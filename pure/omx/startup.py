@@ -102,11 +102,6 @@ def render_startup_script(
     return Success("\n".join(line for line in lines if line != ""))
 
 
-def startup_script_path(state_root: str, team_name: str, worker_index: int) -> str:
-    """``<stateRoot>/team/<team>/runtime/worker-<N>-startup.sh`` (``path.join`` normalised)."""
-    return posix_join(state_root, "team", team_name, "runtime", f"worker-{worker_index}-startup.sh")
-
-
 def startup_command(script_path: str) -> str:
     """What is typed into the new pane: ``exec /bin/sh '<script>'``."""
     return f"exec /bin/sh {shell_quote(script_path)}"

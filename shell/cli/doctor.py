@@ -103,7 +103,7 @@ def setup_facts(cli: str, path: str | None, version_text: str | None, env: dict[
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from pure.agents.doctor import summary
-    from shell.cli.common import emit_json
+    from shell.cli.operation import emit_json
 
     env = dict(os.environ)
     checks = gather(clis_to_check(args, env), env)

@@ -87,7 +87,7 @@ def selected(fleet: FleetFile, names: list[str]) -> list[TeamSpec]:
 def targets(args: argparse.Namespace, teams: list[TeamSpec]) -> list[Target]:
     """Each team's tmux server: --tmux-socket or $PANEFLEET_TMUX_SOCKET, else the file's ``tmux_socket``,
     else the server the team was made on (its record), else tmux's default server."""
-    from shell.cli.common import tmux_socket
+    from shell.cli.operation import tmux_socket
 
     environ = dict(os.environ)
     asked = tmux_socket(args, environ)
@@ -184,7 +184,7 @@ def plan_json(fleet: FleetFile, planned: list[tuple[Target, Observed, TeamPlan]]
 
 
 def _emit(args: argparse.Namespace, data: dict[str, Any], text: str, code: int) -> int:
-    from shell.cli.common import emit_json
+    from shell.cli.operation import emit_json
 
     if getattr(args, "output", "text") == "json":
         emit_json(data)
@@ -195,7 +195,7 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str, code: int) 
 
 def _failed(args: argparse.Namespace, command: str, message: str, code: int) -> int:
     if code == EXIT_USAGE:
-        from shell.cli.common import usage_error
+        from shell.cli.operation import usage_error
 
         return usage_error(args, command, message)
     return _emit(args, {"ok": False, "error": message}, f"panefleet {command}: error: {message}", code)
@@ -479,7 +479,7 @@ def _finish(args: argparse.Namespace, outcomes: list[dict[str, Any]]) -> int:
     code = EXIT_OK if ok else EXIT_ATTENTION if statuses and all(s == "debt" for s in statuses) else \
         EXIT_REFUSED if statuses and all(s == "refused" for s in statuses) else EXIT_ERROR
     if getattr(args, "output", "text") == "json":
-        from shell.cli.common import emit_json
+        from shell.cli.operation import emit_json
 
         emit_json({"ok": ok, "outcomes": outcomes})
     else:

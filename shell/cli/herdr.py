@@ -347,7 +347,7 @@ def store_handler(store: Any) -> Any:
 def _run_operation(
     name: str, request: object, args: argparse.Namespace, env: Mapping[str, str], render: Any
 ) -> int:
-    from shell.cli.common import run_cli_operation
+    from shell.cli.operation import run_cli_operation
     from shell.run.executor import Executor
 
     store = _with_store(args, env)

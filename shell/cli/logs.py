@@ -61,7 +61,7 @@ def _saved_note(result: dict[str, Any]) -> str:
 
 def cmd_logs(args: argparse.Namespace) -> int:
     from pure.omx.logs import LogsRequest
-    from shell.cli.common import run_cli_operation
+    from shell.cli.operation import run_cli_operation
 
     environ = dict(os.environ)
     request = LogsRequest(team=args.team, worker=args.worker, cwd=os.path.abspath(args.cwd),
@@ -75,7 +75,7 @@ def _follow(args: argparse.Namespace, request: Any, environ: dict[str, str]) -> 
     """The scrollback, then each second the lines that are new (``added``), while the pane is the one
     first read and proven its; Ctrl-C or the pane going end it with exit 0."""
     from pure import ops
-    from shell.cli.common import emit_json, exit_code, make_executor, print_outcome
+    from shell.cli.operation import emit_json, exit_code, make_executor, print_outcome
     from shell.run.loop import run_program
 
     op = ops.get("team.logs")

@@ -42,7 +42,7 @@ def render_peek(result: dict[str, Any]) -> str:
 
 def cmd_peek(args: argparse.Namespace) -> int:
     from pure.omx.peek import PeekRequest
-    from shell.cli.common import run_cli_operation
+    from shell.cli.operation import run_cli_operation
 
     environ = dict(os.environ)
     request = PeekRequest(team=args.team, worker=args.worker, cwd=os.path.abspath(args.cwd),
@@ -76,7 +76,7 @@ TMUX_TIMEOUT_S = 10.0  # each tmux call attach makes before it hands the termina
 
 def cmd_attach(args: argparse.Namespace) -> int:
     from pure.omx.peek import LocateRequest
-    from shell.cli.common import exit_code, make_executor, print_outcome, run_cli_operation, tmux_socket
+    from shell.cli.operation import exit_code, make_executor, print_outcome, run_cli_operation, tmux_socket
     from shell.run.loop import run_operation
 
     environ = dict(os.environ)

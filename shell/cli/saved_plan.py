@@ -71,7 +71,7 @@ def _team_env(env: Mapping[str, str]) -> dict[str, str]:
 
 def load_plan(path: str) -> SavedPlan:
     from pure import wire
-    from shell.cli.common import load_operations
+    from shell.cli.operation import load_operations
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -383,7 +383,7 @@ def difference(step: m.Step, planned: m.Observation, observed: m.Observation, te
 
 def renderer_for(operation: str, request: Any) -> Any:
     """The text renderer the command of ``operation`` uses (see its ``cmd_*``)."""
-    from shell.cli.common import as_run_renderer
+    from shell.cli.operation import as_run_renderer
 
     if operation == "team.init":
         from shell.cli.render import render_init
@@ -434,7 +434,7 @@ def planned_scene(args: argparse.Namespace, plan: SavedPlan) -> argparse.Namespa
 def _refuse(args: argparse.Namespace, message: str, code: int = 4, **extra: Any) -> int:
     sys.stderr.write(f"panefleet apply: refused, nothing was changed: {message}\n")
     if getattr(args, "output", "text") == "json":
-        from shell.cli.common import emit_json
+        from shell.cli.operation import emit_json
 
         emit_json({"ok": False, "error": message, "refused": True, "error_code": "plan_refused", **extra})
     return code
@@ -445,7 +445,7 @@ def _load(args: argparse.Namespace, command: str) -> SavedPlan | int:
         return load_plan(str(args.plan_file))
     except PlanError as exc:
         if exc.code == 2:
-            from shell.cli.common import usage_error
+            from shell.cli.operation import usage_error
 
             return usage_error(args, command, str(exc))
         return _refuse(args, str(exc)) if command == "apply" else _show_refusal(args, str(exc))
@@ -454,14 +454,14 @@ def _load(args: argparse.Namespace, command: str) -> SavedPlan | int:
 def _show_refusal(args: argparse.Namespace, message: str) -> int:
     sys.stderr.write(f"panefleet show: {message}\n")
     if getattr(args, "output", "text") == "json":
-        from shell.cli.common import emit_json
+        from shell.cli.operation import emit_json
 
         emit_json({"ok": False, "error": message, "error_code": "plan_unreadable"})
     return 4
 
 
 def apply_plan(args: argparse.Namespace) -> int:
-    from shell.cli.common import EXIT_REFUSED, run_and_print
+    from shell.cli.operation import EXIT_REFUSED, run_and_print
 
     plan = _load(args, "apply")
     if isinstance(plan, int):
@@ -502,7 +502,7 @@ def apply_plan(args: argparse.Namespace) -> int:
             real = Executor(env=env, store=store_handler(store))
         else:
             real = Executor(env=env, tmux_socket=socket if isinstance(socket, str) else None)
-        from shell.cli.common import load_operations
+        from shell.cli.operation import load_operations
 
         op = load_operations()[plan.operation]
         checked = CheckedExecutor(real, lambda: op.program(plan.request), plan.journal, team_dir)
@@ -521,7 +521,7 @@ def apply_plan(args: argparse.Namespace) -> int:
 
 
 def show_plan(args: argparse.Namespace) -> int:
-    from shell.cli.common import emit_json, plan_json, plan_text
+    from shell.cli.operation import emit_json, plan_json, plan_text
 
     plan = _load(args, "show")
     if isinstance(plan, int):

@@ -146,7 +146,7 @@ def _cwd(args: argparse.Namespace) -> str:
 
 def cmd_scale_down(args: argparse.Namespace) -> int:
     from pure.omx.scale_down import ScaleDownRequest
-    from shell.cli.common import run_cli_operation
+    from shell.cli.operation import run_cli_operation
     from shell.cli.team_home import request_env
 
     request = ScaleDownRequest(team=args.team, cwd=_cwd(args), env=request_env(args, os.environ),
@@ -157,7 +157,7 @@ def cmd_scale_down(args: argparse.Namespace) -> int:
 
 def cmd_debt_show(args: argparse.Namespace) -> int:
     from pure.omx.scale_down import DebtRequest
-    from shell.cli.common import run_cli_operation
+    from shell.cli.operation import run_cli_operation
 
     request = DebtRequest(team=args.team, cwd=_cwd(args), env=_env())
     return run_cli_operation("team.debt_show", request, args, render=render_debt)
@@ -165,7 +165,7 @@ def cmd_debt_show(args: argparse.Namespace) -> int:
 
 def cmd_debt_reconcile(args: argparse.Namespace) -> int:
     from pure.omx.scale_down import DebtRequest
-    from shell.cli.common import run_cli_operation
+    from shell.cli.operation import run_cli_operation
 
     request = DebtRequest(team=args.team, cwd=_cwd(args), env=_env())
     # the text needs the journal (what was killed, found gone, cleaned), not only {"ok": true}
@@ -174,13 +174,13 @@ def cmd_debt_reconcile(args: argparse.Namespace) -> int:
 
 
 def render_reconcile_run(result: dict[str, Any], done: m.Done, journal: Sequence[m.Entry]) -> str:
-    """The reconcile report (debt the run keeps follows on stderr, ``shell/cli/common.py``)."""
+    """The reconcile report (debt the run keeps follows on stderr, ``shell/cli/operation.py``)."""
     return render_reconcile(result, journal)
 
 
 def cmd_task_create(args: argparse.Namespace) -> int:
     from pure.omx.tasks import TaskCreateRequest
-    from shell.cli.common import run_cli_operation, usage_error
+    from shell.cli.operation import run_cli_operation, usage_error
     from shell.cli.task_input import check_against_team
 
     try:
@@ -231,7 +231,7 @@ def _task_given(args: argparse.Namespace) -> Any:
 
 def cmd_task_claim(args: argparse.Namespace) -> int:
     from pure.omx.tasks import TaskClaimRequest
-    from shell.cli.common import run_cli_operation
+    from shell.cli.operation import run_cli_operation
 
     request = TaskClaimRequest(team=args.team, cwd=_cwd(args), env=_env(), task_id=args.task_id,
                                worker=args.worker, expected_version=args.expected_version)
@@ -245,7 +245,7 @@ def render_scale_down_run(result: dict[str, Any], done: m.Done, journal: Sequenc
     """The result's text, then the transcripts the run kept (``pure/omx/transcripts.py``; not in the
     result, which stays oh-my-codex's)."""
     from pure.omx.transcripts import written
-    from shell.cli.common import as_run_renderer
+    from shell.cli.operation import as_run_renderer
 
     text = as_run_renderer(render_scale_down, None)(result, done, list(journal))
     return text + "".join(f"\ntranscript kept: {path}" for path in written(journal))

@@ -249,7 +249,7 @@ def render_scale_up(result: dict[str, Any], done: Any, journal: list[Any], searc
 
 
 def cmd_scale_up(args: argparse.Namespace) -> int:
-    from shell.cli.common import run_cli_operation, usage_error
+    from shell.cli.operation import run_cli_operation, usage_error
     from shell.cli.task_input import check_against_team, task_checks
 
     environ = dict(os.environ)
@@ -284,7 +284,7 @@ def render_respawn(result: dict[str, Any]) -> str:
 
 def cmd_respawn(args: argparse.Namespace) -> int:
     from pure.omx.respawn import RespawnRequest
-    from shell.cli.common import run_cli_operation
+    from shell.cli.operation import run_cli_operation
 
     environ = dict(os.environ)
     cwd = os.path.abspath(args.cwd)

@@ -54,7 +54,7 @@ def render_send(result: dict[str, Any]) -> str:
 
 def cmd_send(args: argparse.Namespace) -> int:
     from pure.omx.send import SendRequest
-    from shell.cli.common import run_cli_operation, usage_error
+    from shell.cli.operation import run_cli_operation, usage_error
 
     *workers, message = args.words
     if (args.all_workers or args.role is not None) and workers:

@@ -102,7 +102,7 @@ def watch(request: Any, args: Any, interval: float, *, operation: str = "team.st
     import time
 
     from pure import ops
-    from shell.cli.common import make_executor
+    from shell.cli.operation import make_executor
     from shell.run.loop import run_program
 
     op = ops.get(operation)

@@ -1,6 +1,6 @@
 """Tasks and roles as a person types them (``team scale-up --task/--agent-type``, ``team task create
 --task/--blocked-by``, ``team init --agent-type``), checked before the command runs: every problem
-found here is a usage error (exit 2, ``shell/cli/common.py`` ``usage_error``).
+found here is a usage error (exit 2, ``shell/cli/operation.py`` ``usage_error``).
 
 A task is plain text (the first line is its subject, the lines after it its description; one line
 is both, as a task given only a subject would read) or a JSON object (text that starts with ``{``).
@@ -105,7 +105,7 @@ def read_known(args: argparse.Namespace, team: str, cwd: str, env: dict[str, str
                roles: bool) -> dict[str, Any] | None:
     """Run the read-only program of ``pure/omx/task_input.py`` through the real executor."""
     from pure.omx.task_input import known_program
-    from shell.cli.common import make_executor
+    from shell.cli.operation import make_executor
     from shell.run.loop import run_program
 
     done, _journal = run_program(lambda: known_program(team, cwd, env, tasks=tasks, roles=roles),

@@ -12,7 +12,7 @@ command's handler runs; ``team init`` excepted, it makes a team):
 * **Who made it.** A team whose record says panefleet made it scales without
   ``OMX_TEAM_SCALING_ENABLED`` (:func:`request_env`); oh-my-codex's teams keep the gate.
 
-After a successful ``team init`` (run, or applied from a saved plan; ``shell/cli/common.py``
+After a successful ``team init`` (run, or applied from a saved plan; ``shell/cli/operation.py``
 ``run_and_print``), :func:`remember_new_team` writes the team's record and registers it
 (``shell/store/registry.py``). Nothing here imports the rest of the command line.
 """

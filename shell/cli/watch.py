@@ -73,7 +73,14 @@ def transitions(before: dict[str, str], now: dict[str, str]) -> list[tuple[str, 
 def cmd_watch(args: argparse.Namespace) -> int:
     from pure import ops
     from pure.team_ops import TeamStatusRequest
-    from shell.cli.common import emit_json, exit_code, make_executor, print_outcome, tmux_socket, usage_error
+    from shell.cli.operation import (
+        emit_json,
+        exit_code,
+        make_executor,
+        print_outcome,
+        tmux_socket,
+        usage_error,
+    )
     from shell.run.loop import run_program
 
     if not 0.2 <= args.interval <= 3600 or args.refreshes < 0:

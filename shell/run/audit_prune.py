@@ -1,7 +1,7 @@
 """Keep the audit logs bounded: the newest ``COUNT`` logs, none older than ``DAYS`` days.
 
 Every run writes one log under ``<state dir>/audit/`` (``shell/run/loop.py``); after a run,
-``shell/cli/common.py`` calls :func:`prune`. ``PANEFLEET_AUDIT_KEEP`` sets the policy as a
+``shell/cli/operation.py`` calls :func:`prune`. ``PANEFLEET_AUDIT_KEEP`` sets the policy as a
 comma-separated list of ``COUNT`` and ``DAYSd`` items (default ``500,30d``: the 500 newest logs,
 and of those only the ones written in the last 30 days); ``off`` keeps every log. A malformed value
 is a usage error (exit 2), checked by ``cli.py`` before any command runs.

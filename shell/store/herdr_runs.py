@@ -7,7 +7,7 @@ answered by ``shell/cli/herdr.py`` (``store_handler``) through ``HerdrStore.star
 which check again inside their transaction, so a concurrent change is still refused.
 
 The programs are pure (steps in, observations out) and could live in ``pure/herdr/``; they are
-registered with ``pure.ops`` when this module is imported (``shell/cli/common.py``
+registered with ``pure.ops`` when this module is imported (``shell/cli/operation.py``
 ``load_operations``).
 """
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pure import model as m
 from pure.herdr.fleet import owned
-from pure.herdr.fleet.common import Target
+from pure.herdr.fleet.vocabulary import Target
 from tests.core.source_calls import ROOT, call_name, project_sources
 
 OWNED = ROOT / "pure" / "herdr" / "fleet" / "owned.py"

@@ -34,8 +34,8 @@ from pure.omx.startup import (
     shell_quote,
     should_source_shell_rc,
     startup_command,
-    startup_script_path,
 )
+from pure.omx.state import TeamPaths, resolve_state_root
 from tests.omx.conftest import load_golden
 from tests.omx.test_launch import extra_env_of, host_of, request_of
 
@@ -69,7 +69,7 @@ def test_script_matches_oh_my_codex_byte_for_byte(case: dict[str, Any]) -> None:
         plan, worker_cwd=i["worker_cwd"], shell=shell, rc_file=rc_file, source_rc=source_rc
     )
     assert script.unwrap() == case["expected"]["script"]
-    path = startup_script_path(extra["OMX_TEAM_STATE_ROOT"].strip(), i["team_name"], plan_index(case))
+    path = TeamPaths(resolve_state_root(i["worker_cwd"], extra), i["team_name"]).startup_script(plan_index(case))
     assert startup_command(path) == case["expected"]["startup_command"]
 
 
@@ -240,7 +240,8 @@ def test_helpers() -> None:
     assert choose_worker_shell("/bin/bash", {"/bin/bash"}, msys=True) == ("/bin/sh", None)
     assert should_source_shell_rc({"OMX_TMUX_SOURCE_SHELL_RC": " 1 "})
     assert not should_source_shell_rc({"OMX_TMUX_SOURCE_SHELL_RC": "true"})
-    assert startup_script_path("/r/.omx/state/", "t", 3) == "/r/.omx/state/team/t/runtime/worker-3-startup.sh"
+    root = resolve_state_root("/elsewhere", {"OMX_TEAM_STATE_ROOT": "/r/.omx/state/"})
+    assert TeamPaths(root, "t").startup_script(3) == "/r/.omx/state/team/t/runtime/worker-3-startup.sh"
 
 
 def test_rc_prefix_and_bad_env_key() -> None:

@@ -107,7 +107,7 @@ def test_a_scale_up_interrupted_at_any_moment_leaves_nothing_no_member_names(
         out, err = run.communicate(timeout=60)
         assert run.returncode == 130, (moment, out, err)
         assert _leftovers(tmux_server, team, work) == [], (moment, err)
-        if "killed pane(s)" in err:  # the undo is told (shell/cli/common.py undone_text)
+        if "killed pane(s)" in err:  # the undo is told (shell/cli/operation.py undone_text)
             assert err.startswith("interrupted: killed pane(s) %"), err
 
 

@@ -8,7 +8,22 @@ deliberate deviation from the seed are in ``docs/herdr-fleet.md``.
 
 from __future__ import annotations
 
-from pure.herdr.fleet.common import (
+from pure.herdr.fleet.opening import Ready, Surface, ensure_workspace, open_pane
+from pure.herdr.fleet.owned import Discovery, Owned, OwnedHerdrPane, discover
+from pure.herdr.fleet.programs import (
+    LOCK_RETRY_MS,
+    LOCK_TIMEOUT_MS,
+    StatusRequest,
+    ensure_program,
+    open_program,
+    reconcile_program,
+    release_program,
+    retire_program,
+    status_program,
+)
+from pure.herdr.fleet.reconcile import attribute, reconcile
+from pure.herdr.fleet.release import Released, release_orphaned
+from pure.herdr.fleet.vocabulary import (
     DEFAULT_FOLLOWER,
     DEFAULT_SESSION,
     IMPLICIT_CLOSE_REASON,
@@ -27,21 +42,6 @@ from pure.herdr.fleet.common import (
     unsafe_word,
     workspace_label,
 )
-from pure.herdr.fleet.opening import Ready, Surface, ensure_workspace, open_pane
-from pure.herdr.fleet.owned import Discovery, Owned, OwnedHerdrPane, discover
-from pure.herdr.fleet.programs import (
-    LOCK_RETRY_MS,
-    LOCK_TIMEOUT_MS,
-    StatusRequest,
-    ensure_program,
-    open_program,
-    reconcile_program,
-    release_program,
-    retire_program,
-    status_program,
-)
-from pure.herdr.fleet.reconcile import attribute, reconcile
-from pure.herdr.fleet.release import Released, release_orphaned
 
 __all__ = ["DEFAULT_FOLLOWER", "DEFAULT_SESSION", "Discovery", "EnsureRequest", "IMPLICIT_CLOSE_REASON",
            "LOCK_RETRY_MS", "LOCK_TIMEOUT_MS", "OpenRequest", "Owned", "OwnedHerdrPane", "PANE_REATTEMPT_MAX", "Ready",

@@ -7,7 +7,7 @@ from typing import Any
 
 from returns.result import Failure, Result, Success
 
-from pure.herdr.fleet.common import WORKER_PANE_SOURCE, Target
+from pure.herdr.fleet.vocabulary import WORKER_PANE_SOURCE, Target
 from pure.herdr.liveness import Pulse, follower_pulse
 from pure.herdr.parse import (
     PaneFact,

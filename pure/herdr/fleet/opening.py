@@ -9,16 +9,6 @@ from attrs import frozen
 from returns.result import Failure
 
 from pure.herdr.fleet.calls import herdr, list_panes, store, store_write
-from pure.herdr.fleet.common import (
-    WORKER_PANE_SOURCE,
-    Target,
-    Tracked,
-    Unavailable,
-    follower_argv,
-    pane_label,
-    unsafe_word,
-    workspace_label,
-)
 from pure.herdr.fleet.owned import (
     Owned,
     OwnedHerdrPane,
@@ -38,6 +28,16 @@ from pure.herdr.fleet.owned import (
     settle_pending,
     split_below,
     weigh_pending,
+)
+from pure.herdr.fleet.vocabulary import (
+    WORKER_PANE_SOURCE,
+    Target,
+    Tracked,
+    Unavailable,
+    follower_argv,
+    pane_label,
+    unsafe_word,
+    workspace_label,
 )
 from pure.herdr.parse import (
     PaneFact,

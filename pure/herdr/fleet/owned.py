@@ -28,7 +28,7 @@ from attrs import frozen
 from returns.result import Failure, Result, Success
 
 from pure.herdr.fleet.calls import answered, herdr, list_panes, pane_list_step, store, store_write
-from pure.herdr.fleet.common import (
+from pure.herdr.fleet.vocabulary import (
     WORKER_PANE_SOURCE,
     WORKER_WORKSPACE_TOKEN,
     Target,

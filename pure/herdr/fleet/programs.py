@@ -10,21 +10,6 @@ from returns.result import Failure, Result, Success
 
 from pure.convert import OMIT_NONE
 from pure.herdr.fleet.calls import probe, probe_step, store
-from pure.herdr.fleet.common import (
-    DEFAULT_SESSION,
-    EnsureRequest,
-    OpenRequest,
-    ReconcileRequest,
-    ReleaseRequest,
-    RetireRequest,
-    Target,
-    Tracked,
-    Unavailable,
-    done_with,
-    json_value,
-    opened_json,
-    target_of,
-)
 from pure.herdr.fleet.opening import Surface, ensure_workspace, open_pane
 from pure.herdr.fleet.outcomes import debt_of
 from pure.herdr.fleet.owned import (
@@ -40,6 +25,21 @@ from pure.herdr.fleet.owned import (
 )
 from pure.herdr.fleet.reconcile import attribute, reconcile, recorded_panes, run_label
 from pure.herdr.fleet.release import release_orphaned
+from pure.herdr.fleet.vocabulary import (
+    DEFAULT_SESSION,
+    EnsureRequest,
+    OpenRequest,
+    ReconcileRequest,
+    ReleaseRequest,
+    RetireRequest,
+    Target,
+    Tracked,
+    Unavailable,
+    done_with,
+    json_value,
+    opened_json,
+    target_of,
+)
 from pure.herdr.liveness import Pulse
 from pure.herdr.parse import (
     PaneFact,

@@ -8,15 +8,6 @@ from attrs import evolve, frozen
 from returns.result import Failure, Result, Success
 
 from pure.herdr.fleet.calls import probe, probe_step, store
-from pure.herdr.fleet.common import (
-    IMPLICIT_CLOSE_REASON,
-    ReconcileRequest,
-    Target,
-    Tracked,
-    Unavailable,
-    pane_label,
-    target_of,
-)
 from pure.herdr.fleet.opening import Surface, open_pane
 from pure.herdr.fleet.outcomes import (
     AttemptsExhausted,
@@ -47,6 +38,15 @@ from pure.herdr.fleet.owned import (
     release_agent,
     settle_pending,
     weigh_pending,
+)
+from pure.herdr.fleet.vocabulary import (
+    IMPLICIT_CLOSE_REASON,
+    ReconcileRequest,
+    Target,
+    Tracked,
+    Unavailable,
+    pane_label,
+    target_of,
 )
 from pure.herdr.parse import (
     PaneFact,

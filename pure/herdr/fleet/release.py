@@ -8,8 +8,8 @@ from attrs import frozen
 from returns.result import Failure
 
 from pure.herdr.fleet.calls import list_panes
-from pure.herdr.fleet.common import Target
 from pure.herdr.fleet.owned import Owned, apply_ownership, discover, listed_panes, retire_pane
+from pure.herdr.fleet.vocabulary import Target
 from pure.herdr.parse import (
     PaneFact,
 )

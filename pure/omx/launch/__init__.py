@@ -45,7 +45,7 @@ from pure.omx.launch.args import (
     split_launch_args,
     tokenize_launch_args,
 )
-from pure.omx.launch.common import (
+from pure.omx.launch.flags import (
     AMBIENT_ENV_ALLOWLIST,
     APPROVAL_FLAG,
     CLAUDE_SKIP_PERMISSIONS_FLAG,

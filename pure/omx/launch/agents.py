@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from pure.omx.launch.common import (
+from pure.omx.launch.flags import (
     DEFAULT_FRONTIER_MODEL,
     DEFAULT_SPARK_MODEL,
     DEFAULT_STANDARD_MODEL,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pure.omx.launch.agents import normalized_reasoning
-from pure.omx.launch.common import (
+from pure.omx.launch.flags import (
     APPROVAL_FLAG,
     CODEX_BYPASS_FLAG,
     CONFIG_FLAG,

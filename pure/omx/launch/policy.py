@@ -16,7 +16,7 @@ from pure.omx.launch.agents import (
     resolve_codex_home_override,
 )
 from pure.omx.launch.args import parse_launch_args, resolve_team_worker_launch_args
-from pure.omx.launch.common import MODEL_FLAG, LaunchError, WorkerCli, js_lower, js_trim
+from pure.omx.launch.flags import MODEL_FLAG, LaunchError, WorkerCli, js_lower, js_trim
 
 # --------------------------------------------------------------------------- CLI selection
 

@@ -11,7 +11,7 @@ from returns.result import Failure, Result, Success
 
 from pure.omx.launch.agents import CodexHome, configured_text, get_agent, posix_join
 from pure.omx.launch.args import config_string_value, is_config_for, normalize_launch_args, parse_launch_args
-from pure.omx.launch.common import (
+from pure.omx.launch.flags import (
     AMBIENT_ENV_ALLOWLIST,
     CLAUDE_SKIP_PERMISSIONS_FLAG,
     CODEX_BYPASS_FLAG,

@@ -1,4 +1,6 @@
-"""What every part of the launch policy shares: JavaScript's string rules, the error, the constants."""
+"""The words of an agent's command line that the launch policy reads and writes: the agent CLIs'
+flags and config keys, the environment names, the model defaults and the CLI names; with
+JavaScript's string rules they are parsed by, and the error every part of the policy raises."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the fleet's programs share: labels and argv rules, the requests, the small results."""
+"""The fleet's vocabulary, which every program of it speaks: the herdr server its calls go to
+(``Target``), the labels and argv rules, the requests, the small results."""
 
 from __future__ import annotations
 

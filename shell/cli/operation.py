@@ -1,4 +1,5 @@
-"""What every panefleet command shares: output modes, exit codes, executors, dry-run rendering.
+"""Running a command's operation: its executor, its real run, dry run or saved plan, the outcome
+printed in the output mode asked for, and the exit code.
 
 Exit codes (also in the README):
   0 ok · 1 runtime error · 2 usage error · 3 finished but debt recorded · 4 refused, nothing done
