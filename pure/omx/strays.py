@@ -10,10 +10,11 @@ A start command and a tag do not prove the process: ``respawn-pane -k`` keeps bo
 one. So ``sweep`` removes a stray only when a record names the pane with the pid the listing shows:
 the pid a gated pane's first process wrote itself (``pure/omx/startup.py``, ``self_pin_path``), the
 worker's ``identity.json`` (a scale-up writes it after the pin and the tag, before the membership
-commit) or its respawn intent (``pure/omx/respawn.py`` rewrites it with the new pane and pid right
-after the pin). Then it goes through the proof teardown (``pure/tmux/teardown.py``: ``L``, owner tag,
-``L``, kill, ``L``) with that pid, so it is killed only while it still runs that process and carries
-the team's owner tag — or, pinned by itself, no tag yet. A stray no record pins (a crash before the
+commit) or its intent (``intent_path``: a scale-up or a respawn rewrites it with the new pane and the
+pid its split answered, before it tags the pane). Then it goes through the proof teardown
+(``pure/tmux/teardown.py``: ``L``, owner tag, ``L``, kill, ``L``) with that pid, so it is killed only
+while it still runs that process and carries the team's owner tag — or, pinned before the run could
+tag it (by itself, or in the intent), no tag yet. A stray no record pins (a crash before the
 record was written, in oh-my-codex mode), one whose process is not the recorded one (respawned
 since) and one that cannot be proven ours are kept and reported, never killed. Callers hold the
 scaling lock, so no scale-up of the team is in flight (docs/scale-up.md, "Stray panes").
@@ -118,8 +119,8 @@ _WORKER = re.compile(r"worker-[1-9][0-9]{0,8}")  # a worker's name as scale-up m
 class Leftovers:
     """Workers a run left on disk without making them members: their ``folders`` (``workers/<name>``),
     and of those, the ones whose ``scripts`` (``runtime/<name>-startup.sh``) are there too, by worker
-    name; ``suspect``: a stray pane can exist (a startup script of a worker that is no member, or a
-    respawn intent), so tmux is asked."""
+    name; ``suspect``: a stray pane can exist (a startup script of a worker that is no member, or an
+    intent), so tmux is asked."""
 
     folders: tuple[str, ...] = ()
     scripts: tuple[str, ...] = ()
