@@ -200,7 +200,7 @@ def _split_pin_tag(req: RespawnRequest, paths: TeamPaths, record: Json, owner: s
                    split_step: m.Run) -> Gen[m.Done | None]:
     intent = strays.intent_path(paths, req.worker)
     split = yield from expect(split_step, m.Proc)
-    pane, _pid = t.answered_pane(split)
+    pane = t.answered_pane(split)[0]
     if split.exit_code != 0 or not t.is_pane_id(pane):
         yield from expect(m.RemovePath(path=intent), m.Ack)
         raise fail(f"Failed to create tmux pane for {req.worker}: {split.stderr.strip() or pane}")

@@ -266,7 +266,7 @@ NEW_PANE_FORMAT = "#{pane_id}\t#{pane_pid}"
 
 
 @frozen(kw_only=True)
-class NewPane:
+class CreatedPane:
     """A pane a creation step answered: ``pane_id`` None when the answer named no pane; ``pid`` None
     when it could not be pinned (``problem`` says why, a verdict code)."""
 
@@ -281,20 +281,20 @@ def answered_pane(answer: m.Proc) -> tuple[str, str]:
     return pane.strip(), pid.strip()
 
 
-def pin_new_pane(answer: m.Proc) -> Gen[NewPane]:
+def pin_new_pane(answer: m.Proc) -> Gen[CreatedPane]:
     """The pane a successful creation answered (``NEW_PANE_FORMAT``), pinned with the pid in that
     answer. An answer with the pane id alone (the seed's stub tmux prints only that) is pinned by one
     listing, as oh-my-codex pins it; a pid that does not parse pins nothing."""
     pane, pid_field = answered_pane(answer)
     if not is_pane_id(pane):
-        return NewPane(pane_id=None)
+        return CreatedPane(pane_id=None)
     if pid_field:
         pid = parse_pid(pid_field)
-        return NewPane(pane_id=pane, pid=pid, problem="" if pid is not None else "malformed_pid")
+        return CreatedPane(pane_id=pane, pid=pid, problem="" if pid is not None else "malformed_pid")
     verdict = yield from prove(pane)
     if not verdict.live or verdict.pid is None:
-        return NewPane(pane_id=pane, problem=verdict.code())
-    return NewPane(pane_id=pane, pid=verdict.pid)
+        return CreatedPane(pane_id=pane, problem=verdict.code())
+    return CreatedPane(pane_id=pane, pid=verdict.pid)
 
 
 def split_step(into: OwnedPane, direction: str, *rest: str) -> m.Run:

@@ -44,7 +44,7 @@ class Progress:
         if done.exit_code != 0 or not args:
             return None
         if args[0] in ("split-window", "new-window"):
-            pane, _pid = t.answered_pane(done)
+            pane = t.answered_pane(done)[0]
             found = _WORKER.search(" ".join(args))
             worker = found.group(1) if found else "a worker"
             self.workers[pane] = worker

@@ -200,7 +200,7 @@ def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step:
     split = yield from expect(step, m.Proc)
     if split.exit_code != 0:
         raise Abort(f"Failed to create tmux pane for {name}: {split.stderr.strip()}", context)
-    pane, _pid = t.answered_pane(split)
+    pane = t.answered_pane(split)[0]
     if not pane.startswith("%"):
         raise Abort(f"Failed to capture pane ID for {name}", context)
     # 18. pin: from the split's own answer (pure/tmux/owned.py, ``pin_new_pane``)
@@ -211,7 +211,7 @@ def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step:
                             working_dir=working_dir, tree=tree)
     context = run.context = RollbackContext(worker=record, pane_id=pane, worker_name=name,
                                             worktree_path=tree.path if tree else None)
-    if pinned.pid is None or pinned.pane_id != pane:
+    if pinned.pid is None:
         raise Abort(f"Failed to prove tmux pane for {name}", context)
     try:  # the pinned process in the intent, before anything else is done with the pane
         yield from acked(strays.intent_step(paths, "scale_up", name, pane_id=pane, pid=pinned.pid))
