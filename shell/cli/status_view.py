@@ -115,6 +115,8 @@ def watch(request: Any, args: Any, interval: float, *, operation: str = "team.st
         while True:
             done, _journal = run_program(lambda: op.program(request), executor)
             result = done.outcome.result if isinstance(done.outcome.result, dict) else {}
+            if result.get("interrupted") is True:  # Ctrl-C during a read stops it as it does between reads
+                raise KeyboardInterrupt
             now = time.monotonic()
             for pane in result.get("panes") or []:
                 state = pane.get("screen")

@@ -97,6 +97,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         while True:
             done, journal = run_program(lambda: op.program(request), executor)
             result = done.outcome.result if isinstance(done.outcome.result, dict) else {}
+            if result.get("interrupted") is True:  # Ctrl-C during a read ends the watch as it does between reads
+                return 0
             if "panes" not in result:
                 print_outcome(done, journal, args, lambda answer, _done, _journal: f"watch: {answer.get('error')}")
                 return exit_code(done)

@@ -169,3 +169,39 @@ def test_watch_runs_the_exit_hook_once_per_transition(fleet: Fleet, tmp_path: Pa
         watcher.send_signal(2)
         out, _err = watcher.communicate(timeout=30)
     assert watcher.returncode == 0 and out.count(" -> ") == 1 and "  worker-2  ready -> exited" in out, out
+
+
+def test_watch_interrupted_during_a_read_ends_as_between_reads(fleet: Fleet, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C that lands while ``team watch`` reads the team ends it with 0 and says nothing, as one
+    between reads does (the read is interrupted at a step boundary, not raised)."""
+    import signal
+
+    import cli
+    from shell.cli import operation
+    from shell.run.executor import Executor
+
+    fleet.write(1)
+    assert fleet.run("apply", "--yes").returncode == 0
+    real, sent = operation.make_executor, []
+
+    def interrupting(*args: object, **kwargs: object) -> Executor:
+        executor = real(*args, **kwargs)  # type: ignore[arg-type]
+        execute = executor.execute
+
+        def once(step: object) -> object:
+            if not sent:
+                sent.append(True)
+                os.kill(os.getpid(), signal.SIGINT)
+            return execute(step)  # type: ignore[arg-type]
+        monkeypatch.setattr(executor, "execute", once)
+        return executor
+    monkeypatch.setattr(operation, "make_executor", interrupting)
+    for key in list(os.environ):
+        monkeypatch.delenv(key)
+    for key, value in fleet.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(fleet.project)
+    assert cli.main(["team", "watch", "alpha", "--interval", "0.2"]) == 0
+    out, err = capsys.readouterr()
+    assert sent and out == "" and err == "", (out, err)
