@@ -16,7 +16,7 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure import tmux as t
-from pure.omx import startup, strays
+from pure.omx import startup_script, strays
 from pure.omx.locks import with_scaling_lock
 from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.state import TeamPaths, resolve_state_root
@@ -45,7 +45,7 @@ def make_leader_pane(session: str, cwd: str, pin_dir: str) -> Gen[tuple[str, int
     and its pid pinned right after (None when it could not be: the pane is then never killed). The
     pane pins itself in ``pin_dir`` too (``leftover_leaders``)."""
     yield from expect(m.MakeDir(path=pin_dir), m.Ack)
-    command = startup.self_pinned_shell_command(pin_dir)
+    command = startup_script.self_pinned_shell_command(pin_dir)
     exists = yield from expect(t.tmux("has-session", "-t", f"={session}"), m.Proc)
     if exists.exit_code == 0:
         made = yield from expect(t.leader_window_step(session, cwd, command), m.Proc)
@@ -63,13 +63,13 @@ def leftover_leaders(pin_dir: str) -> Gen[tuple[str, ...]]:
     """Kill the leader panes that a run killed between ``make_leader_pane`` and its record left: live
     panes started with this folder's leader command whose process is the one that pinned itself
     there (any other is left alone). The ones killed."""
-    mark = startup.shell_quote(pin_dir)  # tmux shows the start command quoted again: look for the folder
+    mark = startup_script.shell_quote(pin_dir)  # tmux shows the start command quoted again: look for the folder
     listing = yield from expect(strays.listing_step(), m.Proc)
     killed: list[str] = []
     for pane, pid, start_command in strays.live_rows(listing.stdout if listing.exit_code == 0 else ""):
         if not start_command.rstrip('"').endswith(" sh " + mark):
             continue
-        own = yield from expect(m.ReadFile(path=startup.self_pin_path(pin_dir, pane)), m.FileData)
+        own = yield from expect(m.ReadFile(path=startup_script.self_pin_path(pin_dir, pane)), m.FileData)
         if t.parse_pid((own.content or "").strip()) != pid:
             continue
         report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False)

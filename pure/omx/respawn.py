@@ -5,7 +5,7 @@ worker's recorded pane must be proven gone first (absent, or dead and
 still provably ours — then it is removed); a live pane with the pinned pid refuses (nothing to
 respawn), and an unreadable proof refuses. The new pane is placed like a scale-up's
 (``pure/omx/layout.py``, among the team's other live panes), proven, split, pinned, tagged and
-watched until its agent is ready (``pure/agents/startup.py``); then the worker's trigger is
+watched until its agent is ready (``pure/agents/supervise.py``); then the worker's trigger is
 delivered again and the membership commit swaps the pane id and pid in the worker's record. Any
 failure after the split, and an interrupt before the commit (docs/design-notes.md, "Interrupts"),
 removes the new pane through the proof teardown; the membership is then unchanged. A worker whose
@@ -26,11 +26,10 @@ from returns.result import Failure
 from pure import model as m
 from pure import ops
 from pure import tmux as t
-from pure.agents import startup as supervise
+from pure.agents import supervise
 from pure.convert import OMIT_NONE
 from pure.omx import dispatch as dsp
-from pure.omx import layout, strays, transcripts
-from pure.omx import startup as st_script
+from pure.omx import layout, startup_script, strays, transcripts
 from pure.omx.codec import Json, render_json
 from pure.omx.locks import with_scaling_lock
 from pure.omx.names import sanitize_team_name
@@ -131,7 +130,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
         started = yield from _split_and_start(req, paths, state.config, record, owner, created,
                                               layout.placement_step(placement, proven_into, "-d", "-P", "-F",
                                                                     t.NEW_PANE_FORMAT, "-c", str(working_dir),
-                                                                    st_script.gated_startup_command(
+                                                                    startup_script.gated_startup_command(
                                                                         script, paths.worker_dir(req.worker))))
     except Interrupted:
         return (yield from _undo_interrupted(paths, req.worker, owner, created))

@@ -10,7 +10,7 @@ Then each target's screen is read (``pure/agents/screen.py``). An agent at a tru
 login prompt, one asking the user to approve something mid-task (``needs_input``: a key would answer
 it), or one that exited, is ``blocked``: nothing is typed into it. Into the others the message
 is typed literally (never read as tmux key names), submitted and confirmed from the screen as a task's
-trigger is (``pure/agents/startup.py``, ``deliver_all``): ``delivered``, ``queued`` (the agent was busy,
+trigger is (``pure/agents/supervise.py``, ``deliver_all``): ``delivered``, ``queued`` (the agent was busy,
 and its CLI took the message for after its turn) or ``not_submitted`` (why). Before it is typed, the
 message is put in the worker's mailbox as oh-my-codex 0.20.3 records a leader's direct message
 (``pure/omx/mailbox.py``), and marked notified once it is confirmed; each result is appended to
@@ -28,7 +28,7 @@ from attrs import field, frozen
 
 from pure import model as m
 from pure import ops
-from pure.agents import startup as supervise
+from pure.agents import supervise
 from pure.omx import ids, locks, mailbox
 from pure.omx import state as st
 from pure.omx.codec import Json

@@ -1,14 +1,14 @@
 """Stray worker panes: panes a crashed scale-up created that no membership records.
 
 A scale-up starts every worker pane with its startup script ``<team>/runtime/worker-<N>-startup.sh``
-(``pure/omx/startup.py``), written before the split; tmux keeps that command as the pane's
+(``pure/omx/startup_script.py``), written before the split; tmux keeps that command as the pane's
 ``#{pane_start_command}``. A run killed between its ``split-window`` and the membership commit of
 that worker leaves a live pane that no later read knows. ``find`` names every pane whose start
 command runs one of this team's startup scripts and that is not the recorded pane of that worker.
 
 A start command and a tag do not prove the process: ``respawn-pane -k`` keeps both and starts another
 one. So ``sweep`` removes a stray only when a record names the pane with the pid the listing shows:
-the pid a gated pane's first process wrote itself (``pure/omx/startup.py``, ``self_pin_path``), the
+the pid a gated pane's first process wrote itself (``pure/omx/startup_script.py``, ``self_pin_path``), the
 worker's ``identity.json`` (a scale-up writes it after the pin and the tag, before the membership
 commit) or its intent (``intent_path``: a scale-up or a respawn rewrites it with the new pane and the
 pid its split answered, before it tags the pane). Then it goes through the proof teardown
@@ -35,7 +35,7 @@ from attrs import frozen
 
 from pure import model as m
 from pure import tmux as t
-from pure.omx import startup
+from pure.omx import startup_script
 from pure.omx.codec import Json, parse_object, render_json
 from pure.omx.state import TeamPaths
 from pure.program import Gen, expect
@@ -227,7 +227,7 @@ def pin_records(paths: TeamPaths, worker: str) -> tuple[str, str]:
 class Pin:
     """Whether a stray runs the process panefleet started: ``refused``, why not (None: it does);
     ``before_tag``, proven by a record made before the run could tag it — the pid the pane's own
-    first process wrote (pure/omx/startup.py, ``gated_startup_command``) or the one its split
+    first process wrote (pure/omx/startup_script.py, ``gated_startup_command``) or the one its split
     answered, in the intent — so it may be removed untagged."""
 
     refused: str | None
@@ -238,7 +238,7 @@ def pin_of(paths: TeamPaths, stray: Stray) -> Gen[Pin]:
     """Whether a record names this pane with the listed pid: the pid the pane's first process wrote
     itself, or one written right after the run's pin (a record that cannot be read or parsed pins
     nothing)."""
-    data = yield from expect(m.ReadFile(path=startup.self_pin_path(paths.worker_dir(stray.worker), stray.pane_id)),
+    data = yield from expect(m.ReadFile(path=startup_script.self_pin_path(paths.worker_dir(stray.worker), stray.pane_id)),
                              m.FileData)
     own = t.parse_pid((data.content or "").strip())
     if own == stray.pid:

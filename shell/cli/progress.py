@@ -3,7 +3,7 @@
 ``Progress`` wraps the executor of a real run (``shell/cli/operation.py``). It watches the steps as they
 are executed: a ``split-window`` or ``new-window`` that answered a pane id (the worker is named by the
 startup script in its command), the ``remain-on-exit`` release that ends a watched start
-(``pure/agents/startup.py``), a ``kill-pane``. Nothing is printed for a run that ends within
+(``pure/agents/supervise.py``), a ``kill-pane``. Nothing is printed for a run that ends within
 ``QUIET_S``; after that, what happened so far and then each event as it happens.
 """
 

@@ -131,7 +131,7 @@ def agent_clis(environ: Mapping[str, str], cwd: str) -> tuple[dict[str, str], di
 
 def existing_shells(environ: dict[str, str]) -> tuple[str, ...]:
     """Which worker-shell candidates exist (the startup script's shell is chosen from these)."""
-    from pure.omx.startup import BASH_CANDIDATES, ZSH_CANDIDATES
+    from pure.omx.startup_script import BASH_CANDIDATES, ZSH_CANDIDATES
 
     candidates = [environ.get("SHELL", ""), *ZSH_CANDIDATES, *BASH_CANDIDATES]
     return tuple(dict.fromkeys(c for c in candidates if c and os.path.isfile(c)))

@@ -35,7 +35,7 @@ from attrs import define, field
 
 from pure import model as m
 from pure import tmux as t
-from pure.omx import startup
+from pure.omx import startup_script
 from pure.program import Driver, ProgramFactory
 from shell.run.executor import Executor
 
@@ -192,14 +192,14 @@ class TmuxServer:
 
 
 def _started(pane: Pane) -> None:
-    """What a pane's new process does at once: the gated start command (pure/omx/startup.py,
+    """What a pane's new process does at once: the gated start command (pure/omx/startup_script.py,
     ``gated_startup_command``) writes its pid into the worker's folder, unless a file is there."""
     try:
         words = shlex.split(pane.start_command)
     except ValueError:
         return
     if len(words) == 6 and words[:3] == ["exec", "/bin/sh", "-c"] and "TMUX_PANE" in words[3]:
-        own = Path(startup.self_pin_path(words[5], pane.id))
+        own = Path(startup_script.self_pin_path(words[5], pane.id))
         if own.parent.is_dir() and not own.exists():
             own.write_text(f"{pane.pid}\n")
 

@@ -723,7 +723,7 @@ def test_a_stray_respawned_after_the_crash_is_not_killed(machine: AdversaryMachi
 def _crash_in_a_respawn(state: AdversaryMachine, plan: Plan) -> str:
     """alpha's worker-1 died; ``team respawn`` was killed right after it split (or tagged) the new pane:
     its intent names the worker (after the tag, that pane and the pinned pid too); the membership
-    still names the dead one; the pane's own process pinned itself (pure/omx/startup.py)."""
+    still names the dead one; the pane's own process pinned itself (pure/omx/startup_script.py)."""
     from pure.omx.respawn import RespawnRequest, respawn
 
     state.team_init(plan=QUIET)

@@ -126,7 +126,7 @@ def wait_agents_gone(box: Sandbox, cli: str, sessions: set[int] | None = None,
 def stop_team(box: Sandbox, cli: str, victim: str) -> dict[str, Any]:
     """Scale ``victim`` down, then kill the tmux server (a teardown): the agent processes each leaves
     behind. Gemini ignores the SIGHUP of a killed pane (../shared/spec/agents.md); the gated pane's
-    shell (pure/omx/startup.py) takes its process group down with it."""
+    shell (pure/omx/startup_script.py) takes its process group down with it."""
     config = box.team_config(TEAM) or {}
     panes = {w.get("name"): w.get("pane_id") for w in config.get("workers", [])}
     pids = {pane: row["pid"] for pane, row in box.panes().items()}

@@ -791,7 +791,7 @@ def _trusted(rec: Recorder, pane: str, cli: str) -> str:
 
 def _record_model_offer(rec: Recorder, box: Sandbox) -> None:
     """Codex started with a model it offers a successor of, in a trusted folder: the offer, then
-    "Use existing model" (Down, Enter), as panefleet's start-up answers it (pure/agents/startup.py)."""
+    "Use existing model" (Down, Enter), as panefleet's start-up answers it (pure/agents/supervise.py)."""
     pane, t0 = _launch(box, f"codex --model {CODEX_OFFERED_MODEL}")
     screen, took = rec.wait(pane, lambda s: "Use existing model" in s or "esc to interrupt" in s, 30, "model offer")
     rec.facts["model_offer_after_launch_s"] = took

@@ -75,7 +75,7 @@ def _assert_team_scaled_up(result: dict[str, Any], count: int) -> None:
 
 def _assert_stopped_without_leftovers(result: dict[str, Any]) -> None:
     """Scale-down of the last worker, then ``tmux kill-server``: no process of the agent CLI is left
-    (Gemini ignores the SIGHUP of a killed pane; the gated pane's shell ends it, pure/omx/startup.py)."""
+    (Gemini ignores the SIGHUP of a killed pane; the gated pane's shell ends it, pure/omx/startup_script.py)."""
     stop = result["stop"]
     brief = _brief(result) + f"\nstop: {json.dumps(stop)[:4000]}"
     assert stop["scale_down"]["code"] == 0, brief

@@ -145,7 +145,7 @@ def test_apply_without_terminal_needs_yes(fleet: Fleet) -> None:
 def test_sigkill_during_apply_next_apply_converges(fleet: Fleet) -> None:
     """Killed after a random number of steps (counted in the run's own audit logs, written as each step
     is answered), the next apply converges and nothing is left that no record names — a pane killed
-    with its run between its split and its records included: it pinned itself (pure/omx/startup.py)."""
+    with its run between its split and its records included: it pinned itself (pure/omx/startup_script.py)."""
     rng = random.Random(int(os.environ.get("PANEFLEET_SIGKILL_SEED", "1902")))
     count, cut_short = 4, 0
     for trial in range(12):

@@ -1,7 +1,7 @@
 """SIGKILL a real watched scale-up after every file write and every tmux mutation of a 2-worker run
 (real tmux, the placeholder agent), then run `team debt reconcile` and the next scale-up: no pane is left
 that the team does not own as a member — one killed right after its split included (it pinned itself,
-pure/omx/startup.py) — the membership reads back whole, and the next run starts at once."""
+pure/omx/startup_script.py) — the membership reads back whole, and the next run starts at once."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ def test_dry_run_plans_two_readiness_polls_and_one_confirmation_per_worker(tmp_p
     done, calls = _plan(tmp_path, 10, PREDICTED_READY_OUTPUT)
     assert done.outcome.status == "ok", done.outcome.message
     assert [d["status"] for d in done.outcome.result["deliveries"]] == ["delivered"] * 10  # type: ignore[index]
-    # per worker: two readiness looks (ready holds on two polls, pure/agents/startup.py), one look before
+    # per worker: two readiness looks (ready holds on two polls, pure/agents/supervise.py), one look before
     # typing, one confirmation after the submit
     assert [c[0] for c in calls].count("capture-pane") == 40
     assert [c[0] for c in calls].count("split-window") == 10
@@ -37,7 +37,7 @@ def test_dry_run_plans_two_readiness_polls_and_one_confirmation_per_worker(tmp_p
 def test_dry_run_without_a_prediction_predicts_the_start_up_timeout(tmp_path: Path) -> None:
     """A planned pane that shows nothing never becomes ready: the dry run says so instead of
     predicting a success the screen could not confirm."""
-    from pure.agents.startup import poll_pauses
+    from pure.agents.supervise import poll_pauses
 
     done, calls = _plan(tmp_path, 1, None)
     assert done.outcome.status == "error"
@@ -69,6 +69,6 @@ def test_request_and_event_ids_are_dashed_uuids_like_oh_my_codex(tmp_path: Path)
 
 
 def test_the_predicted_screen_is_the_one_the_start_up_supervision_knows() -> None:
-    from pure.agents.startup import PREDICTED_SCREEN
+    from pure.agents.supervise import PREDICTED_SCREEN
 
     assert PREDICTED_READY_OUTPUT == PREDICTED_SCREEN + "\n"

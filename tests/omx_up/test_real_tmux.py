@@ -256,7 +256,7 @@ exec sleep 2147483647
 def test_an_agent_that_ignores_sighup_goes_with_its_pane(tmux_server: TmuxServer, tmp_path: Path,
                                                         clean_env: dict[str, str]) -> None:
     """A killed worker pane takes its agent, and what the agent started, with it: the pane's shell
-    stays the agent's parent and ends its process group (pure/omx/startup.py ``_GATE``)."""
+    stays the agent's parent and ends its process group (pure/omx/startup_script.py ``_GATE``)."""
     pids = tmp_path / "pids"
     done, env, work, _leader = scale_up_with_agent(tmux_server, tmp_path, clean_env,
                                                    HUP_IGNORING_AGENT.format(pids=pids), count=2)

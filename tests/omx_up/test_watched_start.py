@@ -179,7 +179,7 @@ def test_codex_trust_prompt_shown_with_back_highlighted_is_answered_by_moving_on
 def test_codex_model_offer_after_its_input_line_showed_is_declined_before_anything_is_typed(tmp_path: Path) -> None:
     """Codex 0.169.0 started with gpt-5.6-luna offers GPT-6 Luna ~0.1 s after its trust prompt is answered,
     after its input line has shown: ready counts only on two polls in a row, and the offer is answered
-    "Use existing model" (pure/agents/startup.py). Typed into the offer, the trigger's "1" would pick the
+    "Use existing model" (pure/agents/supervise.py). Typed into the offer, the trigger's "1" would pick the
     other model and the rest would be lost (seen with the real CLI)."""
     agent = ScriptedAgent("codex", [CODEX_TRUST, READY_ONCE, CODEX_MODEL_OFFER])
     _team, out, _calls = _scale_up(tmp_path, agent)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 
 from pure import model as m
-from pure.omx import tasks as tasks_ops
-from pure.omx import txn
+from pure.omx import tasks, txn
 from pure.omx.codec import Json, render_json
 from pure.omx.locks import Barrier, with_barrier
 from pure.omx.scale_up.config import json_object
@@ -20,7 +19,7 @@ def existing_tasks(paths: TeamPaths) -> Gen[list[Json]]:
     them (``pure/omx/tasks.py``): a task file that is not a valid task, or a tasks directory that
     cannot be listed, ends the scale-up (``team_state_malformed:<file>…``, ``cannot read …``). Step 6
     reads them before anything is written, so a corrupt task is refused with nothing changed."""
-    return [tf.raw for tf in (yield from tasks_ops.list_tasks(paths))]
+    return [tf.raw for tf in (yield from tasks.list_tasks(paths))]
 
 
 # ------------------------------------------------------------------------------------------- tasks
@@ -57,7 +56,7 @@ def _advance_next_task_id(paths: TeamPaths, next_id: int) -> Gen[None]:
         manifest = json_object(manifest_text)
         config_next = {**raw_config, "next_task_id": next_id}
         manifest_next = None if manifest is None else {**manifest, "next_task_id": next_id}
-        yield from tasks_ops.write_config_pair(paths, b, config_text, config_next,
+        yield from tasks.write_config_pair(paths, b, config_text, config_next,
                                               manifest_text if manifest is not None else None, manifest_next)
 
     try:

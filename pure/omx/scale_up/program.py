@@ -7,7 +7,7 @@ from returns.result import Failure
 from pure import model as m
 from pure import ops
 from pure import tmux as t
-from pure.agents import startup as supervise
+from pure.agents import supervise
 from pure.omx import dispatch as dsp
 from pure.omx import layout, strays
 from pure.omx import worktree as wt

@@ -13,9 +13,9 @@ from returns.result import Failure
 
 from pure import model as m
 from pure import tmux as t
-from pure.agents import startup as supervise
+from pure.agents import supervise
 from pure.omx import dispatch as dsp
-from pure.omx import ids, instructions, layout, startup, strays, transcripts
+from pure.omx import ids, instructions, layout, startup_script, strays, transcripts
 from pure.omx import launch as ln
 from pure.omx import worktree as wt
 from pure.omx.codec import Json, render_json
@@ -145,9 +145,9 @@ def _prepare(run: Run, name: str, index: int, launches: Launches, position: int)
         elif tree is None and block is None and any(team_file in arg for arg in plan.argv):
             yield from _ensure_instructions(run)  # a launch never points at a missing file
         run.scripts.append(script)
-        shell, rc_file = startup.choose_worker_shell(run.req.env.get("SHELL"), run.req.existing_shells)
-        rendered = startup.render_startup_script(plan, worker_cwd=working_dir, shell=shell, rc_file=rc_file,
-                                                 source_rc=startup.should_source_shell_rc({**run.req.env, **extra}))
+        shell, rc_file = startup_script.choose_worker_shell(run.req.env.get("SHELL"), run.req.existing_shells)
+        rendered = startup_script.render_startup_script(plan, worker_cwd=working_dir, shell=shell, rc_file=rc_file,
+                                                 source_rc=startup_script.should_source_shell_rc({**run.req.env, **extra}))
         if isinstance(rendered, Failure):
             raise StepFailure(rendered.failure())
         yield from acked(m.WriteFile(path=script, content=rendered.unwrap(), mode=0o700))
@@ -177,8 +177,8 @@ def split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
     except StepFailure as error:
         raise Abort(f"scale_up_intent_not_written:{name}:{error}", context) from None
     script = paths.startup_script(index)
-    command = (startup.gated_startup_command(script, paths.worker_dir(name)) if run.supervised
-               else startup.startup_command(script))
+    command = (startup_script.gated_startup_command(script, paths.worker_dir(name)) if run.supervised
+               else startup_script.startup_command(script))
     run.context = evolve(context, pane_id=None)
     rest = ("-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c", working_dir, command)
     step = (t.split_step(into, "-h" if leader else "-v", *rest) if placement is None
@@ -242,7 +242,7 @@ def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step:
 
 
 def await_started(run: Run, launched: Sequence[Launched]) -> Gen[list[Launched]]:
-    """Wait for every launched agent to start (``pure/agents/startup.py``); the workers that started.
+    """Wait for every launched agent to start (``pure/agents/supervise.py``); the workers that started.
 
     One worker that does not start costs only itself (docs/scale-up.md, "One slow worker"): one that
     did not become ready in time is tried once more in a fresh pane, and one that still did not start,
@@ -311,8 +311,8 @@ def remove_worker_pane(run: Run, worker: Launched) -> Gen[transcripts.Kept]:
     if problem is not None or worker.pane not in report.resolved_ids():
         reason = problem or ",".join(r.reason or r.fate for r in report.results)
         raise Abort(f"scale_up_worker_pane_not_removed:{worker.name}:{worker.pane}:{reason}", worker.context)
-    # the pin the gone pane wrote of itself (pure/omx/startup.py self_pin_path) names nothing any more
-    yield from acked(m.RemovePath(path=startup.self_pin_path(run.paths.worker_dir(worker.name), worker.pane)))
+    # the pin the gone pane wrote of itself (pure/omx/startup_script.py self_pin_path) names nothing any more
+    yield from acked(m.RemovePath(path=startup_script.self_pin_path(run.paths.worker_dir(worker.name), worker.pane)))
     return kept
 
 

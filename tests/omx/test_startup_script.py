@@ -27,7 +27,7 @@ from pure.omx.launch import (
     build_worker_launch,
     plan_scale_up_launches,
 )
-from pure.omx.startup import (
+from pure.omx.startup_script import (
     choose_worker_shell,
     leader_node_dir,
     render_startup_script,

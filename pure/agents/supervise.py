@@ -410,7 +410,7 @@ def remove_dead(pane: str, pid: int, owner: str) -> Gen[str | None]:
 
 
 def release(pane: str, pid: int, owner: str) -> Gen[str | None]:
-    """Let a gated pane (``pure/omx/startup.py``, ``gated_startup_command``) run its start-up script."""
+    """Let a gated pane (``pure/omx/startup_script.py``, ``gated_startup_command``) run its start-up script."""
     return (yield from press(pane, pid, owner, t.SUBMIT_KEY))
 
 
