@@ -28,8 +28,8 @@ from cattrs.gen import make_dict_unstructure_fn
 from returns.result import Failure, Result, Success
 
 from pure import model as m
+from pure.model import MAX_SAFE_INTEGER
 
-MAX_SAFE_INTEGER = 2**53 - 1
 MAX_DEPTH = 100  # nesting of arrays and objects in one JSON document
 
 

@@ -12,6 +12,8 @@ from typing import Literal, NewType, Union
 from attrs import field, frozen
 
 FORMAT_VERSION = "1.0"
+# The largest integer every JSON reader keeps exact (2^53-1): pids, counters and sizes stay within it.
+MAX_SAFE_INTEGER = 2**53 - 1
 
 # A JSON value checked structurally by the converter (null, bool, int, float, str, list, object).
 JsonValue = NewType("JsonValue", object)

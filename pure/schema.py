@@ -22,9 +22,9 @@ from pure import model as m
 from pure import program as p
 from pure import tmux as t
 from pure.convert import unstructure
+from pure.model import MAX_SAFE_INTEGER
 
 SCHEMA_ID = "https://panefleet.invalid/schema/wire-1.json"
-MAX_SAFE_INTEGER = 2**53 - 1
 
 # Tagged unions with a definition of their own: (union, name, tag field).
 NAMED_UNIONS: tuple[tuple[Any, str, str], ...] = (

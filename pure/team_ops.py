@@ -26,6 +26,7 @@ from pure.omx import dispatch as dsp
 from pure.omx import state as st
 from pure.omx.txn import read_text
 from pure.program import Gen, PlanError, Program, expect, fail
+from pure.tmux import facts
 
 SESSION_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 TEAM_NAME_RULE = "a team name is 1-30 characters of a-z, 0-9 and '-', starting with a letter or digit"
@@ -134,9 +135,8 @@ def team_init(req: TeamInitRequest) -> Program:
     leader = req.leader_pane
     if req.new_session:
         command = (req.leader_command,) if req.leader_command else ()
-        created = yield from expect(t.tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "60", "-P", "-F",
-                                           "#{pane_id}", "-c", req.cwd, *command, mutates=True), m.Proc)
-        first = created.stdout.split("\n")[0].strip()
+        created = yield from expect(t.new_session_step(session, req.cwd, *command), m.Proc)
+        first = t.answered_pane(created)[0]
         if created.exit_code != 0 or not t.is_pane_id(first):
             raise fail(f"Failed to create tmux session {session}: {created.stderr.strip() or first}")
         leader = first
@@ -152,7 +152,7 @@ def team_init(req: TeamInitRequest) -> Program:
     tagged = yield from expect(t.tag_step(claim.token, owner_id), m.Proc)
     if tagged.exit_code != 0:
         raise fail(f"failed to tag tmux pane {leader}: {tagged.stderr.strip()}")
-    where = yield from expect(t.tmux("display-message", "-p", "-t", leader, "#{session_name}"), m.Proc)
+    where = yield from expect(t.tmux("display-message", "-p", "-t", leader, facts.SESSION_NAME.format), m.Proc)
     leader_session = where.stdout.strip() if where.exit_code == 0 and where.stdout.strip() else None
     now = yield from expect(m.Clock(), m.Value)
     config = st.initial_config(

@@ -22,7 +22,6 @@ from returns.result import Failure, Result, Success
 from pure.convert import (
     CONVERTER,
     MAX_DEPTH,
-    MAX_SAFE_INTEGER,
     WireError,
     _path_of,
     check_json,
@@ -31,6 +30,7 @@ from pure.convert import (
     to_json,
     unstructure,
 )
+from pure.model import MAX_SAFE_INTEGER
 from pure.schema import build_schema, def_name
 
 __all__ = ["CONVERTER", "MAX_DEPTH", "MAX_SAFE_INTEGER", "WireError", "check_json", "dumps", "first_problem",

@@ -50,9 +50,8 @@ def make_leader_pane(session: str, cwd: str, pin_dir: str) -> Gen[tuple[str, int
     if exists.exit_code == 0:
         made = yield from expect(t.leader_window_step(session, cwd, command), m.Proc)
     else:
-        made = yield from expect(t.tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "60", "-P", "-F",
-                                        "#{pane_id}", "-c", cwd, command, mutates=True), m.Proc)
-    pane = made.stdout.split("\n")[0].strip()
+        made = yield from expect(t.new_session_step(session, cwd, command), m.Proc)
+    pane = t.answered_pane(made)[0]
     if made.exit_code != 0 or not t.is_pane_id(pane):
         raise fail(f"cannot make a leader pane in tmux session {session}: {made.stderr.strip() or pane}")
     pinned = yield from t.prove(pane)

@@ -17,7 +17,7 @@ from typing import Any
 from attrs import frozen
 from returns.result import Failure, Result, Success
 
-MAX_SAFE_INTEGER = 2**53 - 1
+from pure.model import MAX_SAFE_INTEGER
 
 Json = dict[str, Any]
 

@@ -43,6 +43,7 @@ from returns.result import Failure, Result, Success
 from pure import model as m
 from pure import tmux as t
 from pure.program import Gen, expect
+from pure.tmux import facts
 
 # A worker pane is planned at least this large. Chosen, not measured (no agent CLI is installed
 # here): 40 columns keep an agent TUI's prompt box and footer readable, 10 rows leave a few lines
@@ -61,9 +62,8 @@ PLANNED_WINDOW_PREFIX = "planned-window:"
 BorderStatus = Literal["off", "top", "bottom"]
 Direction = Literal["-h", "-v"]
 
-_FIELDS = ("pane_id", "session_id", "window_id", "window_zoomed_flag", "pane-border-status",
-           "pane_left", "pane_top", "pane_width", "pane_height", "window_width", "window_height")
-GEOMETRY_FORMAT = "\t".join("#{" + name + "}" for name in _FIELDS)
+_FIELDS = facts.GEOMETRY.fields
+GEOMETRY_FORMAT = facts.GEOMETRY.format
 _BORDERS: dict[str, BorderStatus] = {"off": "off", "top": "top", "bottom": "bottom"}
 
 
@@ -151,13 +151,9 @@ def parse_geometry(stdout: str) -> Result[dict[str, PaneBox], str]:
     A pane listed twice (a window linked into several sessions) is refused, as ``parse_pane_table``
     in ``pure/tmux/parse.py`` refuses it; so are rows of one window that disagree about it.
     """
-    lines = stdout.replace("\r\n", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
     boxes: dict[str, PaneBox] = {}
     windows: dict[str, tuple[str, int, int, bool, str]] = {}
-    for number, line in enumerate(lines, start=1):
-        fields = line.split("\t")
+    for number, fields in enumerate(facts.GEOMETRY.rows(stdout), start=1):
         if len(fields) != len(_FIELDS):
             return Failure(f"row {number}: expected {len(_FIELDS)} tab-separated fields, got {len(fields)}")
         pane_id, session_id, window_id, zoomed, border = fields[:5]

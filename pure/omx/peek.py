@@ -20,6 +20,7 @@ from pure.omx import state as st
 from pure.omx.codec import Json
 from pure.program import Gen, Program, expect, fail
 from pure.team_ops import check_team_name, load_team
+from pure.tmux import facts
 
 MAX_LINES = 10_000
 
@@ -108,7 +109,7 @@ def locate(req: LocateRequest) -> Program:
     """The worker's proven pane and where it is: session id and name, window id."""
     _record, token = yield from proven_worker(req.team, req.worker, req.cwd, req.env)
     where = yield from expect(t.locate_step(token), m.Proc)
-    fields = where.stdout.strip().split("\t")
+    fields = facts.LOCATE.cut(where.stdout.strip())
     if where.exit_code != 0 or len(fields) != 3:
         raise fail(f"peek_capture_failed:{token.pane_id}:{where.stderr.strip() or where.stdout.strip()}")
     session_id, window_id, session_name = fields

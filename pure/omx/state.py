@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from attrs import frozen
 from returns.result import Failure, Result, Success
 
+from pure.model import MAX_SAFE_INTEGER
 from pure.omx.codec import (
-    MAX_SAFE_INTEGER,
     Json,
     StateError,
     is_positive_int,

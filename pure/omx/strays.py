@@ -39,8 +39,9 @@ from pure.omx import startup_script
 from pure.omx.codec import Json, parse_object, render_json
 from pure.omx.state import TeamPaths
 from pure.program import Gen, expect
+from pure.tmux import facts
 
-STRAY_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{pane_start_command}"
+STRAY_FORMAT = facts.PANES_STARTED.format
 
 
 def listing_step() -> m.Run:
@@ -75,8 +76,7 @@ def find(stdout: str, paths: TeamPaths, config: Json) -> tuple[Stray, ...]:
 def live_rows(stdout: str) -> Iterator[tuple[str, int, str]]:
     """Pane id, pid and start command of each live pane in a ``listing_step`` answer; a row that does
     not parse is skipped: only a pane positively recognised by its start command is ever a candidate."""
-    for line in stdout.split("\n"):
-        fields = line.split("\t", 3)
+    for fields in facts.PANES_STARTED.rows(stdout):
         if len(fields) != 4 or not t.is_pane_id(fields[0]) or fields[1] != "0":
             continue
         pid = t.parse_pid(fields[2])

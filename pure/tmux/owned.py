@@ -20,6 +20,7 @@ from attrs import frozen
 
 from pure import model as m
 from pure.program import Gen
+from pure.tmux import facts
 from pure.tmux.parse import OWNER_OPTION, Verdict, is_pane_id, is_positive_pid, parse_pid
 from pure.tmux.proof import OwnerAnswer, prove, read_owner, tmux
 
@@ -232,7 +233,7 @@ def scrollback_step(pane: OwnedPane, lines: int, note: str = "") -> m.Run:
     return tmux("capture-pane", "-p", "-S", f"-{lines}", "-t", pane.pane_id, note=note)
 
 
-LOCATE_FORMAT = "#{session_id}\t#{window_id}\t#{session_name}"
+LOCATE_FORMAT = facts.LOCATE.format
 
 
 def locate_step(pane: OwnedPane) -> m.Run:
@@ -262,7 +263,7 @@ def untag_step(pane: OwnedPane) -> m.Run:
 # What a worker pane's ``split-window``/``new-window -P -F`` answers: the new pane and the pid of the
 # process tmux started in it. The pin comes from the creation itself, so a respawn before the next
 # query cannot be pinned (and then tagged) as the process this run created.
-NEW_PANE_FORMAT = "#{pane_id}\t#{pane_pid}"
+NEW_PANE_FORMAT = facts.NEW_PANE.format
 
 
 @frozen(kw_only=True)
@@ -277,7 +278,7 @@ class CreatedPane:
 
 def answered_pane(answer: m.Proc) -> tuple[str, str]:
     """The pane id and pid fields of a creation step's answer, as given ("" for a missing one)."""
-    pane, _, pid = (answer.stdout.split("\n") or [""])[0].partition("\t")
+    pane, pid = [*(facts.NEW_PANE.rows(answer.stdout) or [[""]])[0], ""][:2]
     return pane.strip(), pid.strip()
 
 
@@ -305,7 +306,15 @@ def split_step(into: OwnedPane, direction: str, *rest: str) -> m.Run:
 def leader_window_step(session: str, cwd: str, command: str) -> m.Run:
     """A new window, in the background, of the session named exactly ``session``, for a team's new
     leader pane (``pure/fleet/leader.py``): it changes no existing pane, so no proof precedes it."""
-    return tmux("new-window", "-d", "-t", f"={session}:", "-P", "-F", "#{pane_id}", "-c", cwd, command, mutates=True)
+    return tmux("new-window", "-d", "-t", f"={session}:", "-P", "-F", facts.PANE_ID.format, "-c", cwd, command,
+                mutates=True)
+
+
+def new_session_step(session: str, cwd: str, *command: str) -> m.Run:
+    """A new detached session named ``session`` (220x60) for a team's leader pane, answering the pane
+    (``answered_pane``): it changes no existing pane, so no proof precedes it."""
+    return tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "60", "-P", "-F", facts.PANE_ID.format,
+                "-c", cwd, *command, mutates=True)
 
 
 def new_window_step(beside: OwnedPane, session_id: str, *rest: str) -> m.Run:

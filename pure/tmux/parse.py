@@ -9,12 +9,13 @@ from attrs import frozen
 from returns.result import Failure, Result, Success
 
 from pure import model as m
+from pure.model import MAX_SAFE_INTEGER
+from pure.tmux import facts
 from pure.tmux.prose import describe
 
 PANE_ID_RE = re.compile(r"%[0-9]+")
-MAX_SAFE_INTEGER = 2**53 - 1
 OWNER_OPTION = "@omx_team_pane_owner_id"
-PANE_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_pid}"
+PANE_FORMAT = facts.PANES.format
 LIST_PANES: tuple[str, ...] = ("list-panes", "-a", "-F", PANE_FORMAT)
 
 # What "trimmed" means for tmux's stdout and stderr: exactly these code points are removed from both
@@ -156,21 +157,12 @@ def _bad(row: int, fields: int, field: Any, rule: Any) -> Failure[MalformedSnaps
     return Failure(MalformedSnapshot(row=row, field=field, rule=rule, fields=fields))
 
 
-def split_rows(stdout: str) -> list[str]:
-    """``\\r\\n`` becomes ``\\n``; rows are split on ``\\n``; one final empty row (a trailing newline)
-    is dropped. A lone ``\\r`` stays in its field."""
-    lines = stdout.replace("\r\n", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
 
 def parse_pane_table(stdout: str) -> Result[dict[str, PaneRow], MalformedSnapshot]:
     """Parse ``list-panes -a -F PANE_FORMAT`` output strictly. Failure carries the first problem:
     rows in order, and within a row the checks in the order of :class:`MalformedSnapshot`."""
     rows: dict[str, PaneRow] = {}
-    for number, line in enumerate(split_rows(stdout), start=1):
-        fields = line.split("\t")
+    for number, fields in enumerate(facts.PANES.rows(stdout), start=1):
         if len(fields) != 3:
             return _bad(number, len(fields), "row", "field_count")
         pane_id, dead, pid_field = fields

@@ -76,6 +76,7 @@ TMUX_TIMEOUT_S = 10.0  # each tmux call attach makes before it hands the termina
 
 def cmd_attach(args: argparse.Namespace) -> int:
     from pure.omx.peek import LocateRequest
+    from pure.tmux import facts
     from shell.cli.operation import exit_code, make_executor, print_outcome, run_cli_operation, tmux_socket
     from shell.run.loop import run_operation
 
@@ -96,10 +97,10 @@ def cmd_attach(args: argparse.Namespace) -> int:
     _tmux(tmux, "select-window", "-t", window)
     _tmux(tmux, "select-pane", "-t", pane)
     if os.path.realpath(environ.get("TMUX", "").split(",")[0] or "/nonexistent") == os.path.realpath(
-            _tmux(tmux, "display-message", "-p", "#{socket_path}") or "/"):
+            _tmux(tmux, "display-message", "-p", facts.SOCKET_PATH.format) or "/"):
         # inside a client of the team's own server: bring this client there
         _tmux(tmux, "switch-client", "-t", pane)
-        if args.read_only and _tmux(tmux, "display-message", "-p", "#{client_readonly}") != "1":
+        if args.read_only and _tmux(tmux, "display-message", "-p", facts.CLIENT_READONLY.format) != "1":
             _tmux(tmux, "switch-client", "-r")
         return 0
     command = [*tmux, "attach-session", *(["-r"] if args.read_only else []), "-t", session]

@@ -26,11 +26,11 @@ from attrs import define, field
 from pure import model as m
 from pure import tmux as t
 from pure.program import is_mutation
+from pure.tmux import facts
 
 ACTIONS = {"add": "+", "change": "~", "remove": "-", "debt": "!"}
 KIND_ORDER = ("worker", "session", "pane", "workspace", "run", "team", "config", "task", "dispatch", "events",
               "debt", "file", "step")
-OWNER_OPTION = "@omx_team_pane_owner_id"
 PANE_CREATING = ("split-window", "new-window", "new-session")
 _STARTUP = re.compile(r"/runtime/(worker-\d+)(?:-startup\.sh|\.intent)")  # its startup script, its intent
 _WORKER_DIR = re.compile(r"^workers/([^/]+)(?:/|$)")
@@ -87,8 +87,7 @@ def _pane_rows(obs: m.Observation) -> dict[str, int | None]:
     rows: dict[str, int | None] = {}
     if not isinstance(obs, m.Proc) or obs.exit_code != 0:
         return rows
-    for line in obs.stdout.splitlines():
-        fields = line.split("\t")
+    for fields in facts.PANES.rows(obs.stdout):
         if len(fields) >= 3 and fields[0].startswith("%") and fields[1] in ("0", "1"):
             rows[fields[0]] = int(fields[2]) if fields[2].isdigit() else None
     return rows
@@ -205,9 +204,9 @@ class _Builder:
                 continue
             args = tuple(step.args)
             verb = args[0] if args else ""
-            if verb == "list-panes" and args[-1:] and args[-1].startswith("#{pane_id}\t#{pane_dead}\t#{pane_pid}"):
+            if verb == "list-panes" and args[-1:] and args[-1].startswith(facts.PANES.format):
                 snapshot = _pane_rows(obs)
-            elif verb == "show-option" and args[-1:] == (OWNER_OPTION,):
+            elif verb == "show-option" and args[-1:] == (t.OWNER_OPTION,):
                 pane = _target(args)
                 if pane is not None and isinstance(obs, m.Proc) and obs.exit_code == 0:
                     owners[pane] = obs.stdout.strip()
@@ -227,7 +226,7 @@ class _Builder:
                 self.claim(index, owner)
             elif verb == "kill-pane" and target is not None:
                 self.claim(index, self._killed(target, snapshot.get(target), owners.get(target), members))
-            elif verb == "set-option" and target is not None and args[-2:-1] == (OWNER_OPTION,):
+            elif verb == "set-option" and target is not None and args[-2:-1] == (t.OWNER_OPTION,):
                 pid = snapshot.get(target)
                 role = "leader pane" if self.operation == "team.init" else "pane"
                 self.claim(index, self.thing("pane", target, "change",

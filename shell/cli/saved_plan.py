@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 
 from pure import model as m
+from pure.tmux import facts
 from shell.cli.plan_file import KIND, PLAN_FORMAT, PlanError, fingerprint, state_root_of, version
 
 if TYPE_CHECKING:
@@ -324,8 +325,7 @@ def _rows(obs: m.Observation) -> dict[str, tuple[str, ...]] | None:
     if not isinstance(obs, m.Proc) or obs.exit_code != 0:
         return None
     rows: dict[str, tuple[str, ...]] = {}
-    for line in obs.stdout.splitlines():
-        fields = line.split("\t")
+    for fields in facts.table(obs.stdout):
         if len(fields) < 2 or not fields[0].startswith("%"):
             return None
         rows[fields[0]] = tuple(fields[1:])

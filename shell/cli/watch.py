@@ -129,6 +129,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
 def _hook(command: str | None, team: str, worker: str, state: str, pane: dict[str, Any], screen: str,
           socket: str | None, environ: dict[str, str]) -> None:
     """The hook for one transition: ``command`` by ``sh -c`` (bounded), else a tmux message and the bell."""
+    from pure.tmux import facts
+
     if command:
         env = {**environ, "PANEFLEET_TEAM": team, "PANEFLEET_WORKER": worker, "PANEFLEET_STATE": state,
                "PANEFLEET_PANE": str(pane.get("paneId") or ""), "PANEFLEET_SCREEN": screen}
@@ -141,7 +143,7 @@ def _hook(command: str | None, team: str, worker: str, state: str, pane: dict[st
     tmux = ["tmux", *(["-L", socket] if socket else [])]
     message = f"panefleet: {team}/{worker} {NOTICE[state]}"
     try:
-        clients = subprocess.run([*tmux, "list-clients", "-F", "#{client_name}"], capture_output=True, text=True,
+        clients = subprocess.run([*tmux, "list-clients", "-F", facts.CLIENT_NAME.format], capture_output=True, text=True,
                                  timeout=10, check=False).stdout.split()
         for client in clients:
             subprocess.run([*tmux, "display-message", "-c", client, message], timeout=10, check=False,
