@@ -121,7 +121,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
         raise _refuse(abort.message) from None
     working_dir = record.get("working_dir") if isinstance(record.get("working_dir"), str) else req.cwd
     # a crash from here until the commit leaves a second pane of a member: let later reads find it
-    intent = strays.intent_path(paths, req.worker)
+    intent = paths.intent(req.worker)
     wrote = yield from expect(strays.intent_step(paths, "respawn", req.worker), m.Ack)
     if not wrote.ok:
         raise fail(f"respawn_intent_not_written:{intent}:{wrote.error}")
@@ -197,7 +197,7 @@ def _split_and_start(req: RespawnRequest, paths: TeamPaths, config: Json, record
 
 def _split_pin_tag(req: RespawnRequest, paths: TeamPaths, record: Json, owner: str, created: NewPane,
                    split_step: m.Run) -> Gen[m.Done | None]:
-    intent = strays.intent_path(paths, req.worker)
+    intent = paths.intent(req.worker)
     split = yield from expect(split_step, m.Proc)
     pane = t.answered_pane(split)[0]
     if split.exit_code != 0 or not t.is_pane_id(pane):
@@ -223,7 +223,7 @@ def _undo_interrupted(paths: TeamPaths, worker: str, owner: str, created: NewPan
     """An interrupt before the commit: the new pane goes as on a failure; one the split made but
     that was never pinned is kept as debt (never killed blindly)."""
     if created.pane is None:
-        yield from expect(m.RemovePath(path=strays.intent_path(paths, worker)), m.Ack)
+        yield from expect(m.RemovePath(path=paths.intent(worker)), m.Ack)
         return _failed(INTERRUPTED, None)
     if created.pid is None:
         return _failed(INTERRUPTED, created.pane)
@@ -270,7 +270,7 @@ def _committed(req: RespawnRequest, paths: TeamPaths, record: Json, started: Sta
     pane, pid = fresh["pane_id"], fresh["pid"]
     yield from expect(m.WriteFile(path=paths.worker_file(req.worker, "identity.json"), content=render_json(fresh)),
                       m.Ack)
-    yield from expect(m.RemovePath(path=strays.intent_path(paths, req.worker)), m.Ack)
+    yield from expect(m.RemovePath(path=paths.intent(req.worker)), m.Ack)
     now = yield from expect(m.Clock(), m.Value)
     line = {"timestamp": now.value, "kind": "team_delivery", "event": "dispatch_result", "source": "panefleet.respawn",
             "team": paths.team, "to_worker": req.worker, "transport": "send-keys",
@@ -297,7 +297,7 @@ def _remove_now(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) 
     yield from supervise.remove_dead(pane, pid, owner)
     report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=owner, authorize=True)
     if all(r.resolved for r in report.results):
-        yield from expect(m.RemovePath(path=strays.intent_path(paths, worker)), m.Ack)
+        yield from expect(m.RemovePath(path=paths.intent(worker)), m.Ack)
 
 
 def _failed(message: str, kept_pane: str | None) -> m.Done:

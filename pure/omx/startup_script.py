@@ -24,6 +24,7 @@ from typing import Final
 from returns.result import Failure, Result, Success
 
 from pure.omx.launch import HUD_OWNERSHIP_ENV, LaunchPlan, js_trim, posix_join
+from pure.omx.state import runtime_file
 
 _ENV_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ZSH_CANDIDATES: Final = ("/bin/zsh", "/usr/bin/zsh", "/usr/local/bin/zsh", "/opt/local/bin/zsh", "/opt/homebrew/bin/zsh")
@@ -105,6 +106,18 @@ def render_startup_script(
 def startup_command(script_path: str) -> str:
     """What is typed into the new pane: ``exec /bin/sh '<script>'``."""
     return f"exec /bin/sh {shell_quote(script_path)}"
+
+
+def started_worker(command: str, runtime_dir: str | None = None) -> str | None:
+    """The worker whose startup script a pane's start command runs: the script's path quoted as
+    ``startup_command`` and ``gated_startup_command`` quote it (tmux may show the whole command quoted
+    again), in ``runtime_dir`` when given, else in any folder named ``runtime``."""
+    prefix = shell_quote(runtime_dir + "/")[:-1] if runtime_dir is not None else "/runtime/"
+    for match in re.finditer(re.escape(prefix) + r"([^'/]+)'", command):
+        found = runtime_file(match.group(1))
+        if found is not None and found[1] == "script":
+            return found[0]
+    return None
 
 
 def gated_startup_command(script_path: str, worker_dir: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping
+from typing import Literal
 
 from attrs import frozen
 from returns.result import Failure, Result, Success
@@ -44,6 +45,31 @@ def resolve_state_root(cwd: str, env: Mapping[str, str]) -> str:
     if boxed:
         return posixpath.normpath(posixpath.join(cwd, boxed, ".omx", "state"))
     return posixpath.normpath(posixpath.join(cwd, ".omx", "state"))
+
+
+# A worker's name as scale-up makes it, and the files of ``runtime/`` named after one: its startup
+# script and its intent. The one place a worker is read back from a file name.
+WORKER_NAME = re.compile(r"worker-[1-9][0-9]{0,8}")
+SCRIPT_SUFFIX = "-startup.sh"
+INTENT_SUFFIX = ".intent"
+RuntimeFile = Literal["script", "intent"]
+_RUNTIME_FILES: tuple[tuple[str, RuntimeFile], ...] = ((SCRIPT_SUFFIX, "script"), (INTENT_SUFFIX, "intent"))
+
+
+def runtime_file(name: str) -> tuple[str, RuntimeFile] | None:
+    """The worker a file of ``runtime/`` is named after and which of its files it is, or None."""
+    for suffix, kind in _RUNTIME_FILES:
+        worker = name.removesuffix(suffix)
+        if worker != name and WORKER_NAME.fullmatch(worker):
+            return worker, kind
+    return None
+
+
+def runtime_worker(path: str, kind: RuntimeFile | None = None) -> str | None:
+    """The worker a path ``…/runtime/<file>`` belongs to (``runtime_file``), of ``kind`` when given."""
+    folder, name = posixpath.split(path)
+    found = runtime_file(name) if posixpath.basename(folder) == "runtime" else None
+    return found[0] if found is not None and kind in (None, found[1]) else None
 
 
 @frozen
@@ -120,7 +146,11 @@ class TeamPaths:
         return self._in("runtime")
 
     def startup_script(self, index: int) -> str:
-        return self._in("runtime", f"worker-{index}-startup.sh")
+        return self._in("runtime", f"worker-{index}{SCRIPT_SUFFIX}")
+
+    def intent(self, worker: str) -> str:
+        """``runtime/<worker>.intent``: the worker pane about to be created (``pure/omx/strays.py``)."""
+        return self._in("runtime", f"{worker}{INTENT_SUFFIX}")
 
     @property
     def phase(self) -> str:

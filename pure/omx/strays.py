@@ -10,7 +10,7 @@ A start command and a tag do not prove the process: ``respawn-pane -k`` keeps bo
 one. So ``sweep`` removes a stray only when a record names the pane with the pid the listing shows:
 the pid a gated pane's first process wrote itself (``pure/omx/startup_script.py``, ``self_pin_path``), the
 worker's ``identity.json`` (a scale-up writes it after the pin and the tag, before the membership
-commit) or its intent (``intent_path``: a scale-up or a respawn rewrites it with the new pane and the
+commit) or its intent (``intent_step``: a scale-up or a respawn rewrites it with the new pane and the
 pid its split answered, before it tags the pane). Then it goes through the proof teardown
 (``pure/tmux/teardown.py``: ``L``, owner tag, ``L``, kill, ``L``) with that pid, so it is killed only
 while it still runs that process and carries the team's owner tag — or, pinned before the run could
@@ -27,7 +27,6 @@ startup script alone is no leftover: a scale-down leaves it, as oh-my-codex does
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterator, Sequence
 from typing import Literal
 
@@ -37,7 +36,7 @@ from pure import model as m
 from pure import tmux as t
 from pure.omx import startup_script
 from pure.omx.codec import Json, parse_object, render_json
-from pure.omx.state import TeamPaths
+from pure.omx.state import WORKER_NAME, TeamPaths, runtime_file
 from pure.program import Gen, expect
 from pure.tmux import facts
 
@@ -57,16 +56,14 @@ class Stray:
 
 def find(stdout: str, paths: TeamPaths, config: Json) -> tuple[Stray, ...]:
     """Stray panes of this team in a ``listing_step`` answer."""
-    script = re.compile("'" + re.escape(paths.runtime_dir) + r"/worker-([0-9]{1,9})-startup\.sh'")
     recorded = {w.get("name"): w.get("pane_id") for w in config.get("workers") or [] if isinstance(w, dict)}
     members = {pane for pane in recorded.values() if isinstance(pane, str)}
     leader = config.get("leader_pane_id")
     found: list[Stray] = []
     for pane, pid, start_command in live_rows(stdout):
-        match = script.search(start_command)
-        if match is None:
+        worker = startup_script.started_worker(start_command, paths.runtime_dir)
+        if worker is None:
             continue
-        worker = f"worker-{int(match.group(1))}"
         if pane in members or pane == leader or recorded.get(worker) == pane:
             continue
         found.append(Stray(pane_id=pane, pid=pid, worker=worker))
@@ -111,8 +108,6 @@ class Sweep:
                             detail=f"started by {s.worker}'s startup script; pid {s.pid}") for s, why in self.kept)
 
 
-_INTENT_FILE = re.compile(r"worker-([0-9]{1,9})\.intent")
-_WORKER = re.compile(r"worker-[1-9][0-9]{0,8}")  # a worker's name as scale-up makes it, and only that
 
 
 @frozen(kw_only=True)
@@ -139,15 +134,14 @@ def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
     folders = yield from expect(m.ListDir(path=paths.workers_dir), m.Listing)
     members = {w.get("name") for w in config.get("workers") or []
                if isinstance(w, dict) and isinstance(w.get("name"), str)}
-    scripts = [name.removesuffix("-startup.sh") for name in runtime.names or ()
-               if name.endswith("-startup.sh") and _WORKER.fullmatch(name.removesuffix("-startup.sh"))]
-    suspect = any(n not in members for n in scripts) or any(
-        _INTENT_FILE.fullmatch(name) is not None for name in runtime.names or ())
+    files = [found for found in map(runtime_file, runtime.names or ()) if found is not None]
+    scripts = [worker for worker, kind in files if kind == "script"]
+    suspect = any(n not in members for n in scripts) or any(kind == "intent" for _, kind in files)
     if in_debt is None:  # a record that cannot be read may name any worker: none is a leftover
         return Leftovers(suspect=suspect)
     # A scale-up makes a worker's folder before anything else of it; a scale-down removes the folder
     # and, as oh-my-codex does, leaves the startup script: a folder is what marks a leftover worker.
-    left = [name for name in folders.names or () if _WORKER.fullmatch(name) and name not in members | in_debt]
+    left = [name for name in folders.names or () if WORKER_NAME.fullmatch(name) and name not in members | in_debt]
     return Leftovers(folders=tuple(left), scripts=tuple(n for n in scripts if n in left), suspect=suspect)
 
 
@@ -196,31 +190,28 @@ def _debt_workers(paths: TeamPaths) -> Gen[set[object] | None]:
     return names
 
 
-def intent_path(paths: TeamPaths, worker: str) -> str:
-    """The durable intent of a worker pane about to be created: written before the split (by a
-    scale-up, ``pure/omx/scale_up/worker.py``, or a respawn, ``pure/omx/respawn.py``), rewritten with
-    the new pane and the pid the split answered before anything else is done with it, removed once
-    the pane is a member or proven gone. While it exists, every team command looks for the pane
-    (``survey``); a stray is removed only when a record names it with its pid (``pin_of``)."""
-    return f"{paths.runtime_dir}/{worker}.intent"
-
-
 IntentKind = Literal["scale_up", "respawn"]
 
 
 def intent_step(paths: TeamPaths, kind: IntentKind, worker: str, *, pane_id: str | None = None,
                 pid: int | None = None) -> m.WriteFile:
-    """Write ``worker``'s intent: what is about to be created (``kind``, the worker, its startup
-    script) and, once the split answered, the pane and its pid."""
+    """Write ``worker``'s intent (``TeamPaths.intent``): what is about to be created (``kind``, the worker,
+    its startup script) and, once the split answered, the pane and its pid.
+
+    The durable intent of a worker pane: written before the split (by a scale-up,
+    ``pure/omx/scale_up/worker.py``, or a respawn, ``pure/omx/respawn.py``), rewritten with the new pane
+    and the pid the split answered before anything else is done with it, removed once the pane is a
+    member or proven gone. While it exists, every team command looks for the pane (``survey``); a stray
+    is removed only when a record names it with its pid (``pin_of``)."""
     record: Json = {"kind": kind, "worker": worker, "script": paths.startup_script(int(worker.split("-")[1]))}
     if pane_id is not None:
         record.update(pane_id=pane_id, pid=pid)
-    return m.WriteFile(path=intent_path(paths, worker), content=render_json(record))
+    return m.WriteFile(path=paths.intent(worker), content=render_json(record))
 
 
 def pin_records(paths: TeamPaths, worker: str) -> tuple[str, str]:
     """Where a pane of ``worker`` is recorded with its pinned pid before it is a member."""
-    return paths.worker_file(worker, "identity.json"), intent_path(paths, worker)
+    return paths.worker_file(worker, "identity.json"), paths.intent(worker)
 
 
 @frozen(kw_only=True)
@@ -250,7 +241,7 @@ def pin_of(paths: TeamPaths, stray: Stray) -> Gen[Pin]:
         if record is None or record.get("pane_id") != stray.pane_id:
             continue
         if t.is_positive_pid(record.get("pid")) and record.get("pid") == stray.pid:
-            return Pin(refused=None, before_tag=path == intent_path(paths, stray.worker))
+            return Pin(refused=None, before_tag=path == paths.intent(stray.worker))
         recorded.append(record.get("pid"))
     if recorded:
         return Pin(refused=f"stray_pid_changed:{stray.pane_id}:{recorded[0]}:{stray.pid}")
@@ -306,10 +297,9 @@ def _forget_intents(paths: TeamPaths, strays: Sequence[Stray], kept: Sequence[tu
     so that later runs do not list panes for nothing. One whose pane is kept stays, to pin it."""
     listing = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
     keep = {s.worker for s, _ in kept}
-    for name in listing.names or ():
-        intent = _INTENT_FILE.fullmatch(name)
-        if intent is not None and f"worker-{int(intent.group(1))}" not in keep:
-            yield from expect(m.RemovePath(path=intent_path(paths, f"worker-{int(intent.group(1))}")), m.Ack)
+    for worker, kind in filter(None, map(runtime_file, listing.names or ())):
+        if kind == "intent" and worker not in keep:
+            yield from expect(m.RemovePath(path=paths.intent(worker)), m.Ack)
 
 
 def _str(value: object) -> str | None:

@@ -25,6 +25,8 @@ from attrs import define, field
 
 from pure import model as m
 from pure import tmux as t
+from pure.omx.startup_script import started_worker
+from pure.omx.state import runtime_worker
 from pure.program import is_mutation
 from pure.tmux import facts
 
@@ -32,7 +34,6 @@ ACTIONS = {"add": "+", "change": "~", "remove": "-", "debt": "!"}
 KIND_ORDER = ("worker", "session", "pane", "workspace", "run", "team", "config", "task", "dispatch", "events",
               "debt", "file", "step")
 PANE_CREATING = ("split-window", "new-window", "new-session")
-_STARTUP = re.compile(r"/runtime/(worker-\d+)(?:-startup\.sh|\.intent)")  # its startup script, its intent
 _WORKER_DIR = re.compile(r"^workers/([^/]+)(?:/|$)")
 _TASK_FILE = re.compile(r"^tasks/task-(\d+)\.json$")
 
@@ -244,7 +245,7 @@ class _Builder:
         verb = args[0]
         worker = added.get(pane)
         respawned = self.result.get("worker") if self.result.get("paneId") == pane else None
-        script = next((match.group(1) for a in args if (match := _STARTUP.search(a))), None)
+        script = next(filter(None, map(started_worker, args)), None)
         name = (worker or {}).get("name") or respawned or script
         if verb == "new-session":
             session = args[args.index("-s") + 1] if "-s" in args else "?"
@@ -321,9 +322,9 @@ class _Builder:
         match = _WORKER_DIR.match(rel)
         if match:
             return match.group(1)
-        match = _STARTUP.search(path)
-        if match:
-            return match.group(1)
+        runtime = runtime_worker(path)  # its startup script, its intent
+        if runtime is not None:
+            return runtime
         if "/worktrees/" in path:
             return path.split("/worktrees/", 1)[1].split("/")[0] or None
         return None

@@ -9,16 +9,15 @@ startup script in its command), the ``remain-on-exit`` release that ends a watch
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from typing import Any, TextIO
 
 from pure import model as m
 from pure import tmux as t
+from pure.omx.startup_script import started_worker
 
 QUIET_S = 1.0
-_WORKER = re.compile(r"/runtime/(worker-[0-9]+)-startup\.sh")
 
 
 class Progress:
@@ -45,8 +44,7 @@ class Progress:
             return None
         if args[0] in ("split-window", "new-window"):
             pane = t.answered_pane(done)[0]
-            found = _WORKER.search(" ".join(args))
-            worker = found.group(1) if found else "a worker"
+            worker = next(filter(None, map(started_worker, args)), "a worker")
             self.workers[pane] = worker
             return f"{worker}: pane {pane} created, its agent starting"
         if args[0] == "set-option" and "-u" in args and "remain-on-exit" in args:

@@ -147,7 +147,7 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     except Exception as error:  # noqa: BLE001 - safety net: a bug must not leak a tagged pane
         return (yield from rollback(run, Abort(f"internal_error:{type(error).__name__}:{error}", run.context)))
     for added in run.added:  # members for good now; one left behind is forgotten by the next sweep
-        yield from expect(m.RemovePath(path=strays.intent_path(paths, added["name"])), m.Ack)
+        yield from expect(m.RemovePath(path=paths.intent(added["name"])), m.Ack)
     result: Json = {"ok": True, "addedWorkers": run.added, "newWorkerCount": run.config["worker_count"],
                     "nextWorkerIndex": run.config["next_worker_index"]}
     if run.supervised:

@@ -4,8 +4,6 @@ debt what cannot be proven ours."""
 from __future__ import annotations
 
 import json
-import posixpath
-import re
 from collections.abc import Callable
 
 from attrs import frozen
@@ -15,7 +13,7 @@ from pure import model as m
 from pure import tmux as t
 from pure.agents import supervise
 from pure.omx import dispatch as dsp
-from pure.omx import strays, transcripts, txn
+from pure.omx import transcripts, txn
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
 from pure.omx.locks import Barrier, with_barrier
@@ -38,7 +36,7 @@ from pure.omx.scale_up.run import (
     str_or_none,
 )
 from pure.omx.scale_up.worker import leader_event
-from pure.omx.state import read_team_state
+from pure.omx.state import read_team_state, runtime_worker
 from pure.program import Gen, PlanError, expect, fail, uninterrupted
 
 # ------------------------------------------------------------------------------------------ rollback
@@ -319,11 +317,11 @@ def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str], 
         if name not in unresolved:
             yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
     for script in run.scripts:
-        worker = _script_worker(script)
+        worker = runtime_worker(script, "script") or ""  # the scripts this run wrote are all workers'
         if worker not in unresolved:
             yield from acked(m.RemovePath(path=script))
         if worker not in unresolved or worker in members:  # its pane gone, or recorded as a member
-            yield from acked(m.RemovePath(path=strays.intent_path(paths, worker)))
+            yield from acked(m.RemovePath(path=paths.intent(worker)))
     if not run.runtime_existed and not unresolved:
         yield from acked(m.RemovePath(path=paths.runtime_dir, recursive=True))
     if run.created_instructions is not None and not unresolved:
@@ -332,9 +330,3 @@ def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str], 
         raise StepFailure("; ".join(problems))
 
 
-_SCRIPT = re.compile(r"worker-([0-9]+)-startup\.sh")
-
-
-def _script_worker(path: str) -> str:
-    match = _SCRIPT.fullmatch(posixpath.basename(path))
-    return f"worker-{match.group(1)}" if match else ""

@@ -336,7 +336,7 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
             yield from wt.restore_root_agents(*backup)
         yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
         yield from acked(m.RemovePath(path=paths.startup_script(worker.index)))
-        yield from acked(m.RemovePath(path=strays.intent_path(paths, name)))
+        yield from acked(m.RemovePath(path=paths.intent(name)))
         if problems:
             raise StepFailure("; ".join(problems))
     except (StepFailure, wt.WorktreeError) as error:
