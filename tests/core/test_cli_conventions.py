@@ -19,6 +19,7 @@ import pytest
 import cli
 from shell.cli.args import leaves, takes_session
 from shell.run import audit_prune
+from tests.cli_process import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, str(ROOT / "cli.py")]
@@ -100,7 +101,7 @@ def test_session_before_a_command_that_has_none_is_a_usage_error(capsys: pytest.
 def test_json_before_the_command(tmp_path: Path, clean_env: dict[str, str]) -> None:
     for argv in (["-o", "json", "team", "status", "nosuch", "--cwd", str(tmp_path)],
                  ["team", "status", "nosuch", "--cwd", str(tmp_path), "-o", "json"]):
-        done = subprocess.run([*CLI, *argv], capture_output=True, text=True, env=clean_env)
+        done = run_cli(argv, env=clean_env)
         assert done.returncode == 4, done.stderr
         answer = json.loads(done.stdout)
         assert (answer["ok"], answer["error_code"], answer["error_detail"]) == (False, "team_not_found",
@@ -179,8 +180,7 @@ def test_text_refusals_go_to_stderr(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def _answer(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, Any]:
-    done = subprocess.run([*CLI, *argv], capture_output=True, text=True, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                          timeout=120)
+    done = run_cli(argv, env=env, cwd=cwd)
     lines = done.stdout.splitlines()
     assert len(lines) == 1, (argv, done.stdout, done.stderr)
     return done.returncode, json.loads(lines[0])

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.cli_process import run_cli
 from tests.herdr.conftest import World
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,8 +23,7 @@ class Panefleet:
 
     def __call__(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         group = [] if args[:1] in (("apply",), ("show",)) else ["herdr"]
-        return subprocess.run([sys.executable, str(ROOT / "cli.py"), *group, *args], capture_output=True,
-                              text=True, env=env or self.env, cwd=ROOT, check=False)
+        return run_cli([*group, *args], env=env or self.env)
 
     def json(self, *args: str) -> Any:
         done = self(*args, "-o", "json")

@@ -6,8 +6,6 @@ back empty (or reissues ids, or moves directories) never makes panefleet claim a
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 from pure.herdr.liveness import follower_pulse
 from pure.herdr.parse import parse_process_info, version_skew
 from pure.model import Proc
+from tests.cli_process import run_cli
 from tests.herdr.conftest import HERDR_MODES, World, kinds
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,9 +75,8 @@ def test_skew_through_the_cli_ends_the_pass_changes_nothing_and_is_no_debt(tmp_p
         before = world.fake.workspaces()
         world.fake.reset_calls()
         env = {**world.env, "FAKE_HERDR_CLI_VERSION": cli, "PANEFLEET_FOLLOWER": "panefleet"}
-        base = [sys.executable, str(ROOT / "cli.py"), "herdr", "reconcile", "--managed", "alpha"]
-        text = subprocess.run(base, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
-        answer = subprocess.run([*base, "-o", "json"], capture_output=True, text=True, env=env, cwd=ROOT, check=False)
+        base = ["herdr", "reconcile", "--managed", "alpha"]
+        text, answer = run_cli(base, env=env), run_cli([*base, "-o", "json"], env=env)
         assert text.returncode == 1 and answer.returncode == 1, (text, answer)
         protocols = ("protocol 22", "protocol 20")
         assert all(p in text.stderr for p in protocols) and remedy in text.stderr, text.stderr
@@ -90,8 +88,7 @@ def test_skew_through_the_cli_ends_the_pass_changes_nothing_and_is_no_debt(tmp_p
         assert world.mutations() == [] and len(world.calls()) == 2  # one workspace list per run, refused
         assert world.recorded() == [pane.split(":")[0]]
         # The same CLI as the server: the pass goes on and converges.
-        done = subprocess.run(base, capture_output=True, text=True, env={**env, "FAKE_HERDR_CLI_VERSION": server},
-                              cwd=ROOT, check=False)
+        done = run_cli(base, env={**env, "FAKE_HERDR_CLI_VERSION": server})
         assert done.returncode == 0, done
         assert world.fake.pane(pane) is None
     finally:
