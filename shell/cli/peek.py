@@ -92,10 +92,8 @@ def cmd_attach(args: argparse.Namespace) -> int:
         return exit_code(done)
     socket = tmux_socket(args, environ)
     tmux = ["tmux", *(["-L", socket] if socket else [])]
-    pane, window, session = str(result["paneId"]), str(result["windowId"]), str(result["sessionId"])
-    # bring the pane to the front of its session (what any client attached to it then shows)
-    _tmux(tmux, "select-window", "-t", window)
-    _tmux(tmux, "select-pane", "-t", pane)
+    pane = str(result["paneId"])
+    # a pane as the target: tmux makes its window current and the pane active, in the one call
     if os.path.realpath(environ.get("TMUX", "").split(",")[0] or "/nonexistent") == os.path.realpath(
             _tmux(tmux, "display-message", "-p", facts.SOCKET_PATH.format) or "/"):
         # inside a client of the team's own server: bring this client there
@@ -103,7 +101,7 @@ def cmd_attach(args: argparse.Namespace) -> int:
         if args.read_only and _tmux(tmux, "display-message", "-p", facts.CLIENT_READONLY.format) != "1":
             _tmux(tmux, "switch-client", "-r")
         return 0
-    command = [*tmux, "attach-session", *(["-r"] if args.read_only else []), "-t", session]
+    command = [*tmux, "attach-session", *(["-r"] if args.read_only else []), "-t", pane]
     os.execvpe(command[0], command, {k: v for k, v in environ.items() if k != "TMUX"})
 
 

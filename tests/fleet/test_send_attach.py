@@ -103,8 +103,10 @@ def _client(fleet: Fleet, *args: str) -> tuple[subprocess.Popen[bytes], int]:
 
 
 def _clients(fleet: Fleet) -> list[tuple[str, str]]:
-    out = fleet.server.cmd("list-clients", "-F", "#{pane_id}\t#{client_readonly}", check=False).stdout
-    return [tuple(line.split("\t")) for line in out.splitlines()]  # type: ignore[misc]
+    """The terminal clients (not the control-mode client a panefleet operation attaches while it runs)."""
+    out = fleet.server.cmd("list-clients", "-F", "#{client_control_mode}\t#{pane_id}\t#{client_readonly}",
+                           check=False).stdout
+    return [tuple(line.split("\t")[1:]) for line in out.splitlines() if line.startswith("0\t")]  # type: ignore[misc]
 
 
 def _wait(predicate: object, seconds: float = 20) -> bool:
@@ -132,10 +134,49 @@ def test_attach_lands_on_the_worker_s_pane(fleet: Fleet, tmp_path: Path, read_on
         if read_only:
             assert _screen(fleet, pane) == before
     finally:
+        def detached() -> bool:
+            for client in fleet.server.cmd("list-clients", "-F", "#{client_name}", check=False).stdout.split():
+                fleet.server.cmd("detach-client", "-t", client, check=False)
+            return proc.poll() is not None
+        ended = _wait(detached)
+        if not ended:
+            proc.kill()
+            proc.wait()
+        os.close(primary)
+        assert ended, "the attached client did not end when detached"
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_attach_from_inside_tmux_switches_this_client(fleet: Fleet, read_only: bool) -> None:
+    """Run in a client of the team's own server, ``team attach`` moves that client to the worker's pane
+    (and makes it read-only when asked) and returns at once, rather than nesting a second client."""
+    fleet.write(2)
+    assert fleet.run("apply", "--yes").returncode == 0
+    pane = fleet.workers()["worker-2"][0]
+    leader = min(set(fleet.server.panes()) - {p for p, _pid in fleet.workers().values()})
+    primary, secondary = pty.openpty()
+    client = subprocess.Popen(["tmux", "-L", fleet.server.name, "attach-session", "-t", leader], stdin=secondary, stdout=secondary,
+                              stderr=secondary, env={**fleet.env, "TERM": "xterm"}, start_new_session=True)
+    os.close(secondary)
+    try:
+        assert _wait(lambda: _clients(fleet) == [(leader, "0")]), _clients(fleet)
+        socket_path, session = fleet.server.cmd("display-message", "-p", "-t", leader,
+                                                 "#{socket_path}\t#{session_id}").stdout.strip().split("\t")
+        inside = {**fleet.env, "TMUX": f"{socket_path},{client.pid},{session.lstrip('$')}"}
+        done = subprocess.run([sys.executable, "-m", "cli", "team", "attach", "alpha", "worker-2",
+                               *(["--read-only"] if read_only else [])], cwd=fleet.project, env=inside,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert _clients(fleet) == [(pane, "1" if read_only else "0")]
+    finally:
         fleet.server.cmd("detach-client", "-a", check=False)
-        for client in fleet.server.cmd("list-clients", "-F", "#{client_name}", check=False).stdout.split():
-            fleet.server.cmd("detach-client", "-t", client, check=False)
-        proc.wait(timeout=20)
+        for name in fleet.server.cmd("list-clients", "-F", "#{client_name}", check=False).stdout.split():
+            fleet.server.cmd("detach-client", "-t", name, check=False)
+        try:
+            client.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            client.kill()
+            client.wait()
         os.close(primary)
 
 
