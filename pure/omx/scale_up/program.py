@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from attrs import frozen
 from returns.result import Failure
 
 from pure import model as m
@@ -9,7 +10,7 @@ from pure import ops
 from pure import tmux as t
 from pure.agents import supervise
 from pure.omx import dispatch as dsp
-from pure.omx import layout, strays
+from pure.omx import strays
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
 from pure.omx.locks import with_scaling_lock
@@ -17,6 +18,7 @@ from pure.omx.names import sanitize_team_name
 from pure.omx.scale_up.config import locked_state
 from pure.omx.scale_up.new_tasks import create_tasks
 from pure.omx.scale_up.plan import (
+    Launches,
     approved_execution_gate,
     migrate_legacy_pid,
     plan_launches,
@@ -33,7 +35,7 @@ from pure.omx.scale_up.run import (
 )
 from pure.omx.scale_up.worker import Launched, await_started, finish_event, hand_over, launch_worker, settle
 from pure.omx.scaling import DISABLED, scaling_enabled
-from pure.omx.state import TeamPaths, resolve_state_root
+from pure.omx.state import TeamPaths, TeamState, resolve_state_root
 from pure.program import INTERRUPTED, Gen, Interrupted, PlanError, Program, expect, fail, refused
 
 # ---------------------------------------------------------------------------------------- program
@@ -55,6 +57,31 @@ def scale_up(req: ScaleUpRequest) -> Program:
 
 
 def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
+    """Read and check everything, then create (each creation undone by the rollback on any failure or
+    interrupt), then the result."""
+    planned = yield from _read_and_plan(req, paths)
+    failed = yield from _create_workers(planned)
+    if failed is not None:
+        return failed
+    for added in planned.run.added:  # members for good now; one left behind is forgotten by the next sweep
+        yield from expect(m.RemovePath(path=paths.intent(added["name"])), m.Ack)
+    return _result(planned.run, planned.swept)
+
+
+@frozen(kw_only=True)
+class _Planned:
+    """What the read-and-plan phase settled, before anything is created."""
+
+    run: Run
+    start: int  # the first new worker's index
+    names: tuple[str, ...]
+    launches: Launches
+    swept: strays.Sweep
+
+
+def _read_and_plan(req: ScaleUpRequest, paths: TeamPaths) -> Gen[_Planned]:
+    """The team's state, the gates and the plan; what a crashed run left is swept first. Nothing of
+    this run exists yet, so a refusal here needs no rollback."""
     state = yield from locked_state(paths)
     if state is None:
         raise refused(f"Team {paths.team} not found")
@@ -66,39 +93,43 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
         raise refused(f"Cannot add {req.count} workers: would exceed max_workers "
                       f"({len(workers)} + {req.count} > {maximum})")
     start = positive_or(config.get("next_worker_index"), len(workers) + 1)
-    names = [f"worker-{start + i}" for i in range(req.count)]
+    names = tuple(f"worker-{start + i}" for i in range(req.count))
     launches = yield from plan_launches(req, paths, start, state)
     approved_section = yield from approved_execution_gate(paths, config, req.cwd)
     owner = config.get("tmux_pane_owner_id")
-    target, expected, _leader = split_target(config)
     if not isinstance(owner, str) or not owner.strip():
-        raise refused(f"scale_up_split_target_owner_unavailable:{target}")
+        raise refused(f"scale_up_split_target_owner_unavailable:{split_target(config)[0]}")
     owner = owner.strip()
     # what a crashed or interrupted run of this team left behind goes first (pure/omx/strays.py), in
     # every mode: oh-my-codex leaves it (docs/scale-up.md, "Stray panes")
     swept = yield from strays.sweep(paths, config, owner)
-    blocked = swept.blocking(names)
+    blocked = swept.blocking(list(names))
     if blocked is not None:
         raise refused(f"scale_up_{blocked}")
-    expected_before_migration = expected
+    run = yield from _new_run(req, paths, state, owner)
+    run.approved_section = approved_section
+    return _Planned(run=run, start=start, names=names, launches=launches, swept=swept)
+
+
+def _new_run(req: ScaleUpRequest, paths: TeamPaths, state: TeamState, owner: str) -> Gen[Run]:
+    """The run's baseline: the split target proven (its legacy pid migrated first), the placements,
+    the worktree mode and whether the runtime directory existed."""
+    target, expected, _leader = split_target(state.config)
     pre_migration_manifest = state.manifest_text
-    if expected is None:
+    migrated = expected is None
+    if migrated:
         state = yield from migrate_legacy_pid(paths, state, owner)
         target, expected, _leader = split_target(state.config)
-    supervised = req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1"
-    placements: list[layout.Placement] = []
-    if supervised:
-        placements = yield from plan_placements(state.config, target, expected, req.count)
+    run = Run(req, paths, state, owner)
+    if run.supervised:
+        run.placements = yield from plan_placements(state.config, target, expected, req.count)
     else:
         first = yield from t.prove(target)
         if not first.live:
             raise refused(f"scale_up_split_target_proof_unavailable:{target}:{first.code()}")
         if first.pid != expected:
             raise refused(f"scale_up_split_target_pid_changed:{target}:{expected}:{first.pid}")
-    run = Run(req, paths, state, owner)
-    run.placements = placements
-    run.approved_section = approved_section
-    if expected_before_migration is None:
+    if migrated:
         # oh-my-codex quirk kept on purpose (docs/scale-up.md, "oh-my-codex quirks kept"): the
         # rollback baseline of the manifest is the bytes read before a legacy pid migration, so a
         # migrated leader pid is null again in reads after a rollback (a migrated worker pid
@@ -112,14 +143,22 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
         run.config["worktree_mode"] = mode.as_json()
     runtime = yield from expect(m.Stat(path=paths.runtime_dir), m.Value)
     run.runtime_existed = runtime.value != "absent"
+    return run
+
+
+def _create_workers(planned: _Planned) -> Gen[m.Done | None]:
+    """The tasks and every worker, in order; on any failure, interrupt or bug, the rollback's answer
+    (pure/omx/scale_up/rollback.py), else None."""
+    run = planned.run
     try:
         tasks = yield from create_tasks(run)
+        launch = [(name, planned.start + position, position) for position, name in enumerate(planned.names)]
         if run.supervised:
             # Split and launch every worker, wait for all of them to start together, then hand each
             # its task and commit it, in order (docs/scale-up.md, "Watched start-up").
             launched: list[Launched] = []
-            for position, name in enumerate(names):
-                launched.append((yield from launch_worker(run, name, start + position, launches, position)))
+            for name, index, position in launch:
+                launched.append((yield from launch_worker(run, name, index, planned.launches, position)))
             launched = yield from await_started(run, launched)
             requests = []
             for worker in launched:
@@ -131,8 +170,8 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
             for worker, request in zip(launched, requests, strict=True):
                 yield from settle(run, worker, request, delivered[worker.name])
         else:
-            for position, name in enumerate(names):
-                worker = yield from launch_worker(run, name, start + position, launches, position)
+            for name, index, position in launch:
+                worker = yield from launch_worker(run, name, index, planned.launches, position)
                 request = yield from hand_over(run, worker, tasks)
                 delivery = yield from dsp.deliver_trigger(worker.pane, worker.pid, run.owner,
                                                           request["trigger_message"])
@@ -146,8 +185,12 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
         return (yield from rollback(run, Abort(error.outcome.message, run.context)))
     except Exception as error:  # noqa: BLE001 - safety net: a bug must not leak a tagged pane
         return (yield from rollback(run, Abort(f"internal_error:{type(error).__name__}:{error}", run.context)))
-    for added in run.added:  # members for good now; one left behind is forgotten by the next sweep
-        yield from expect(m.RemovePath(path=paths.intent(added["name"])), m.Ack)
+    return None
+
+
+def _result(run: Run, swept: strays.Sweep) -> m.Done:
+    """The answer: the workers added, their deliveries, those removed and the strays; ``debt`` when a
+    worker was removed, a task may not have reached its worker or a stray pane could not be proven ours."""
     result: Json = {"ok": True, "addedWorkers": run.added, "newWorkerCount": run.config["worker_count"],
                     "nextWorkerIndex": run.config["next_worker_index"]}
     if run.supervised:
@@ -163,8 +206,6 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
                         for d in run.deliveries if d["status"] not in ("delivered", "removed"))
     if not undelivered and not swept.kept and not removed:
         return ok_done(result)
-    # Members now, with live proven panes, but a worker did not start and was removed, a task may not
-    # have reached its worker, or a stray pane could not be proven ours: needs attention.
     not_started = tuple(m.Debt(kind="worker_start", subject=d["worker"], reason=d["reason"],
                                detail=" | ".join(d["lastLines"])) for d in removed)
     return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)),
