@@ -37,7 +37,7 @@ from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.scale_up.plan import CLI_NOT_READY, plan_placements, split_target, team_panes
 from pure.omx.scale_up.run import Abort, RollbackContext
 from pure.omx.scale_up.worker import prove_split_target, tag_pane
-from pure.omx.state import TeamPaths, resolve_state_root
+from pure.omx.state import TeamPaths, TeamState, resolve_state_root
 from pure.program import INTERRUPTED, Gen, Interrupted, PlanError, Program, expect, fail, uninterrupted
 
 
@@ -69,56 +69,18 @@ def _refuse(message: str) -> PlanError:
 
 
 def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
-    state = yield from locked_state(paths)
-    if state is None:
-        raise _refuse(f"Team {paths.team} not found")
-    config = state.config
-    workers = [w for w in config.get("workers") or [] if isinstance(w, dict)]
-    record = next((w for w in workers if w.get("name") == req.worker), None)
-    if record is None:
-        raise _refuse(f"respawn_worker_not_found:{req.worker}")
-    cli = str(record.get("worker_cli") or "codex")
-    problems = (req.cli_problems or {}).get(cli)
-    if problems:
-        raise _refuse(f"{CLI_NOT_READY}:{cli}:{req.worker}:{problems[0]}")
-    owner = config.get("tmux_pane_owner_id")
-    if not isinstance(owner, str) or not owner.strip():
-        raise _refuse(f"respawn_owner_unavailable:{paths.team}")
-    owner = owner.strip()
-    old_pane, old_pid = record.get("pane_id"), record.get("pid")
-    old_transcript = None
-    if isinstance(old_pane, str) and t.is_pane_id(old_pane):
-        verdict = yield from t.prove(old_pane)
-        if verdict.unavailable:
-            raise _refuse(f"respawn_old_pane_proof_unavailable:{old_pane}:{verdict.code()}")
-        if verdict.live and verdict.pid == old_pid:
-            raise _refuse(f"respawn_worker_alive:{req.worker}:{old_pane}: its pane is live with the pinned pid "
-                          f"{old_pid}; nothing to respawn")
-        if verdict.gone and verdict.reason == "dead" and isinstance(old_pid, int) and t.is_positive_pid(old_pid):
-            old_transcript = yield from _remove_old_dead(paths, req.worker, old_pane, old_pid, owner)
+    state, record, owner = yield from _read_member(req, paths)
+    old_transcript = yield from _retire_old_pane(paths, req.worker, record, owner)
     script = paths.startup_script(int(record.get("index", 0)))
     if (yield from expect(m.Stat(path=script), m.Value)).value != "file":
         raise _refuse(f"respawn_startup_script_missing:{script}")
     # not refused: what a crashed or interrupted run of this team left goes first, before anything is
     # proven for the split, as in a scale-up (pure/omx/strays.py)
-    swept = yield from strays.sweep(paths, config, owner)
+    swept = yield from strays.sweep(paths, state.config, owner)
     blocked = swept.blocking([req.worker])
     if blocked is not None:
         raise _refuse(f"respawn_{blocked}")
-    others = {**config, "workers": [w for w in workers if w.get("name") != req.worker]}
-    target, expected, _leader = split_target(others)
-    placements = yield from plan_placements(others, target, expected, 1)
-    placement = placements[0]
-    pinned = dict(team_panes(others))
-    into = placement.target if isinstance(placement, layout.Split) else str(config.get("leader_pane_id"))
-    into_pid = pinned.get(into)
-    if into_pid is None:
-        raise _refuse(f"scale_up_split_target_pid_missing:{into}")
-    context = RollbackContext(worker_name=req.worker)
-    try:
-        proven_into = yield from prove_split_target(into, into_pid, owner, context)
-    except Abort as abort:
-        raise _refuse(abort.message) from None
+    placement, proven_into = yield from _placement(state.config, req.worker, owner)
     working_dir = record.get("working_dir") if isinstance(record.get("working_dir"), str) else req.cwd
     # a crash from here until the commit leaves a second pane of a member: let later reads find it
     intent = paths.intent(req.worker)
@@ -126,18 +88,73 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     if not wrote.ok:
         raise fail(f"respawn_intent_not_written:{intent}:{wrote.error}")
     created = NewPane()
+    split = layout.placement_step(placement, proven_into, "-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c",
+                                  str(working_dir),
+                                  startup_script.gated_startup_command(script, paths.worker_dir(req.worker)))
     try:
-        started = yield from _split_and_start(req, paths, state.config, record, owner, created,
-                                              layout.placement_step(placement, proven_into, "-d", "-P", "-F",
-                                                                    t.NEW_PANE_FORMAT, "-c", str(working_dir),
-                                                                    startup_script.gated_startup_command(
-                                                                        script, paths.worker_dir(req.worker))))
+        started = yield from _split_and_start(req, paths, state.config, record, owner, created, split)
     except Interrupted:
         return (yield from _undo_interrupted(paths, req.worker, owner, created))
     if isinstance(started, m.Done):
         return started
     done = yield from _committed(req, paths, record, started)
     return _with_sweep(transcripts.noted(done, _previous_transcript(old_transcript)), swept)
+
+
+def _read_member(req: RespawnRequest, paths: TeamPaths) -> Gen[tuple[TeamState, Json, str]]:
+    """The team's state, the worker's member record and the team's owner tag; refused when the worker
+    is not a member, its CLI cannot start here, or the team has no owner tag."""
+    state = yield from locked_state(paths)
+    if state is None:
+        raise _refuse(f"Team {paths.team} not found")
+    workers = [w for w in state.config.get("workers") or [] if isinstance(w, dict)]
+    record = next((w for w in workers if w.get("name") == req.worker), None)
+    if record is None:
+        raise _refuse(f"respawn_worker_not_found:{req.worker}")
+    cli = str(record.get("worker_cli") or "codex")
+    problems = (req.cli_problems or {}).get(cli)
+    if problems:
+        raise _refuse(f"{CLI_NOT_READY}:{cli}:{req.worker}:{problems[0]}")
+    owner = state.config.get("tmux_pane_owner_id")
+    if not isinstance(owner, str) or not owner.strip():
+        raise _refuse(f"respawn_owner_unavailable:{paths.team}")
+    return state, record, owner.strip()
+
+
+def _retire_old_pane(paths: TeamPaths, worker: str, record: Json, owner: str) -> Gen[transcripts.Kept | None]:
+    """Refused while the worker's pane is live with its pinned pid (nothing to respawn) or cannot be
+    proven; a dead pane kept by ``remain-on-exit`` is removed, its transcript kept first."""
+    old_pane, old_pid = record.get("pane_id"), record.get("pid")
+    if not (isinstance(old_pane, str) and t.is_pane_id(old_pane)):
+        return None
+    verdict = yield from t.prove(old_pane)
+    if verdict.unavailable:
+        raise _refuse(f"respawn_old_pane_proof_unavailable:{old_pane}:{verdict.code()}")
+    if verdict.live and verdict.pid == old_pid:
+        raise _refuse(f"respawn_worker_alive:{worker}:{old_pane}: its pane is live with the pinned pid "
+                      f"{old_pid}; nothing to respawn")
+    if verdict.gone and verdict.reason == "dead" and isinstance(old_pid, int) and t.is_positive_pid(old_pid):
+        return (yield from _remove_old_dead(paths, worker, old_pane, old_pid, owner))
+    return None
+
+
+def _placement(config: Json, worker: str, owner: str) -> Gen[tuple[layout.Placement, t.OwnedPane]]:
+    """Where the new pane goes, as a scale-up of one would place it among the other members, and the
+    proof of the pane it is split from (refused when that pane is not proven ours)."""
+    others = {**config, "workers": [w for w in config.get("workers") or []
+                                    if isinstance(w, dict) and w.get("name") != worker]}
+    target, expected, _leader = split_target(others)
+    placements = yield from plan_placements(others, target, expected, 1)
+    placement = placements[0]
+    into = placement.target if isinstance(placement, layout.Split) else str(config.get("leader_pane_id"))
+    into_pid = dict(team_panes(others)).get(into)
+    if into_pid is None:
+        raise _refuse(f"scale_up_split_target_pid_missing:{into}")
+    try:
+        proven_into = yield from prove_split_target(into, into_pid, owner, RollbackContext(worker_name=worker))
+    except Abort as abort:
+        raise _refuse(abort.message) from None
+    return placement, proven_into
 
 
 def _remove_old_dead(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[transcripts.Kept]:

@@ -119,22 +119,7 @@ def _prepare(run: Run, name: str, index: int, launches: Launches, position: int)
         block = None if role is None or prompt is None else role_instructions(role, prompt,
                                                                                 model_of(policy.launch_args))
         team_file = posixpath.join(paths.team_dir, instructions.FILE_NAME)
-        if tree is not None:
-            team_text = yield from read_optional(team_file)
-            content = worktree_instructions(paths.team, name, team_text, block)
-            backup = yield from wt.install_root_agents(tree.path, content)
-            run.agents_backups[name] = (tree.path, backup)
-            extra["OMX_MODEL_INSTRUCTIONS_FILE"] = posixpath.join(tree.path, "AGENTS.md")
-            extra["OMX_TEAM_WORKTREE_PATH"] = tree.path
-            if tree.branch is not None:
-                extra["OMX_TEAM_WORKTREE_BRANCH"] = tree.branch
-            extra["OMX_TEAM_WORKTREE_DETACHED"] = "1" if tree.detached else "0"
-        elif block is not None:
-            agents = paths.worker_file(name, "AGENTS.md")
-            yield from acked(m.WriteFile(path=agents, content=block))
-            extra["OMX_MODEL_INSTRUCTIONS_FILE"] = agents
-        else:
-            extra["OMX_MODEL_INSTRUCTIONS_FILE"] = team_file
+        extra.update((yield from _install_instructions(run, name, tree, block)))
         built = ln.build_worker_launch(policy, team_name=paths.team, worker_cwd=working_dir, extra_env=extra,
                                        host=launches.host)
         if isinstance(built, Failure):
@@ -145,12 +130,7 @@ def _prepare(run: Run, name: str, index: int, launches: Launches, position: int)
         elif tree is None and block is None and any(team_file in arg for arg in plan.argv):
             yield from _ensure_instructions(run)  # a launch never points at a missing file
         run.scripts.append(script)
-        shell, rc_file = startup_script.choose_worker_shell(run.req.env.get("SHELL"), run.req.existing_shells)
-        rendered = startup_script.render_startup_script(plan, worker_cwd=working_dir, shell=shell, rc_file=rc_file,
-                                                 source_rc=startup_script.should_source_shell_rc({**run.req.env, **extra}))
-        if isinstance(rendered, Failure):
-            raise StepFailure(rendered.failure())
-        yield from acked(m.WriteFile(path=script, content=rendered.unwrap(), mode=0o700))
+        yield from _write_startup_script(run, script, plan, working_dir, extra)
     except (StepFailure, wt.WorktreeError) as error:
         if isinstance(error, wt.WorktreeError) and error.half is not None:
             run.worktrees[name] = error.half
@@ -159,6 +139,39 @@ def _prepare(run: Run, name: str, index: int, launches: Launches, position: int)
                     RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)) from None
     return Prepared(name=name, index=index, position=position, role=role, prompt=prompt, tree=tree,
                     working_dir=working_dir, cli=PLACEHOLDER if launches.placeholder is not None else plan.worker_cli)
+
+
+def _install_instructions(run: Run, name: str, tree: wt.Worktree | None, block: str | None) -> Gen[dict[str, str]]:
+    """The worker's instructions: the worktree's root ``AGENTS.md`` (the original backed up), else its
+    own role ``AGENTS.md``, else the team's file; the environment that names them to the worker."""
+    paths = run.paths
+    team_file = posixpath.join(paths.team_dir, instructions.FILE_NAME)
+    if tree is None:
+        if block is None:
+            return {"OMX_MODEL_INSTRUCTIONS_FILE": team_file}
+        agents = paths.worker_file(name, "AGENTS.md")
+        yield from acked(m.WriteFile(path=agents, content=block))
+        return {"OMX_MODEL_INSTRUCTIONS_FILE": agents}
+    team_text = yield from read_optional(team_file)
+    backup = yield from wt.install_root_agents(tree.path, worktree_instructions(paths.team, name, team_text, block))
+    run.agents_backups[name] = (tree.path, backup)
+    env = {"OMX_MODEL_INSTRUCTIONS_FILE": posixpath.join(tree.path, "AGENTS.md"), "OMX_TEAM_WORKTREE_PATH": tree.path}
+    if tree.branch is not None:
+        env["OMX_TEAM_WORKTREE_BRANCH"] = tree.branch
+    env["OMX_TEAM_WORKTREE_DETACHED"] = "1" if tree.detached else "0"
+    return env
+
+
+def _write_startup_script(run: Run, script: str, plan: ln.LaunchPlan, working_dir: str,
+                          extra: dict[str, str]) -> Gen[None]:
+    """The worker's startup script, in the worker shell chosen from ``$SHELL`` and those that exist."""
+    shell, rc_file = startup_script.choose_worker_shell(run.req.env.get("SHELL"), run.req.existing_shells)
+    rendered = startup_script.render_startup_script(plan, worker_cwd=working_dir, shell=shell, rc_file=rc_file,
+                                                    source_rc=startup_script.should_source_shell_rc(
+                                                        {**run.req.env, **extra}))
+    if isinstance(rendered, Failure):
+        raise StepFailure(rendered.failure())
+    yield from acked(m.WriteFile(path=script, content=rendered.unwrap(), mode=0o700))
 
 
 def split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
