@@ -108,6 +108,15 @@ def startup_command(script_path: str) -> str:
     return f"exec /bin/sh {shell_quote(script_path)}"
 
 
+def self_pinned_startup_command(script_path: str, worker_dir: str) -> str:
+    """oh-my-codex's mode's split command (``OMX_TEAM_SKIP_READY_WAIT=1``): ``startup_command``, but the
+    pane's first process pins itself first, as a gated pane does (``gated_startup_command``), then
+    becomes the script's shell (``exec``: the pane's pid is unchanged). So a run killed between its
+    split and its own records leaves a record of that pane in this mode too (a documented deviation:
+    oh-my-codex's pane is left unrecorded, docs/scale-up.md, "Stray panes")."""
+    return f"exec /bin/sh -c {shell_quote(_PINNED_SCRIPT)} {shell_quote(script_path)} {shell_quote(worker_dir)}"
+
+
 def started_worker(command: str, runtime_dir: str | None = None) -> str | None:
     """The worker whose startup script a pane's start command runs: the script's path quoted as
     ``startup_command`` and ``gated_startup_command`` quote it (tmux may show the whole command quoted
@@ -152,6 +161,7 @@ _GATE = _SELF_PIN + ('read -r _ || exit; exec 3<&0; '
                      'trap \'trap "" HUP TERM; kill -TERM 0; sleep 2; kill -KILL 0\' HUP TERM; '
                      '/bin/sh "$0" <&3 3<&- & wait $!; exit $?')
 _LOGIN_SHELL = _SELF_PIN + 'exec "${SHELL:-/bin/sh}" -l'
+_PINNED_SCRIPT = _SELF_PIN + 'exec /bin/sh "$0"'
 
 
 def self_pin_path(worker_dir: str, pane_id: str) -> str:

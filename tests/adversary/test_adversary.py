@@ -72,7 +72,7 @@ from hypothesis.stateful import (
 )
 
 from pure import model as m
-from pure.omx import locks, txn
+from pure.omx import locks, startup_script, txn
 from pure.omx.scale_down import DebtRequest, ScaleDownRequest
 from pure.omx.scale_up import ScaleUpRequest, TaskSpec
 from pure.omx.state import TeamPaths
@@ -689,7 +689,7 @@ def test_crash_between_split_and_record_leaves_no_unrecorded_pane(machine: Adver
     assert stray in machine.world.server.panes
 
 
-@pytest.mark.parametrize("crash", ["tag", "identity"])
+@pytest.mark.parametrize("crash", ["split", "tag", "identity"])
 def test_a_stray_the_crash_left_pinned_is_removed(machine: AdversaryMachine, crash: str) -> None:
     stray = _crash_in_a_scale_up(machine, crash)
     pid = machine.world.server.panes[stray].pid
@@ -765,10 +765,12 @@ def test_a_respawn_s_stray_goes_only_while_it_runs_the_pinned_process(machine: A
 
 
 def test_a_stray_no_record_pins_is_kept(machine: AdversaryMachine) -> None:
-    """A crash between the split and the intent's pin (oh-my-codex mode: no gated pane pins itself):
-    nothing panefleet wrote names the pane's process, and a respawn could have replaced it unseen,
-    so it is reported, never killed."""
+    """A crash between the split and the intent's pin, and a pane whose first process could not pin
+    itself (its pin file is gone): nothing names the pane's process, and a respawn could have
+    replaced it unseen, so it is reported, never killed."""
     stray = _crash_in_a_scale_up(machine, "split")
+    pin = Path(startup_script.self_pin_path(str(machine.state_root / "team" / "alpha" / "workers" / "worker-2"), stray))
+    pin.unlink()
     swept = _stray_sweep(machine)
     assert [(k["paneId"], k["reason"]) for k in swept["kept"]] == [(stray, f"stray_pid_unrecorded:{stray}")]
     assert swept["removed"] == [] and stray in machine.world.server.panes

@@ -1,4 +1,4 @@
-"""Run a watched scale-up as a real process and SIGKILL it right after its Nth file write or tmux
+"""Run a scale-up (watched, or oh-my-codex's mode when ``OMX_TEAM_SKIP_READY_WAIT=1`` is set) as a real process and SIGKILL it right after its Nth file write or tmux
 mutation (split, tag, ``remain-on-exit``, keystrokes, kills).
 
 Usage: python -m tests.omx_up.crash_runner CWD TEAM COUNT N TMUX_SOCKET
@@ -20,7 +20,9 @@ def main() -> None:
     from pure.omx.scale_up import ScaleUpRequest
 
     executor = CrashingExecutor(int(n), tmux=True, env=dict(os.environ), tmux_socket=socket)
-    request = ScaleUpRequest(team=team, cwd=cwd, count=int(count), env={"OMX_TEAM_SCALING_ENABLED": "1", "HOME": cwd},
+    mode = {k: v for k, v in os.environ.items() if k == "OMX_TEAM_SKIP_READY_WAIT"}  # the mode under test
+    request = ScaleUpRequest(team=team, cwd=cwd, count=int(count),
+                             env={"OMX_TEAM_SCALING_ENABLED": "1", "HOME": cwd, **mode},
                              cli_paths={"placeholder": str(PLACEHOLDER_AGENT)}, existing_shells=("/bin/bash",))
     done, _, _ = run_operation("team.scale_up", request, executor, env=dict(os.environ), audit=False)
     print(executor.writes, done.outcome.status)

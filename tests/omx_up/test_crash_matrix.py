@@ -49,9 +49,10 @@ def _session_panes(server: TmuxServer, session: str) -> set[str]:
 
 
 @pytest.mark.tmux_executors("control")  # the default executor only: one run of the matrix is over a minute
+@pytest.mark.parametrize("mode", [{}, {"OMX_TEAM_SKIP_READY_WAIT": "1"}], ids=["watched", "skip-ready-wait"])
 def test_sigkill_at_every_change_leaves_no_pane_behind(tmux_server: TmuxServer, tmp_path: Path,
-                                                          clean_env: dict[str, str]) -> None:
-    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
+                                                          clean_env: dict[str, str], mode: dict[str, str]) -> None:
+    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1", **mode}
     work, _leader = _team(tmux_server, tmp_path, env, "full")
     total = int(_crash(env, work, "full", 10_000, tmux_server.name).split()[0])  # the changes of a whole run
     assert total > 20

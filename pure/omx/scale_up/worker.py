@@ -191,7 +191,7 @@ def split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
         raise Abort(f"scale_up_intent_not_written:{name}:{error}", context) from None
     script = paths.startup_script(index)
     command = (startup_script.gated_startup_command(script, paths.worker_dir(name)) if run.supervised
-               else startup_script.startup_command(script))
+               else startup_script.self_pinned_startup_command(script, paths.worker_dir(name)))
     run.context = evolve(context, pane_id=None)
     rest = ("-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c", working_dir, command)
     step = (t.split_step(into, "-h" if leader else "-v", *rest) if placement is None

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
+from pure.omx import startup_script
 from pure.tmux import NEW_PANE_FORMAT, TRANSCRIPT_NOTE
 
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
@@ -58,7 +60,9 @@ def tmux_calls_as_oh_my_codex_makes_them(journal: list[Any]) -> list[list[str]]:
     worker's pane, panefleet keeps its transcript (``L, S, L, capture-pane``, each step noted
     ``transcript``: pure/omx/transcripts.py); those calls are left out too. A fourth: a worker pane's
     ``split-window -P -F`` asks for its pid too (``pure/tmux/owned.py`` ``NEW_PANE_FORMAT``, pinned from
-    the split's own answer), written here as oh-my-codex's ``#{pane_id}``.
+    the split's own answer), written here as oh-my-codex's ``#{pane_id}``. A fifth: its command pins the
+    pane's first process before it runs the startup script (``startup_script.self_pinned_startup_command``),
+    written here as oh-my-codex's ``startup_command``.
     """
     calls: list[list[str]] = []
     proving_a_kill = paused = False  # inside kill-pane, list-panes, (pause, list-panes)*
@@ -80,9 +84,19 @@ def tmux_calls_as_oh_my_codex_makes_them(journal: list[Any]) -> list[list[str]]:
                 args[-1] = "C-m"
             if verb == "split-window" and "-F" in args and args[args.index("-F") + 1] == NEW_PANE_FORMAT:
                 args[args.index("-F") + 1] = "#{pane_id}"
+            if verb == "split-window":
+                args[-1] = _as_oh_my_codex_starts(args[-1])
             calls.append(args)
         paused = False
     return calls
+
+
+def _as_oh_my_codex_starts(command: str) -> str:
+    """A self-pinned split command as oh-my-codex's plain one; any other command as it is."""
+    words = shlex.split(command)
+    if len(words) == 6 and command == startup_script.self_pinned_startup_command(words[4], words[5]):
+        return startup_script.startup_command(words[4])
+    return command
 
 
 def phases(calls: list[list[str]]) -> dict[str, list[list[str]]]:
