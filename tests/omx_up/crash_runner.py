@@ -1,7 +1,9 @@
-"""Run a scale-up (watched, or oh-my-codex's mode when ``OMX_TEAM_SKIP_READY_WAIT=1`` is set) as a real process and SIGKILL it right after its Nth file write or tmux
-mutation (split, tag, ``remain-on-exit``, keystrokes, kills).
+"""Run a scale-up (watched, or oh-my-codex's mode when ``OMX_TEAM_SKIP_READY_WAIT=1`` is set) or a
+respawn as a real process and SIGKILL it right after its Nth file write or tmux mutation (split, tag,
+``remain-on-exit``, keystrokes, kills).
 
-Usage: python -m tests.omx_up.crash_runner CWD TEAM COUNT N TMUX_SOCKET
+Usage: python -m tests.omx_up.crash_runner scale-up CWD TEAM COUNT N TMUX_SOCKET
+       python -m tests.omx_up.crash_runner respawn CWD TEAM WORKER N TMUX_SOCKET
 Prints the number of such steps when the run finishes before reaching N.
 """
 
@@ -16,15 +18,20 @@ from tests.omx_down.crash_runner import CrashingExecutor
 
 
 def main() -> None:
-    cwd, team, count, n, socket = sys.argv[1:]
+    op, cwd, team, what, n, socket = sys.argv[1:]
+    from pure.omx.respawn import RespawnRequest
     from pure.omx.scale_up import ScaleUpRequest
 
     executor = CrashingExecutor(int(n), tmux=True, env=dict(os.environ), tmux_socket=socket)
     mode = {k: v for k, v in os.environ.items() if k == "OMX_TEAM_SKIP_READY_WAIT"}  # the mode under test
-    request = ScaleUpRequest(team=team, cwd=cwd, count=int(count),
-                             env={"OMX_TEAM_SCALING_ENABLED": "1", "HOME": cwd, **mode},
-                             cli_paths={"placeholder": str(PLACEHOLDER_AGENT)}, existing_shells=("/bin/bash",))
-    done, _, _ = run_operation("team.scale_up", request, executor, env=dict(os.environ), audit=False)
+    env = {"OMX_TEAM_SCALING_ENABLED": "1", "HOME": cwd, **mode}
+    if op == "respawn":
+        done, _, _ = run_operation("team.respawn", RespawnRequest(team=team, worker=what, cwd=cwd, env=env),
+                                   executor, env=dict(os.environ), audit=False)
+    else:
+        request = ScaleUpRequest(team=team, cwd=cwd, count=int(what), env=env,
+                                 cli_paths={"placeholder": str(PLACEHOLDER_AGENT)}, existing_shells=("/bin/bash",))
+        done, _, _ = run_operation("team.scale_up", request, executor, env=dict(os.environ), audit=False)
     print(executor.writes, done.outcome.status)
 
 

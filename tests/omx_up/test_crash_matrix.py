@@ -1,7 +1,8 @@
-"""SIGKILL a real watched scale-up after every file write and every tmux mutation of a 2-worker run
-(real tmux, the placeholder agent), then run `team debt reconcile` and the next scale-up: no pane is left
-that the team does not own as a member — one killed right after its split included (it pinned itself,
-pure/omx/startup_script.py) — the membership reads back whole, and the next run starts at once."""
+"""SIGKILL a real scale-up (watched and with ``OMX_TEAM_SKIP_READY_WAIT=1``) after every file write and
+every tmux mutation of a 2-worker run, and a respawn after every one of its own (real tmux, the
+placeholder agent), then run `team status`, `team debt reconcile` and the same command again: no pane is
+left that the team does not own as a member — one killed right after its split included (it pinned
+itself, pure/omx/startup_script.py) — the membership reads back whole, and the next run starts at once."""
 
 from __future__ import annotations
 
@@ -37,9 +38,10 @@ def _team(server: TmuxServer, base: Path, env: dict[str, str], name: str) -> tup
     return work, leader
 
 
-def _crash(env: dict[str, str], work: Path, team: str, n: int, socket: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "tests.omx_up.crash_runner", str(work), team, "2", str(n), socket],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+def _crash(env: dict[str, str], work: Path, team: str, n: int, socket: str, op: str = "scale-up",
+           what: str = "2") -> str:
+    done = subprocess.run([sys.executable, "-m", "tests.omx_up.crash_runner", op, str(work), team, what, str(n),
+                           socket], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
     return done.stdout.strip()
 
 
@@ -78,5 +80,49 @@ def test_sigkill_at_every_change_leaves_no_pane_behind(tmux_server: TmuxServer, 
         assert code == 0, (n, again)
         config = json.loads((work / ".omx/state/team" / team / "config.json").read_text())
         assert _session_panes(tmux_server, team) == {w["pane_id"] for w in config["workers"]} | {leader}
+        tmux_server.cmd("kill-session", "-t", team)
+    assert leaked_before_reconcile > 0  # the crashes did leak panes: the sweep is what removed them
+
+
+@pytest.mark.tmux_executors("control")
+def test_sigkill_of_a_respawn_at_every_change_leaves_no_pane_behind(tmux_server: TmuxServer, tmp_path: Path,
+                                                                      clean_env: dict[str, str]) -> None:
+    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
+
+    def with_dead_worker(team: str) -> tuple[Path, str, str]:
+        """A team of two workers whose worker-2 pane was killed from outside: what a respawn is for."""
+        work, leader = _team(tmux_server, tmp_path, env, team)
+        code, up = pf(env, "team", "scale-up", team, "--count", "2", "--cwd", str(work))
+        assert code == 0, up
+        config = json.loads((work / ".omx/state/team" / team / "config.json").read_text())
+        dead = config["workers"][1]["pane_id"]
+        tmux_server.cmd("kill-pane", "-t", dead)
+        return work, leader, dead
+
+    work, _leader, _dead = with_dead_worker("full")
+    total = int(_crash(env, work, "full", 10_000, tmux_server.name, "respawn", "worker-2").split()[0])
+    assert total > 5
+    leaked_before_reconcile = 0
+    for n in range(1, total + 1):
+        team = f"respawn-{n}"
+        work, leader, dead = with_dead_worker(team)
+        outcome = _crash(env, work, team, n, tmux_server.name, "respawn", "worker-2")
+        assert outcome == "", f"the respawn of crash point {n} was not killed: {outcome}"
+        code, status = pf(env, "team", "status", team, "--cwd", str(work))
+        assert code in (0, 3), status
+        members = {w["paneId"] for w in status["panes"] if w["role"] == "worker"}
+        leaked_before_reconcile += len(status["strayPanes"])
+        assert {s["paneId"] for s in status["strayPanes"]} == _session_panes(tmux_server, team) - members - {leader}
+        code, swept = pf(env, "team", "debt", "reconcile", team, "--cwd", str(work))
+        assert code == 0, (n, swept)
+        config = json.loads((work / ".omx/state/team" / team / "config.json").read_text())
+        assert [w["name"] for w in config["workers"]] == ["worker-1", "worker-2"], n
+        assert _session_panes(tmux_server, team) - {leader} <= {w["pane_id"] for w in config["workers"]}, \
+            f"crash point {n}: a pane leaked"
+        code, again = pf(env, "team", "respawn", team, "worker-2", "--cwd", str(work))
+        assert code == 0 or str(again.get("error_detail")).startswith("respawn_worker_alive:"), (n, again)
+        config = json.loads((work / ".omx/state/team" / team / "config.json").read_text())
+        members_now = {w["pane_id"] for w in config["workers"]}
+        assert dead not in members_now and _session_panes(tmux_server, team) == members_now | {leader}, n
         tmux_server.cmd("kill-session", "-t", team)
     assert leaked_before_reconcile > 0  # the crashes did leak panes: the sweep is what removed them
