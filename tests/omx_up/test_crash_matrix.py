@@ -1,5 +1,5 @@
 """SIGKILL a real scale-up (watched and with ``OMX_TEAM_SKIP_READY_WAIT=1``) after every file write and
-every tmux mutation of a 2-worker run, and a respawn after every one of its own (real tmux, the
+every tmux mutation of a 2-worker run, and a respawn and a scale-down after every one of their own (real tmux, the
 placeholder agent), then run `team status`, `team debt reconcile` and the same command again: no pane is
 left that the team does not own as a member — one killed right after its split included (it pinned
 itself, pure/omx/startup_script.py) — the membership reads back whole, and the next run starts at once."""
@@ -126,3 +126,46 @@ def test_sigkill_of_a_respawn_at_every_change_leaves_no_pane_behind(tmux_server:
         assert dead not in members_now and _session_panes(tmux_server, team) == members_now | {leader}, n
         tmux_server.cmd("kill-session", "-t", team)
     assert leaked_before_reconcile > 0  # the crashes did leak panes: the sweep is what removed them
+
+
+@pytest.mark.tmux_executors("control")
+def test_sigkill_of_a_scale_down_at_every_change_leaves_no_pane_behind(tmux_server: TmuxServer, tmp_path: Path,
+                                                                         clean_env: dict[str, str]) -> None:
+    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
+
+    def with_two_workers(team: str) -> tuple[Path, str]:
+        work, leader = _team(tmux_server, tmp_path, env, team)
+        code, up = pf(env, "team", "scale-up", team, "--count", "2", "--cwd", str(work))
+        assert code == 0, up
+        return work, leader
+
+    work, _leader = with_two_workers("full")
+    total = int(_crash(env, work, "full", 10_000, tmux_server.name, "scale-down", "worker-2").split()[0])
+    assert total > 5
+    committed_with_pane_alive = 0
+    for n in range(1, total + 1):
+        team = f"down-{n}"
+        work, leader = with_two_workers(team)
+        removed = json.loads((work / ".omx/state/team" / team / "config.json").read_text())["workers"][1]["pane_id"]
+        outcome = _crash(env, work, team, n, tmux_server.name, "scale-down", "worker-2")
+        assert outcome == "", f"the scale-down of crash point {n} was not killed: {outcome}"
+        code, status = pf(env, "team", "status", team, "--cwd", str(work))
+        assert code in (0, 3), status
+        code, shown = pf(env, "team", "debt", "show", team, "--cwd", str(work))
+        assert code in (0, 3) and shown.get("debt") == status.get("debt"), (n, shown, status)  # one source
+        config = json.loads((work / ".omx/state/team" / team / "config.json").read_text())
+        names = [w["name"] for w in config["workers"]]
+        assert names in (["worker-1"], ["worker-1", "worker-2"]), (n, names)  # whole: old or new
+        if names == ["worker-1"]:  # committed: the rest is the debt's to finish
+            committed_with_pane_alive += removed in _session_panes(tmux_server, team)
+            code, done = pf(env, "team", "debt", "reconcile", team, "--cwd", str(work))
+        else:
+            code, done = pf(env, "team", "scale-down", team, "--worker", "worker-2", "--force", "--cwd", str(work))
+        assert code == 0, (n, done)
+        config = json.loads((work / ".omx/state/team" / team / "config.json").read_text())
+        assert [w["name"] for w in config["workers"]] == ["worker-1"], n
+        assert _session_panes(tmux_server, team) == {config["workers"][0]["pane_id"], leader}, \
+            f"crash point {n}: a pane left"
+        assert not (work / ".omx/state/team" / team / "workers" / "worker-2").exists(), n
+        tmux_server.cmd("kill-session", "-t", team)
+    assert committed_with_pane_alive > 0  # some crashes left a removed member's pane: the next command killed it
