@@ -236,13 +236,14 @@ RollbackDebtKind = Literal[
     "canonical_cleanup_failed", "resource_cleanup_failed"]
 # What a debt is about. ``pane``: a pane ``tmux.teardown`` did not prove gone; ``tmux_pane``: a
 # removed worker's pane kept in scale-down's debt record; ``stray_pane``: a pane a crashed run left
-# that cannot be proven ours; ``task_delivery``: a trigger the agent's screen did not confirm;
+# that cannot be proven ours; ``stray_worktree``: a git worktree (or its new branch) such a run was
+# making that cannot be removed (pure/omx/worktree.py ``remove_left``); ``task_delivery``: a trigger the agent's screen did not confirm;
 # ``worker_start``: a new worker whose agent did not start, removed alone (the team is smaller than asked);
 # ``cleanup``: scale-down's cleanup after the commit; ``herdr_pane`` / ``herdr_workspace``: an owned
 # Herdr pane or workspace a reconcile could not close (pure/herdr/fleet/outcomes.py); the rest are
 # scale-up rollback's cleanup-debt codes, as oh-my-codex names them in
 # ``scale_up_rollback_cleanup_debt:…`` (docs/scale-up.md, "Rollback").
-DebtKind = Literal["pane", "tmux_pane", "stray_pane", "task_delivery", "worker_start", "cleanup", "herdr_pane",
+DebtKind = Literal["pane", "tmux_pane", "stray_pane", "stray_worktree", "task_delivery", "worker_start", "cleanup", "herdr_pane",
                    "herdr_workspace",
                    RollbackDebtKind]
 

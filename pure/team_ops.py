@@ -316,17 +316,19 @@ def team_status(req: TeamStatusRequest) -> Program:
     # a pane the cleanup debt record names is reported there, not again as a stray; `team debt show`
     # reports the same survey (pure/omx/strays.py)
     left = surveyed.to_json(excluded=in_debt)
-    stray, leftover = left["strayPanes"], left["leftoverWorkers"]
+    stray, leftover, trees = left["strayPanes"], left["leftoverWorkers"], left.get("leftoverWorktrees")
     proven = all(r.get("verdict") == "live" and r.get("pidMatch") and r.get("ownerMatch") for r in reports
                  if r["role"] != "hud")
     result = {
         "ok": True, "team": req.team, "stateRoot": root, "ownerId": expected_owner,
         "tmuxSession": config.get("tmux_session"), "workerCount": config.get("worker_count"),
         "configGeneration": config.get("config_generation"), "panes": reports, "debt": debt,
-        "panesProven": proven, "strayPanes": stray, "healthy": proven and debt is None and not stray and not leftover,
+        "panesProven": proven, "strayPanes": stray, "healthy": proven and debt is None and not stray and not leftover and not trees,
     }
     if leftover:
         result["leftoverWorkers"] = leftover
+    if trees:
+        result["leftoverWorktrees"] = trees
     if unlocked_by:  # read without the membership lock (read-only team state): why it could not be taken
         result["readUnlocked"] = unlocked_by
     snapshot_verdict = t.verdict_from_answer("%0", snapshot)

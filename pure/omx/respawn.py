@@ -176,10 +176,10 @@ def _previous_transcript(kept: transcripts.Kept | None) -> Json:
 
 def _with_sweep(done: m.Done, swept: strays.Sweep) -> m.Done:
     """The respawn's answer with what its sweep removed (``strayPanes``) and kept (debt, exit 3)."""
-    if not (swept.removed or swept.kept or swept.cleaned) or not isinstance(done.outcome.result, dict):
+    if not swept.found or not isinstance(done.outcome.result, dict):
         return done
     result = {**done.outcome.result, "strayPanes": swept.to_json()}
-    status = "debt" if swept.kept or done.outcome.status == "debt" else done.outcome.status
+    status = "debt" if swept.debts() or done.outcome.status == "debt" else done.outcome.status
     return m.Done(outcome=m.Outcome(status=status, result=m.JsonValue(result), message=done.outcome.message),
                   debt=done.debt + swept.debts())
 

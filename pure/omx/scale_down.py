@@ -470,7 +470,7 @@ def debt_reconcile_program(req: DebtRequest) -> Program:
     if state is None or not owner:
         return _ok(result)
     swept = yield from locks.with_scaling_lock(ctx.paths, lambda: strays.sweep(ctx.paths, state.config, owner))
-    if not swept.removed and not swept.kept and not swept.cleaned:
+    if not swept.found:
         return _ok(result)
     return _ok({**result, "strayPanes": swept.to_json()}, tuple(swept.debts()))
 
@@ -493,7 +493,8 @@ def debt_show_program(req: DebtRequest) -> Program:
         named = {row.get("pane_id") for row in report.get("panes") or []
                  if isinstance(row, dict) and isinstance(row.get("pane_id"), str)}
         left = surveyed.to_json(excluded=named)
-        if left["strayPanes"] or left["leftoverWorkers"] or left["strayListing"] != "read":
+        if left["strayPanes"] or left["leftoverWorkers"] or left.get("leftoverWorktrees") \
+                or left["strayListing"] != "read":
             report = {**report, "leftovers": left}
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(report)))
 

@@ -27,7 +27,7 @@ startup script alone is no leftover: a scale-down leaves it, as oh-my-codex does
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from typing import Literal
 
 from attrs import frozen
@@ -35,6 +35,7 @@ from attrs import frozen
 from pure import model as m
 from pure import tmux as t
 from pure.omx import startup_script
+from pure.omx import worktree as wt
 from pure.omx.codec import Json, parse_object, render_json
 from pure.omx.state import WORKER_NAME, TeamPaths, runtime_file
 from pure.program import Gen, expect
@@ -86,6 +87,8 @@ class Sweep:
     removed: tuple[Stray, ...] = ()
     kept: tuple[tuple[Stray, str], ...] = ()  # with why it could not be proven ours
     cleaned: tuple[str, ...] = ()  # workers (no members) whose folder and startup script were removed
+    trees_removed: tuple[str, ...] = ()  # worktrees (or their new branches) that an intent named
+    trees_kept: tuple[tuple[str, str], ...] = ()  # such a worktree's path, and why it is still there
 
     def to_json(self) -> Json:
         out: Json = {"removed": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker} for s in self.removed],
@@ -93,7 +96,16 @@ class Sweep:
                               for s, why in self.kept]}
         if self.cleaned:
             out["cleanedWorkers"] = list(self.cleaned)
+        if self.trees_removed:
+            out["removedWorktrees"] = list(self.trees_removed)
+        if self.trees_kept:
+            out["keptWorktrees"] = [{"path": path, "reason": why} for path, why in self.trees_kept]
         return out
+
+    @property
+    def found(self) -> bool:
+        """Whether the sweep found anything a run left (removed or kept)."""
+        return bool(self.removed or self.kept or self.cleaned or self.trees_removed or self.trees_kept)
 
     def blocking(self, workers: Collection[str]) -> str | None:
         """Why a run may not make a pane for one of ``workers``: a stray of that worker was kept, and the
@@ -104,8 +116,9 @@ class Sweep:
         return None
 
     def debts(self) -> tuple[m.Debt, ...]:
-        return tuple(m.Debt(kind="stray_pane", subject=s.pane_id, reason=why,
-                            detail=f"started by {s.worker}'s startup script; pid {s.pid}") for s, why in self.kept)
+        return (*(m.Debt(kind="stray_pane", subject=s.pane_id, reason=why,
+                         detail=f"started by {s.worker}'s startup script; pid {s.pid}") for s, why in self.kept),
+                *(m.Debt(kind="stray_worktree", subject=path, reason=why) for path, why in self.trees_kept))
 
 
 
@@ -120,10 +133,12 @@ class Leftovers:
     folders: tuple[str, ...] = ()
     scripts: tuple[str, ...] = ()
     suspect: bool = False
+    # by worker: the worktree a non-member's intent names, and whether its path is there
+    worktrees: tuple[tuple[str, wt.Worktree, bool], ...] = ()
 
     @property
     def workers(self) -> tuple[str, ...]:
-        return tuple(sorted(self.folders, key=lambda name: int(name.split("-")[1])))
+        return tuple(sorted(self.folders, key=_index))
 
 
 def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
@@ -142,7 +157,20 @@ def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
     # A scale-up makes a worker's folder before anything else of it; a scale-down removes the folder
     # and, as oh-my-codex does, leaves the startup script: a folder is what marks a leftover worker.
     left = [name for name in folders.names or () if WORKER_NAME.fullmatch(name) and name not in members | in_debt]
-    return Leftovers(folders=tuple(left), scripts=tuple(n for n in scripts if n in left), suspect=suspect)
+    trees = []
+    for worker in sorted({w for w, kind in files if kind == "intent"} - members, key=_index):
+        data = yield from expect(m.ReadFile(path=paths.intent(worker)), m.FileData)
+        record = None if data.content is None else parse_object(data.content, paths.intent(worker)).value_or(None)
+        tree = None if record is None else wt.from_intent(record.get("worktree"), paths.team, worker)
+        if tree is not None:  # reported once git made it; ``sweep`` also removes a branch it left alone
+            there = yield from expect(m.Stat(path=tree.path), m.Value)
+            trees.append((worker, tree, there.value != "absent"))
+    return Leftovers(folders=tuple(left), scripts=tuple(n for n in scripts if n in left), suspect=suspect,
+                     worktrees=tuple(trees))
+
+
+def _index(worker: str) -> int:
+    return int(worker.split("-")[1])
 
 
 @frozen(kw_only=True)
@@ -155,11 +183,16 @@ class Survey:
 
     def to_json(self, excluded: Collection[object] = ()) -> Json:
         """For reports: the strays (but panes in ``excluded``, named elsewhere) and leftover workers."""
-        return {"strayPanes": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker}
-                               for s in self.strays or () if s.pane_id not in excluded],
-                "strayListing": "read" if self.strays is not None else "unavailable",
-                "leftoverWorkers": [{"worker": w, "folder": True, "startupScript": w in self.files.scripts}
-                                    for w in self.files.workers]}
+        out: Json = {"strayPanes": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker}
+                                    for s in self.strays or () if s.pane_id not in excluded],
+                     "strayListing": "read" if self.strays is not None else "unavailable",
+                     "leftoverWorkers": [{"worker": w, "folder": True, "startupScript": w in self.files.scripts}
+                                         for w in self.files.workers]}
+        trees = [{"worker": w, "path": tree.path, "branch": tree.branch} for w, tree, there in self.files.worktrees
+                 if there]
+        if trees:
+            out["leftoverWorktrees"] = trees
+        return out
 
 
 def survey(paths: TeamPaths, config: Json) -> Gen[Survey]:
@@ -194,9 +227,10 @@ IntentKind = Literal["scale_up", "respawn"]
 
 
 def intent_step(paths: TeamPaths, kind: IntentKind, worker: str, *, pane_id: str | None = None,
-                pid: int | None = None) -> m.WriteFile:
+                pid: int | None = None, worktree: wt.Worktree | None = None) -> m.WriteFile:
     """Write ``worker``'s intent (``TeamPaths.intent``): what is about to be created (``kind``, the worker,
-    its startup script) and, once the split answered, the pane and its pid.
+    its startup script, the git ``worktree`` a scale-up makes for it) and, once the split answered, the
+    pane and its pid.
 
     The durable intent of a worker pane: written before the split (by a scale-up,
     ``pure/omx/scale_up/worker.py``, or a respawn, ``pure/omx/respawn.py``), rewritten with the new pane
@@ -204,6 +238,8 @@ def intent_step(paths: TeamPaths, kind: IntentKind, worker: str, *, pane_id: str
     member or proven gone. While it exists, every team command looks for the pane (``survey``); a stray
     is removed only when a record names it with its pid (``pin_of``)."""
     record: Json = {"kind": kind, "worker": worker, "script": paths.startup_script(int(worker.split("-")[1]))}
+    if worktree is not None:  # written before ``git worktree add`` (pure/omx/worktree.py ``ensure``)
+        record["worktree"] = wt.intent_record(worktree)
     if pane_id is not None:
         record.update(pane_id=pane_id, pid=pid)
     return m.WriteFile(path=paths.intent(worker), content=render_json(record))
@@ -272,10 +308,20 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
             removed.append(stray)
         else:
             kept.append((stray, (result.detail or result.reason) if result is not None else "excluded"))
+    in_use = {s.worker for s, _ in kept}
+    trees_removed: list[str] = []
+    trees_kept: list[tuple[str, str, str]] = []  # worker, path, why
     if leftovers.suspect:  # an intent is one reason to suspect
-        yield from _forget_intents(paths, strays, kept)
-    cleaned = yield from _clean(paths, leftovers, {s.worker for s, _ in kept})
-    return Sweep(removed=tuple(removed), kept=tuple(kept), cleaned=cleaned)
+        for worker, tree, _there in leftovers.worktrees:
+            if worker in in_use:
+                continue
+            gone, problems = yield from wt.remove_left(tree)
+            trees_removed += [tree.path] if gone else []
+            trees_kept += [(worker, tree.path, "; ".join(problems))] if problems else []
+        yield from _forget_intents(paths, in_use | {worker for worker, _, _ in trees_kept})
+    cleaned = yield from _clean(paths, leftovers, in_use)
+    return Sweep(removed=tuple(removed), kept=tuple(kept), cleaned=cleaned, trees_removed=tuple(trees_removed),
+                 trees_kept=tuple((path, why) for _, path, why in trees_kept))
 
 
 def _clean(paths: TeamPaths, leftovers: Leftovers, in_use: set[str]) -> Gen[tuple[str, ...]]:
@@ -292,11 +338,11 @@ def _clean(paths: TeamPaths, leftovers: Leftovers, in_use: set[str]) -> Gen[tupl
     return tuple(cleaned)
 
 
-def _forget_intents(paths: TeamPaths, strays: Sequence[Stray], kept: Sequence[tuple[Stray, str]]) -> Gen[None]:
-    """An intent has done its work once no pane of its worker is left as a stray: remove it,
-    so that later runs do not list panes for nothing. One whose pane is kept stays, to pin it."""
+def _forget_intents(paths: TeamPaths, keep: Collection[str]) -> Gen[None]:
+    """An intent has done its work once no pane of its worker is left as a stray and the worktree it
+    names is gone: remove it, so that later runs do not list panes for nothing. The intents of the
+    workers in ``keep`` (a pane or a worktree kept) stay, to name them."""
     listing = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
-    keep = {s.worker for s, _ in kept}
     for worker, kind in filter(None, map(runtime_file, listing.names or ())):
         if kind == "intent" and worker not in keep:
             yield from expect(m.RemovePath(path=paths.intent(worker)), m.Ack)

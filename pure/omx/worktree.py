@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections.abc import Callable
 from typing import Any
 
 from attrs import frozen
@@ -138,7 +139,11 @@ def prove_worktree(root: str, path: str, branch: str | None) -> Gen[bool]:
     return (yield from _head_matches(path, branch))
 
 
-def ensure(root: str, team: str, worker: str, mode: WorktreeMode) -> Gen[Worktree]:
+def ensure(root: str, team: str, worker: str, mode: WorktreeMode,
+           announce: Callable[[Worktree], Gen[None]] | None = None) -> Gen[Worktree]:
+    """The worker's worktree: the one at its path when it is proven this repository's, else a new one.
+    ``announce`` runs right before ``git worktree add`` with the worktree about to be made (the
+    scale-up's durable intent, pure/omx/strays.py ``intent_step``)."""
     path = worktree_path(root, team, worker)
     branch = None if mode.detached else f"{mode.name}/{worker}"
     kind = yield from expect(m.Stat(path=path), m.Value)
@@ -154,6 +159,9 @@ def ensure(root: str, team: str, worker: str, mode: WorktreeMode) -> Gen[Worktre
     else:
         existed = yield from _branch_exists(root, branch)
         args = ("worktree", "add", path, branch) if existed else ("worktree", "add", "-b", branch, path, "HEAD")
+    if announce is not None:
+        yield from announce(Worktree(repo_root=root, path=path, branch=branch, detached=mode.detached, created=True,
+                                     branch_created=branch is not None and not existed))
     proc = yield from git(root, *args, mutates=True)
     if proc.exit_code != 0:
         half = None
@@ -181,6 +189,44 @@ def remove(tree: Worktree) -> Gen[list[str]]:
         if proc.exit_code != 0:
             problems.append(_failure(args, proc))
     return problems
+
+
+def intent_record(tree: Worktree) -> Json:
+    """A worktree a run is about to make, as its durable intent names it (pure/omx/strays.py)."""
+    return {"repo_root": tree.repo_root, "path": tree.path, "branch": tree.branch, "branch_created": tree.branch_created}
+
+
+def from_intent(value: object, team: str, worker: str) -> Worktree | None:
+    """The worktree an intent names, only when it is where this team's ``worker`` gets its worktree
+    (``worktree_path``) and on no branch but one of that worker's; None otherwise (nothing to remove)."""
+    if not isinstance(value, dict):
+        return None
+    root, path, branch, created = (value.get(k) for k in ("repo_root", "path", "branch", "branch_created"))
+    if not (isinstance(root, str) and posixpath.isabs(root) and path == worktree_path(root, team, worker)
+            and (branch is None or isinstance(branch, str) and _WORKER_BRANCH.fullmatch(branch)
+                 and branch.endswith(f"/{worker}")) and isinstance(created, bool)):
+        return None
+    return Worktree(repo_root=root, path=path, branch=branch, detached=branch is None, created=True,
+                    branch_created=created)
+
+
+def remove_left(tree: Worktree) -> Gen[tuple[bool, list[str]]]:
+    """Remove a worktree a run that did not finish was about to make (its intent names it): only when it
+    is proven this repository's worktree with the intended HEAD; a branch the run was creating goes
+    too, also when the worktree itself was never made. Whether anything was removed, and the problems
+    (what was kept, and why)."""
+    kind = yield from expect(m.Stat(path=tree.path), m.Value)
+    if kind.value == "absent":
+        if tree.branch is None or not tree.branch_created or not (yield from _branch_exists(tree.repo_root,
+                                                                                            tree.branch)):
+            return False, []
+        args = ("branch", "-D", tree.branch)  # git refuses a branch some worktree has checked out
+        proc = yield from git(tree.repo_root, *args, mutates=True)
+        return (True, []) if proc.exit_code == 0 else (False, [_failure(args, proc)])
+    if not (yield from prove_worktree(tree.repo_root, tree.path, tree.branch)):
+        return False, [f"worktree_unproven:{tree.path}"]
+    problems = yield from remove(tree)
+    return not problems, problems
 
 
 # ------------------------------------------------------------------------- worktree-root AGENTS.md

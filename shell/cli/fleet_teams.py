@@ -144,7 +144,9 @@ def _debt_lines(status: Mapping[str, Any]) -> tuple[str, ...]:
     for stray in status.get("strayPanes") or []:
         lines.append(f"stray pane {stray.get('paneId') if isinstance(stray, dict) else stray}")
     for left in status.get("leftoverWorkers") or []:
-        lines.append(f"leftover worker {left.get('name') if isinstance(left, dict) else left}")
+        lines.append(f"leftover worker {left.get('worker') if isinstance(left, dict) else left}")
+    for tree in status.get("leftoverWorktrees") or []:
+        lines.append(f"leftover worktree {tree.get('path') if isinstance(tree, dict) else tree}")
     return tuple(lines)
 
 

@@ -69,7 +69,7 @@ def render_status(result: dict[str, Any]) -> str:
     ]
     lines.extend(_pane_line(p) for p in result.get("panes", []))
     debt = result.get("debt")
-    leftovers = leftover_lines(result.get("strayPanes") or [], result.get("leftoverWorkers") or [])
+    leftovers = leftover_lines(result)
     if debt is None:
         lines.append("debt: none" + (" recorded, but a run that did not finish left:" if leftovers else ""))
     elif debt.get("malformed"):
@@ -90,17 +90,33 @@ def render_status(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def leftover_lines(stray_panes: list[dict[str, Any]], workers: list[dict[str, Any]]) -> list[str]:
+def leftover_lines(survey: dict[str, Any]) -> list[str]:
     """What a crashed or interrupted run left (pure/omx/strays.py ``Survey``), as ``team status`` and
     ``team debt show`` print it."""
     fix = "`panefleet team debt reconcile` or the next scale-up removes it"
     lines = [f"  stray: pane {s['paneId']} (pid {s['pid']}) runs {s['worker']}'s startup script but is no member "
-             f"({fix} when its pid is pinned, else keeps it as debt)" for s in stray_panes]
-    for left in workers:
+             f"({fix} when its pid is pinned, else keeps it as debt)" for s in survey.get("strayPanes") or []]
+    for left in survey.get("leftoverWorkers") or []:
         what = " and ".join(w for w, there in (("folder", left.get("folder")), ("startup script",
                                                                                  left.get("startupScript"))) if there)
         lines.append(f"  leftover: {left['worker']}'s {what}, no member ({fix})")
+    for tree in survey.get("leftoverWorktrees") or []:
+        branch = f" on branch {tree['branch']}" if tree.get("branch") else ""
+        lines.append(f"  leftover: {tree['worker']}'s git worktree {tree['path']}{branch}, no member "
+                     f"({fix} when git proves it the one that run made)")
     return lines
+
+
+def sweep_lines(swept: dict[str, Any]) -> list[str]:
+    """What a stray sweep (pure/omx/strays.py ``Sweep``) removed and kept."""
+    lines = [f"  stray pane {s['paneId']} (pid {s['pid']}, {s['worker']}): removed" for s in swept.get("removed") or []]
+    lines += [f"  stray pane {s['paneId']} (pid {s['pid']}, {s['worker']}): kept as debt ({s['reason']})"
+              for s in swept.get("kept") or []]
+    lines += [f"  leftover {w}: its folder (and startup script) removed" for w in swept.get("cleanedWorkers") or []]
+    lines += [f"  leftover git worktree {path}: removed" for path in swept.get("removedWorktrees") or []]
+    lines += [f"  leftover git worktree {t['path']}: kept as debt ({t['reason']})"
+              for t in swept.get("keptWorktrees") or []]
+    return ["left by a run that did not finish:", *lines] if lines else []
 
 
 # ------------------------------------------------------------------ informative prose for structured answers

@@ -262,10 +262,12 @@ def render_scale_down(result: dict[str, Any]) -> str:
 
 def render_reconcile(result: dict[str, Any], journal: Sequence[m.Entry]) -> str:
     from pure.omx.debt_report import reconcile_report
+    from shell.cli.render import sweep_lines
 
     report = reconcile_report(result, journal)
     head = [] if result.get("ok") else [f"error: {result.get('error')}"]
-    return "\n".join(head + report) or "ok"
+    swept = result.get("strayPanes")
+    return "\n".join(head + report + (sweep_lines(swept) if isinstance(swept, dict) else [])) or "ok"
 
 
 def render_task(result: dict[str, Any]) -> str:
@@ -295,7 +297,7 @@ def _leftovers(left: dict[str, Any]) -> str:
     from shell.cli.render import leftover_lines
 
     lines = ["", "left by a run that did not finish (no member and no record names it):"]
-    lines += leftover_lines(left.get("strayPanes") or [], left.get("leftoverWorkers") or [])
+    lines += leftover_lines(left)
     if left.get("strayListing") != "read":
         lines.append("  (tmux could not be asked whether a pane still runs a leftover startup script)")
     return "\n".join(lines)

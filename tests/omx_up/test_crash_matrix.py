@@ -50,18 +50,56 @@ def _session_panes(server: TmuxServer, session: str) -> set[str]:
     return set(out.split())
 
 
+def _in_worktrees(work: Path, team: str) -> None:
+    """The team's workers each get a git worktree of ``work`` on a branch of their own (``pf/<worker>``)."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(work)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "base"], check=True)
+    for name in ("config.json", "manifest.v2.json"):  # as oh-my-codex records a team's worktree mode
+        path = work / ".omx/state/team" / team / name
+        record = json.loads(path.read_text())
+        record.update(workspace_mode="worktree", worktree_mode={"enabled": True, "detached": False, "name": "pf"})
+        path.write_text(json.dumps(record, indent=2))
+
+
+def _worktrees(work: Path) -> tuple[set[str], set[str]]:
+    """The repository's worktrees (but its main one) and its ``pf/`` branches."""
+    listed = subprocess.run(["git", "-C", str(work), "worktree", "list", "--porcelain"], capture_output=True,
+                            text=True, check=True).stdout
+    trees = {line.split(" ", 1)[1] for line in listed.splitlines() if line.startswith("worktree ")} - {str(work)}
+    branches = subprocess.run(["git", "-C", str(work), "branch", "--list", "pf/*", "--format=%(refname:short)"],
+                              capture_output=True, text=True, check=True).stdout.split()
+    return trees, set(branches)
+
+
+def _members_trees(config: dict[str, Any]) -> tuple[set[str], set[str]]:
+    return ({w["worktree_path"] for w in config["workers"] if w.get("worktree_path")},
+            {w["worktree_branch"] for w in config["workers"] if w.get("worktree_branch")})
+
+
 @pytest.mark.tmux_executors("control")  # the default executor only: one run of the matrix is over a minute
-@pytest.mark.parametrize("mode", [{}, {"OMX_TEAM_SKIP_READY_WAIT": "1"}], ids=["watched", "skip-ready-wait"])
+@pytest.mark.parametrize("mode, worktrees", [({}, False), ({"OMX_TEAM_SKIP_READY_WAIT": "1"}, False), ({}, True)],
+                         ids=["watched", "skip-ready-wait", "watched-worktrees"])
 def test_sigkill_at_every_change_leaves_no_pane_behind(tmux_server: TmuxServer, tmp_path: Path,
-                                                          clean_env: dict[str, str], mode: dict[str, str]) -> None:
+                                                          clean_env: dict[str, str], mode: dict[str, str],
+                                                          worktrees: bool) -> None:
     env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1", **mode}
-    work, _leader = _team(tmux_server, tmp_path, env, "full")
+
+    def new_team(name: str) -> tuple[Path, str]:
+        work, leader = _team(tmux_server, tmp_path, env, name)
+        if worktrees:
+            _in_worktrees(work, name)
+        return work, leader
+
+    work, _leader = new_team("full")
     total = int(_crash(env, work, "full", 10_000, tmux_server.name).split()[0])  # the changes of a whole run
     assert total > 20
+    if worktrees:
+        assert len(_worktrees(work)[0]) == 2  # the run made its workers' worktrees
     leaked_before_reconcile = 0
     for n in range(1, total + 1):
         team = f"crash-{n}"
-        work, leader = _team(tmux_server, tmp_path, env, team)
+        work, leader = new_team(team)
         outcome = _crash(env, work, team, n, tmux_server.name)
         assert outcome == "", f"the run of crash point {n} was not killed: {outcome}"
         code, status = pf(env, "team", "status", team, "--cwd", str(work))
@@ -76,10 +114,14 @@ def test_sigkill_at_every_change_leaves_no_pane_behind(tmux_server: TmuxServer, 
         member_panes = {w["pane_id"] for w in config["workers"]}
         assert [w["name"] for w in config["workers"]] in ([], ["worker-1"], ["worker-1", "worker-2"]), n
         assert _session_panes(tmux_server, team) == member_panes | {leader}, f"crash point {n}: a pane leaked"
+        if worktrees:
+            assert _worktrees(work) == _members_trees(config), f"crash point {n}: a worktree or branch leaked"
         code, again = pf(env, "team", "scale-up", team, "--count", "1", "--cwd", str(work))
         assert code == 0, (n, again)
         config = json.loads((work / ".omx/state/team" / team / "config.json").read_text())
         assert _session_panes(tmux_server, team) == {w["pane_id"] for w in config["workers"]} | {leader}
+        if worktrees:
+            assert _worktrees(work) == _members_trees(config), n
         tmux_server.cmd("kill-session", "-t", team)
     assert leaked_before_reconcile > 0  # the crashes did leak panes: the sweep is what removed them
 

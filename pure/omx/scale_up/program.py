@@ -200,11 +200,11 @@ def _result(run: Run, swept: strays.Sweep) -> m.Done:
         result["removedWorkers"] = [{"name": d["worker"], "reason": d["reason"], "lastLines": d["lastLines"],
                                      **{k: d[k] for k in ("transcript", "transcriptWarning") if k in d}}
                                     for d in removed]
-    if swept.removed or swept.kept or swept.cleaned:
+    if swept.found:
         result["strayPanes"] = swept.to_json()
     undelivered = tuple(m.Debt(kind="task_delivery", subject=d["worker"], reason=d["reason"])
                         for d in run.deliveries if d["status"] not in ("delivered", "removed"))
-    if not undelivered and not swept.kept and not removed:
+    if not undelivered and not swept.debts() and not removed:
         return ok_done(result)
     not_started = tuple(m.Debt(kind="worker_start", subject=d["worker"], reason=d["reason"],
                                detail=" | ".join(d["lastLines"])) for d in removed)

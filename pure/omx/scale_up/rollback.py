@@ -303,16 +303,20 @@ def _canonical_cleanup(run: Run, rollback_workers: list[Json], context: Rollback
 
 def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str], members: set[str]) -> Gen[None]:
     """Resource cleanup: root AGENTS, created worktrees (and branches), prepared dirs, startup scripts,
-    and the intents (``pure/omx/strays.py``) but of a pane neither proven gone nor kept as a member."""
+    and the intents (``pure/omx/strays.py``) but of a pane neither proven gone nor kept as a member, or
+    of a worktree that could not be removed."""
     paths = run.paths
     problems: list[str] = []
     for name, (tree_path, backup) in run.agents_backups.items():
         if name in unresolved or name in run.worktrees:
             continue  # a created worktree goes away whole; an unresolved one stays as it is
         yield from wt.restore_root_agents(tree_path, backup)
+    kept_trees = set()  # a worktree not removed keeps its intent, for the next command to retry
     for name, tree in run.worktrees.items():
         if name not in unresolved:
-            problems += yield from wt.remove(tree)
+            found = yield from wt.remove(tree)
+            kept_trees |= {name} if found else set()
+            problems += found
     for name in run.prepared:
         if name not in unresolved:
             yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
@@ -320,8 +324,9 @@ def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str], 
         worker = runtime_worker(script, "script") or ""  # the scripts this run wrote are all workers'
         if worker not in unresolved:
             yield from acked(m.RemovePath(path=script))
-        if worker not in unresolved or worker in members:  # its pane gone, or recorded as a member
-            yield from acked(m.RemovePath(path=paths.intent(worker)))
+    for worker in run.prepared:  # an intent is written from a worker's worktree or split on
+        if (worker not in unresolved or worker in members) and worker not in kept_trees:
+            yield from acked(m.RemovePath(path=paths.intent(worker)))  # its pane gone, or a member
     if not run.runtime_existed and not unresolved:
         yield from acked(m.RemovePath(path=paths.runtime_dir, recursive=True))
     if run.created_instructions is not None and not unresolved:

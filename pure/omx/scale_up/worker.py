@@ -108,7 +108,10 @@ def _prepare(run: Run, name: str, index: int, launches: Launches, position: int)
                                  "OMX_TEAM_LEADER_CWD": run.req.cwd}
         if run.worktree_mode is not None:
             root = yield from wt.repo_root(run.req.cwd)
-            tree = yield from wt.ensure(root, paths.team, name, run.worktree_mode)
+            # the intent names the worktree before git makes it: a run killed then leaves a record of it
+            tree = yield from wt.ensure(root, paths.team, name, run.worktree_mode,
+                                        lambda planned: acked(strays.intent_step(paths, "scale_up", name,
+                                                                                 worktree=planned)))
             if tree.created:
                 run.worktrees[name] = tree
             run.context = RollbackContext(worker_name=name, worktree_path=tree.path)
@@ -186,7 +189,7 @@ def split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
     # 17. the intent, then the split: a run killed from here on leaves a record naming the pane it
     # may have made (pure/omx/strays.py)
     try:
-        yield from acked(strays.intent_step(paths, "scale_up", name))
+        yield from acked(strays.intent_step(paths, "scale_up", name, worktree=run.worktrees.get(name)))
     except StepFailure as error:
         raise Abort(f"scale_up_intent_not_written:{name}:{error}", context) from None
     script = paths.startup_script(index)
@@ -227,7 +230,8 @@ def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step:
     if pinned.pid is None:
         raise Abort(f"Failed to prove tmux pane for {name}", context)
     try:  # the pinned process in the intent, before anything else is done with the pane
-        yield from acked(strays.intent_step(paths, "scale_up", name, pane_id=pane, pid=pinned.pid))
+        yield from acked(strays.intent_step(paths, "scale_up", name, pane_id=pane, pid=pinned.pid,
+                                            worktree=run.worktrees.get(name)))
     except StepFailure as error:
         raise Abort(f"scale_up_intent_not_written:{name}:{error}", context) from None
     # 19. tag, after a listing shows the pane still running the pinned process
@@ -349,9 +353,9 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
             yield from wt.restore_root_agents(*backup)
         yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
         yield from acked(m.RemovePath(path=paths.startup_script(worker.index)))
-        yield from acked(m.RemovePath(path=paths.intent(name)))
-        if problems:
+        if problems:  # the intent stays: it names the worktree for the next command to remove
             raise StepFailure("; ".join(problems))
+        yield from acked(m.RemovePath(path=paths.intent(name)))
     except (StepFailure, wt.WorktreeError) as error:
         raise Abort(f"scale_up_worker_cleanup_failed:{name}:{error}", worker.context) from None
     run.launched = [r for r in run.launched if r["name"] != name]
