@@ -50,6 +50,16 @@ def _session_panes(server: TmuxServer, session: str) -> set[str]:
     return set(out.split())
 
 
+def _strays_reported(env: dict[str, str], server: TmuxServer, work: Path, team: str, leader: str) -> int:
+    """`team status` after a crash names as strays exactly the session's panes that are neither the
+    leader nor a member's; how many."""
+    code, status = pf(env, "team", "status", team, "--cwd", str(work))
+    assert code in (0, 3), status
+    members = {w["paneId"] for w in status["panes"] if w["role"] == "worker"}
+    assert {s["paneId"] for s in status["strayPanes"]} == _session_panes(server, team) - members - {leader}
+    return len(status["strayPanes"])
+
+
 def _in_worktrees(work: Path, team: str) -> None:
     """The team's workers each get a git worktree of ``work`` on a branch of their own (``pf/<worker>``)."""
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(work)]
@@ -102,11 +112,7 @@ def test_sigkill_at_every_change_leaves_no_pane_behind(tmux_server: TmuxServer, 
         work, leader = new_team(team)
         outcome = _crash(env, work, team, n, tmux_server.name)
         assert outcome == "", f"the run of crash point {n} was not killed: {outcome}"
-        code, status = pf(env, "team", "status", team, "--cwd", str(work))
-        assert code in (0, 3), status
-        members = {w["paneId"] for w in status["panes"] if w["role"] == "worker"}
-        leaked_before_reconcile += len(status["strayPanes"])
-        assert {s["paneId"] for s in status["strayPanes"]} == _session_panes(tmux_server, team) - members - {leader}
+        leaked_before_reconcile += _strays_reported(env, tmux_server, work, team, leader)
         started = time.monotonic()
         code, swept = pf(env, "team", "debt", "reconcile", team, "--cwd", str(work))
         assert code == 0 and time.monotonic() - started < 10, swept  # a dead run's locks do not block
@@ -150,11 +156,7 @@ def test_sigkill_of_a_respawn_at_every_change_leaves_no_pane_behind(tmux_server:
         work, leader, dead = with_dead_worker(team)
         outcome = _crash(env, work, team, n, tmux_server.name, "respawn", "worker-2")
         assert outcome == "", f"the respawn of crash point {n} was not killed: {outcome}"
-        code, status = pf(env, "team", "status", team, "--cwd", str(work))
-        assert code in (0, 3), status
-        members = {w["paneId"] for w in status["panes"] if w["role"] == "worker"}
-        leaked_before_reconcile += len(status["strayPanes"])
-        assert {s["paneId"] for s in status["strayPanes"]} == _session_panes(tmux_server, team) - members - {leader}
+        leaked_before_reconcile += _strays_reported(env, tmux_server, work, team, leader)
         code, swept = pf(env, "team", "debt", "reconcile", team, "--cwd", str(work))
         assert code == 0, (n, swept)
         config = json.loads((work / ".omx/state/team" / team / "config.json").read_text())
