@@ -341,3 +341,17 @@ def test_a_missing_team_folder_is_refused_before_any_pane_is_made(fleet: Fleet) 
     assert refused.returncode == 4, refused.stdout + refused.stderr
     assert f"The working directory {fleet.project / 'missing'} does not exist" in refused.stderr
     assert fleet.server.cmd("ls", check=False).returncode != 0  # no tmux server was even started
+
+
+def test_what_a_killed_run_left_is_named_in_the_plan_and_swept(fleet: Fleet) -> None:
+    """A worker folder no member owns (what a killed scale-up leaves) is named in the plan by the
+    worker's name, and `apply` sweeps it."""
+    fleet.write(1)
+    assert fleet.run("apply", "--yes").returncode == 0
+    left = fleet.project / ".omx/state/team/alpha/workers/worker-9"
+    left.mkdir()
+    planned = fleet.run("plan")
+    assert planned.returncode == 0 and "debt swept: leftover worker worker-9" in planned.stdout, planned.stdout
+    assert fleet.run("apply", "--yes").returncode == 0
+    assert not left.exists()
+    fleet.assert_proven()
