@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +42,12 @@ def init_team(tmux_server: TmuxServer, work: Path, clean_env: dict[str, str]) ->
 
 
 def scale_up_with_agent(tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str], script: str,
+                        prepare: Callable[[Path], None] | None = None,
                         **request: Any) -> tuple[Any, dict[str, str], Path, str]:
     """A team whose workers run ``script`` (a stand-in agent) instead of the placeholder agent, and one
-    scale-up of it run in-process (``request``: the ScaleUpRequest's other fields; ``count`` given):
-    the run's ``Done``, the environment, the team's folder and its leader pane."""
+    scale-up of it run in-process (``request``: the ScaleUpRequest's other fields; ``count`` given;
+    ``prepare``: what is done to the team's folder first): the run's ``Done``, the environment, the
+    team's folder and its leader pane."""
     from pure.omx.scale_up import ScaleUpRequest
     from shell.run.executor import Executor
     from shell.run.loop import run_operation
@@ -53,6 +56,8 @@ def scale_up_with_agent(tmux_server: TmuxServer, tmp_path: Path, clean_env: dict
     agent.write_text(script)
     agent.chmod(0o755)
     env, work, leader = init_team(tmux_server, tmp_path / "work", clean_env)
+    if prepare is not None:
+        prepare(work)
     run_env = {"OMX_TEAM_SCALING_ENABLED": "1", "HOME": str(tmp_path), **request.pop("env", {})}
     scale_up = ScaleUpRequest(team="alpha", cwd=str(work), env=run_env, cli_paths={"placeholder": str(agent)},
                               existing_shells=("/bin/bash",), **request)

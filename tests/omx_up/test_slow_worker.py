@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import TmuxServer
-from tests.omx_up.test_real_tmux import scale_up_with_agent
+from tests.omx_up.test_real_tmux import pf_json, scale_up_with_agent
 
 pytestmark = pytest.mark.tmux
 
@@ -117,3 +117,41 @@ def test_a_retried_worker_that_starts_is_committed_with_its_fresh_pane(
     assert _session_panes(tmux_server) == {leader} | {w["pane_id"] for w in config["workers"]}
     pins = sorted(p.name for p in (work / ".omx/state/team/alpha/workers/worker-3").glob("pane-*.pid"))
     assert pins == [f"pane-{slow['paneId'].removeprefix('%')}.pid"]  # only the live pane's pin is left
+
+
+# worker-2 locks its git worktree (so `git worktree remove --force` refuses it) and never starts
+LOCKING_AGENT = """#!/bin/sh
+if [ "$OMX_TEAM_WORKER" = "alpha/worker-2" ]; then git worktree lock "$PWD"; exec sleep 100000; fi
+printf 'panefleet placeholder agent %s ready\\n' "$OMX_TEAM_WORKER"
+printf '> '
+while IFS= read -r line; do printf 'received: %s\\n> ' "$line"; done
+exec sleep 2147483647
+"""
+
+
+@pytest.mark.tmux_executors("control")
+def test_a_removed_worker_s_worktree_that_git_keeps_stays_named_by_its_intent(
+        tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str]) -> None:
+    """A worker that never starts is removed alone, but git refuses to remove its (locked) worktree:
+    the run rolls back, keeps the worktree's intent, and `team status` and the next reconcile name it;
+    once git lets go, `debt reconcile` removes it."""
+    import subprocess
+
+    def git_repo(work: Path) -> None:
+        for args in (("init", "-q"), ("commit", "-q", "--allow-empty", "-m", "base")):
+            subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(work), *args], check=True)
+
+    done, env, work, _leader = scale_up_with_agent(
+        tmux_server, tmp_path, clean_env, LOCKING_AGENT, prepare=git_repo, count=2, worktree=True,
+        env={"OMX_TEAM_READY_TIMEOUT_MS": "3000"})
+    error = str(done.outcome.result["error"])  # type: ignore[index]
+    assert done.outcome.status == "debt" and error.startswith(
+        "scale_up_rollback_cleanup_debt:resource_cleanup_failed:git worktree remove") and "locked" in error, error
+    tree = work / ".omx/team/alpha/worktrees/worker-2"
+    assert tree.is_dir() and (work / ".omx/state/team/alpha/runtime/worker-2.intent").exists()
+    code, status = pf_json("team", "status", "alpha", "--cwd", str(work), env=env)
+    assert code == 3 and [t["path"] for t in status["leftoverWorktrees"]] == [str(tree)], status
+    subprocess.run(["git", "-C", str(work), "worktree", "unlock", str(tree)], check=True)
+    code, swept = pf_json("team", "debt", "reconcile", "alpha", "--cwd", str(work), env=env)
+    assert code == 0 and swept["strayPanes"]["removedWorktrees"] == [str(tree)], swept
+    assert not tree.exists()

@@ -327,7 +327,7 @@ def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str], 
     for worker in run.prepared:  # an intent is written from a worker's worktree or split on
         if (worker not in unresolved or worker in members) and worker not in kept_trees:
             yield from acked(m.RemovePath(path=paths.intent(worker)))  # its pane gone, or a member
-    if not run.runtime_existed and not unresolved:
+    if not run.runtime_existed and not unresolved and not kept_trees:  # it holds the kept intents
         yield from acked(m.RemovePath(path=paths.runtime_dir, recursive=True))
     if run.created_instructions is not None and not unresolved:
         yield from acked(m.RemovePath(path=run.created_instructions))

@@ -345,7 +345,7 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
             yield from acked(m.RemovePath(path=paths.task(task_id)))
             run.created_tasks.remove(task_id)
         problems: list[str] = []
-        tree = run.worktrees.pop(name, None)
+        tree = run.worktrees.get(name)  # forgotten once removed: a rollback retries one that was not
         backup = run.agents_backups.pop(name, None)
         if tree is not None:
             problems += yield from wt.remove(tree)
@@ -355,6 +355,7 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
         yield from acked(m.RemovePath(path=paths.startup_script(worker.index)))
         if problems:  # the intent stays: it names the worktree for the next command to remove
             raise StepFailure("; ".join(problems))
+        run.worktrees.pop(name, None)
         yield from acked(m.RemovePath(path=paths.intent(name)))
     except (StepFailure, wt.WorktreeError) as error:
         raise Abort(f"scale_up_worker_cleanup_failed:{name}:{error}", worker.context) from None
