@@ -323,7 +323,8 @@ def team_status(req: TeamStatusRequest) -> Program:
         "ok": True, "team": req.team, "stateRoot": root, "ownerId": expected_owner,
         "tmuxSession": config.get("tmux_session"), "workerCount": config.get("worker_count"),
         "configGeneration": config.get("config_generation"), "panes": reports, "debt": debt,
-        "panesProven": proven, "strayPanes": stray, "healthy": proven and debt is None and not stray and not leftover and not trees,
+        "panesProven": proven, "strayPanes": stray,
+        "healthy": proven and debt is None and not stray and not leftover and not trees,
     }
     if leftover:
         result["leftoverWorkers"] = leftover

@@ -237,7 +237,7 @@ def intent_step(paths: TeamPaths, kind: IntentKind, worker: str, *, pane_id: str
     and the pid the split answered before anything else is done with it, removed once the pane is a
     member or proven gone. While it exists, every team command looks for the pane (``survey``); a stray
     is removed only when a record names it with its pid (``pin_of``)."""
-    record: Json = {"kind": kind, "worker": worker, "script": paths.startup_script(int(worker.split("-")[1]))}
+    record: Json = {"kind": kind, "worker": worker, "script": paths.startup_script(_index(worker))}
     if worktree is not None:  # written before ``git worktree add`` (pure/omx/worktree.py ``ensure``)
         record["worktree"] = wt.intent_record(worktree)
     if pane_id is not None:
@@ -316,8 +316,10 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
             if worker in in_use:
                 continue
             gone, problems = yield from wt.remove_left(tree)
-            trees_removed += [tree.path] if gone else []
-            trees_kept += [(worker, tree.path, "; ".join(problems))] if problems else []
+            if gone:
+                trees_removed.append(tree.path)
+            if problems:
+                trees_kept.append((worker, tree.path, "; ".join(problems)))
         yield from _forget_intents(paths, in_use | {worker for worker, _, _ in trees_kept})
     cleaned = yield from _clean(paths, leftovers, in_use)
     return Sweep(removed=tuple(removed), kept=tuple(kept), cleaned=cleaned, trees_removed=tuple(trees_removed),
@@ -332,7 +334,7 @@ def _clean(paths: TeamPaths, leftovers: Leftovers, in_use: set[str]) -> Gen[tupl
             continue
         yield from expect(m.RemovePath(path=paths.worker_dir(worker), recursive=True, note="leftover"), m.Ack)
         if worker in leftovers.scripts:
-            yield from expect(m.RemovePath(path=paths.startup_script(int(worker.split("-")[1])), note="leftover"),
+            yield from expect(m.RemovePath(path=paths.startup_script(_index(worker)), note="leftover"),
                               m.Ack)
         cleaned.append(worker)
     return tuple(cleaned)

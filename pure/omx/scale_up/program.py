@@ -103,7 +103,7 @@ def _read_and_plan(req: ScaleUpRequest, paths: TeamPaths) -> Gen[_Planned]:
     # what a crashed or interrupted run of this team left behind goes first (pure/omx/strays.py), in
     # every mode: oh-my-codex leaves it (docs/scale-up.md, "Stray panes")
     swept = yield from strays.sweep(paths, config, owner)
-    blocked = swept.blocking(list(names))
+    blocked = swept.blocking(names)
     if blocked is not None:
         raise refused(f"scale_up_{blocked}")
     run = yield from _new_run(req, paths, state, owner)

@@ -311,11 +311,12 @@ def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str], 
         if name in unresolved or name in run.worktrees:
             continue  # a created worktree goes away whole; an unresolved one stays as it is
         yield from wt.restore_root_agents(tree_path, backup)
-    kept_trees = set()  # a worktree not removed keeps its intent, for the next command to retry
+    kept_trees: set[str] = set()  # a worktree not removed keeps its intent, for the next command to retry
     for name, tree in run.worktrees.items():
         if name not in unresolved:
             found = yield from wt.remove(tree)
-            kept_trees |= {name} if found else set()
+            if found:
+                kept_trees.add(name)
             problems += found
     for name in run.prepared:
         if name not in unresolved:
