@@ -98,7 +98,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     if isinstance(started, m.Done):
         return started
     done = yield from _committed(req, paths, record, started)
-    return _with_sweep(transcripts.noted(done, _previous_transcript(old_transcript)), swept)
+    return swept.onto(transcripts.noted(done, _previous_transcript(old_transcript)))
 
 
 def _read_member(req: RespawnRequest, paths: TeamPaths) -> Gen[tuple[TeamState, Json, str]]:
@@ -172,16 +172,6 @@ def _previous_transcript(kept: transcripts.Kept | None) -> Json:
     if kept is None or not (kept.path or kept.missing):
         return {}
     return {"previousTranscript": kept.path} if kept.path else {"transcriptWarnings": [kept.missing]}
-
-
-def _with_sweep(done: m.Done, swept: strays.Sweep) -> m.Done:
-    """The respawn's answer with what its sweep removed (``strayPanes``) and kept (debt, exit 3)."""
-    if not swept.found or not isinstance(done.outcome.result, dict):
-        return done
-    result = {**done.outcome.result, "strayPanes": swept.to_json()}
-    status = "debt" if swept.debts() or done.outcome.status == "debt" else done.outcome.status
-    return m.Done(outcome=m.Outcome(status=status, result=m.JsonValue(result), message=done.outcome.message),
-                  debt=done.debt + swept.debts())
 
 
 @define

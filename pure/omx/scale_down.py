@@ -379,7 +379,7 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[Json]:
+def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[m.Done]:
     """The body under the scaling lock; answers oh-my-codex's result. Every failure ends the program
     where it happens, with its status and the debt it leaves (``pure/program.py`` ``PlanError``)."""
     state = yield from _load(ctx)
@@ -389,6 +389,10 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[Json]:
     prior = yield from d.reconcile(ctx)
     if prior is not None:
         raise prior.error()
+    # panefleet: what a crashed or interrupted run of this team left goes first, as in every command
+    # that changes the team (pure/omx/strays.py); oh-my-codex leaves it
+    owner = d.owner_id_of(state)
+    swept = (yield from strays.sweep(ctx.paths, state.config, owner)) if owner else strays.Sweep()
     selected = yield from _select(ctx, req, state)
     rpaths = d.record_paths(ctx, state)
     snapshots = []
@@ -407,7 +411,8 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[Json]:
         yield from uninterrupted(_restore_statuses(snapshots, names), answers=True)
         raise fail(INTERRUPTED) from None
     # From the commit on, interrupts wait: the run ends its teardown or records what it could not do.
-    return (yield from uninterrupted(_commit_and_tear_down(ctx, req, selected, snapshots, names), answers=True))
+    result = yield from uninterrupted(_commit_and_tear_down(ctx, req, selected, snapshots, names), answers=True)
+    return swept.onto(_ok(result))
 
 
 def _commit_and_tear_down(ctx: d.Ctx, req: ScaleDownRequest, selected: list[Json],
@@ -444,8 +449,8 @@ def _reason_for(pane: str, reasons: list[str]) -> str:
     return ",".join(mine) or "teardown_unresolved"
 
 
-def _ok(result: Json, debts: tuple[m.Debt, ...] = ()) -> m.Done:
-    return m.Done(outcome=m.Outcome(status="debt" if debts else "ok", result=m.JsonValue(result)), debt=debts)
+def _ok(result: Json) -> m.Done:
+    return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(result)))
 
 
 def scale_down_program(req: ScaleDownRequest) -> Program:
@@ -453,7 +458,7 @@ def scale_down_program(req: ScaleDownRequest) -> Program:
         raise fail(DISABLED, status="refused")
     team = _team(req.team)
     ctx = context(team, req.cwd, req.env)
-    return _ok((yield from locks.with_scaling_lock(ctx.paths, lambda: scale_down(ctx, req))))
+    return (yield from locks.with_scaling_lock(ctx.paths, lambda: scale_down(ctx, req)))
 
 
 def debt_reconcile_program(req: DebtRequest) -> Program:
@@ -470,9 +475,7 @@ def debt_reconcile_program(req: DebtRequest) -> Program:
     if state is None or not owner:
         return _ok(result)
     swept = yield from locks.with_scaling_lock(ctx.paths, lambda: strays.sweep(ctx.paths, state.config, owner))
-    if not swept.found:
-        return _ok(result)
-    return _ok({**result, "strayPanes": swept.to_json()}, tuple(swept.debts()))
+    return swept.onto(_ok(result))
 
 
 def debt_show_program(req: DebtRequest) -> Program:

@@ -120,7 +120,14 @@ class Sweep:
                          detail=f"started by {s.worker}'s startup script; pid {s.pid}") for s, why in self.kept),
                 *(m.Debt(kind="stray_worktree", subject=path, reason=why) for path, why in self.trees_kept))
 
-
+    def onto(self, done: m.Done) -> m.Done:
+        """A command's answer with what this sweep removed (``strayPanes``) and kept (debt, exit 3)."""
+        if not self.found or not isinstance(done.outcome.result, dict):
+            return done
+        result = {**done.outcome.result, "strayPanes": self.to_json()}
+        status = "debt" if self.debts() or done.outcome.status == "debt" else done.outcome.status
+        return m.Done(outcome=m.Outcome(status=status, result=m.JsonValue(result), message=done.outcome.message),
+                      debt=done.debt + self.debts())
 
 
 @frozen(kw_only=True)

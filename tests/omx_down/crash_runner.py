@@ -19,20 +19,26 @@ WRITES = (m.WriteFile, m.RemovePath, m.AppendFile, m.MakeDir)
 
 
 class CrashingExecutor(Executor):
-    """Kills its own process right after the Nth file write (and, with ``tmux``, tmux mutation)."""
+    """Kills its own process right after the Nth file write (and, with ``tmux``, tmux mutation), or with
+    ``crash_on`` right after the first tmux mutation of that command (``split-window``)."""
 
-    def __init__(self, crash_after: int, *, tmux: bool = False, **kwargs: object) -> None:
+    def __init__(self, crash_after: int, *, tmux: bool = False, crash_on: str | None = None,
+                 **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.crash_after = crash_after
         self.tmux = tmux
+        self.crash_on = crash_on
         self.writes = 0
 
     def execute(self, step: m.Step) -> m.Observation:
         observation = super().execute(step)
-        if isinstance(step, WRITES) or self.tmux and isinstance(step, m.Run) and step.mutates:
+        mutates_tmux = isinstance(step, m.Run) and step.mutates
+        if isinstance(step, WRITES) or self.tmux and mutates_tmux:
             self.writes += 1
             if self.writes == self.crash_after:
                 os.kill(os.getpid(), signal.SIGKILL)
+        if mutates_tmux and self.crash_on is not None and self.crash_on in step.args:
+            os.kill(os.getpid(), signal.SIGKILL)
         return observation
 
 

@@ -144,3 +144,35 @@ def test_cli_exit_codes_and_debt_report(tmux_server, tmp_path: Path, clean_env) 
     assert answer["error_detail"] == "Worker worker-9 not found in team cli-debt"
     assert answer["error"] == "Team cli-debt has no worker worker-9; its workers: worker-1."
     assert not team.debt_path().exists()
+
+
+@pytest.mark.tmux_executors("control")
+@pytest.mark.parametrize("mode", [{}, {"OMX_TEAM_SKIP_READY_WAIT": "1"}], ids=["watched", "skip-ready-wait"])
+def test_scale_down_removes_what_a_killed_scale_up_left(tmux_server, tmp_path: Path, clean_env,  # type: ignore[no-untyped-def]
+                                                        mode: dict[str, str]) -> None:
+    """A scale-up SIGKILLed right after its split leaves a pane, a worker folder, a startup script and an
+    intent that no membership names; the next `team scale-down` (not only `debt reconcile`) removes them
+    all, says so, and `team debt show` then finds nothing left (pure/omx/strays.py)."""
+    from tests.omx_up.test_crash_matrix import _crash, _session_panes, _team, pf
+
+    env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1", **mode}
+    work, leader = _team(tmux_server, tmp_path, env, "left")
+    code, up = pf(env, "team", "scale-up", "left", "--count", "2", "--cwd", str(work))
+    assert code == 0, up
+    assert _crash(env, work, "left", 0, tmux_server.name, what="1", crash_at="split-window") == ""
+    state = work / ".omx/state/team/left"
+    members = {w["pane_id"] for w in json.loads((state / "config.json").read_text())["workers"]}
+    (stray,) = _session_panes(tmux_server, "left") - members - {leader}
+    assert (state / "workers/worker-3").is_dir() and (state / "runtime/worker-3-startup.sh").is_file()
+
+    code, down = pf(env, "team", "scale-down", "left", "--worker", "worker-1", "--force", "--cwd", str(work))
+    assert code == 0, down
+    assert down["removedWorkers"] == ["worker-1"]
+    assert [p["paneId"] for p in down["strayPanes"]["removed"]] == [stray]
+    assert down["strayPanes"]["cleanedWorkers"] == ["worker-3"]
+    (worker_2,) = json.loads((state / "config.json").read_text())["workers"]
+    assert _session_panes(tmux_server, "left") == {leader, worker_2["pane_id"]}
+    assert sorted(p.name for p in (state / "workers").iterdir()) == ["worker-2"]
+    assert not any(p.name.startswith("worker-3") for p in (state / "runtime").iterdir())
+    code, debt = pf(env, "team", "debt", "show", "left", "--cwd", str(work))
+    assert code == 0 and "leftovers" not in debt, debt

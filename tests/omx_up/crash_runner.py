@@ -1,6 +1,6 @@
 """Run a scale-up (watched, or oh-my-codex's mode when ``OMX_TEAM_SKIP_READY_WAIT=1`` is set), a
 respawn or a forced scale-down of one worker as a real process and SIGKILL it right after its Nth file write or tmux mutation (split, tag,
-``remain-on-exit``, keystrokes, kills).
+``remain-on-exit``, keystrokes, kills), or right after its first such tmux command when N names one (``split-window``).
 
 Usage: python -m tests.omx_up.crash_runner scale-up CWD TEAM COUNT N TMUX_SOCKET
        python -m tests.omx_up.crash_runner respawn|scale-down CWD TEAM WORKER N TMUX_SOCKET
@@ -23,7 +23,9 @@ def main() -> None:
     from pure.omx.scale_down import ScaleDownRequest
     from pure.omx.scale_up import ScaleUpRequest
 
-    executor = CrashingExecutor(int(n), tmux=True, env=dict(os.environ), tmux_socket=socket)
+    at = int(n) if n.isdigit() else 0  # or a tmux command to die right after (``split-window``)
+    executor = CrashingExecutor(at, tmux=True, crash_on=None if n.isdigit() else n, env=dict(os.environ),
+                                tmux_socket=socket)
     mode = {k: v for k, v in os.environ.items() if k == "OMX_TEAM_SKIP_READY_WAIT"}  # the mode under test
     env = {"OMX_TEAM_SCALING_ENABLED": "1", "HOME": cwd, **mode}
     if op == "scale-down":

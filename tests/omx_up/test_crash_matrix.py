@@ -39,9 +39,12 @@ def _team(server: TmuxServer, base: Path, env: dict[str, str], name: str) -> tup
 
 
 def _crash(env: dict[str, str], work: Path, team: str, n: int, socket: str, op: str = "scale-up",
-           what: str = "2") -> str:
-    done = subprocess.run([sys.executable, "-m", "tests.omx_up.crash_runner", op, str(work), team, what, str(n),
-                           socket], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+           what: str = "2", crash_at: str | None = None) -> str:
+    """Run ``op`` and SIGKILL it after its Nth change (or right after its first ``crash_at`` tmux
+    command); what it printed: empty when it was killed."""
+    done = subprocess.run([sys.executable, "-m", "tests.omx_up.crash_runner", op, str(work), team, what,
+                           crash_at or str(n), socket], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env=env)
     return done.stdout.strip()
 
 
