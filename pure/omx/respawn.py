@@ -35,7 +35,7 @@ from pure.omx.locks import with_scaling_lock
 from pure.omx.names import sanitize_team_name
 from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.scale_up.plan import CLI_NOT_READY, plan_placements, split_target, team_panes
-from pure.omx.scale_up.run import Abort, RollbackContext
+from pure.omx.scale_up.run import Abort
 from pure.omx.scale_up.worker import prove_split_target, tag_pane
 from pure.omx.state import TeamPaths, TeamState, resolve_state_root
 from pure.program import INTERRUPTED, Gen, Interrupted, PlanError, Program, expect, fail, uninterrupted
@@ -151,7 +151,7 @@ def _placement(config: Json, worker: str, owner: str) -> Gen[tuple[layout.Placem
     if into_pid is None:
         raise _refuse(f"scale_up_split_target_pid_missing:{into}")
     try:
-        proven_into = yield from prove_split_target(into, into_pid, owner, RollbackContext(worker_name=worker))
+        proven_into = yield from prove_split_target(into, into_pid, owner)
     except Abort as abort:
         raise _refuse(abort.message) from None
     return placement, proven_into

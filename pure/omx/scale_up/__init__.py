@@ -6,7 +6,8 @@ capacity, frozen launch plans, owner id, legacy pid migration, the initial proof
 pin (``L``), tag (``L set-option``), identity, readiness, inbox + dispatch, config save; finally the
 leader nudge event.
 
-Any failure after the first artefact exists runs the rollback (docs/scale-up.md, "Rollback"): a
+Any failure after the first artefact exists runs the rollback (docs/scale-up.md, "Rollback") over
+the run's undo log (``undo.py``, every creation appended as it happens): a
 tracking commit first (so a crash still leaves every live pane recorded), dispatch cleanup, pane
 authorization (only panes
 this run both pinned and tagged may be killed), the shared teardown primitive, a membership commit

@@ -8,6 +8,7 @@ from pure import model as m
 from pure.omx import tasks, txn
 from pure.omx.codec import Json, render_json
 from pure.omx.locks import Barrier, with_barrier
+from pure.omx.scale_up import undo
 from pure.omx.scale_up.config import json_object
 from pure.omx.scale_up.run import Abort, Run, StepFailure, TaskSpec, acked, positive_or
 from pure.omx.state import TeamPaths
@@ -80,8 +81,7 @@ def create_tasks(run: Run) -> Gen[list[Json]]:
                 task_id = str(next_id)
                 next_id += 1
                 now = yield from expect(m.Clock(), m.Value)
-                run.created_tasks.append(task_id)
-                run.task_owner[task_id] = spec.owner
+                run.undo.add(undo.Task(task_id, spec.owner))  # before the write: a half-written file goes too
                 yield from acked(m.WriteFile(path=paths.task(task_id),
                                             content=render_json(_task_json(spec, task_id, now.value))))
                 yield from _advance_next_task_id(paths, next_id)

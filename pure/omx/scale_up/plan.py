@@ -89,10 +89,10 @@ def placed_target(run: Run, position: int) -> tuple[layout.Placement, str, int |
     window) and that pane's pinned pid."""
     placement = run.placements[position]
     pinned = {pane: pid for pane, pid in team_panes(run.base_state.config)}
-    pinned.update({r["pane_id"]: r.get("pid") for r in run.launched})
+    pinned.update({r["pane_id"]: r.get("pid") for r in run.undo.launched()})
     if isinstance(placement, layout.Split):
         planned = layout.planned_index(placement.target)
-        target = run.launched[planned]["pane_id"] if planned is not None else placement.target
+        target = run.undo.launched()[planned]["pane_id"] if planned is not None else placement.target
     else:
         target = str(run.config.get("leader_pane_id"))
     pid = pinned.get(target)

@@ -63,7 +63,7 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     failed = yield from _create_workers(planned)
     if failed is not None:
         return failed
-    for added in planned.run.added:  # members for good now; one left behind is forgotten by the next sweep
+    for added in planned.run.undo.members():  # members for good now; one left behind is forgotten by the next sweep
         yield from expect(m.RemovePath(path=paths.intent(added["name"])), m.Ack)
     return _result(planned.run, planned.swept)
 
@@ -180,18 +180,18 @@ def _create_workers(planned: _Planned) -> Gen[m.Done | None]:
     except Abort as abort:
         return (yield from rollback(run, abort))
     except Interrupted:  # undone as on any failure (docs/design-notes.md, "Interrupts")
-        return (yield from rollback(run, Abort(INTERRUPTED, run.context)))
+        return (yield from rollback(run, Abort(INTERRUPTED)))
     except PlanError as error:  # a typed failure nobody turned into an Abort: still roll back
-        return (yield from rollback(run, Abort(error.outcome.message, run.context)))
+        return (yield from rollback(run, Abort(error.outcome.message)))
     except Exception as error:  # noqa: BLE001 - safety net: a bug must not leak a tagged pane
-        return (yield from rollback(run, Abort(f"internal_error:{type(error).__name__}:{error}", run.context)))
+        return (yield from rollback(run, Abort(f"internal_error:{type(error).__name__}:{error}")))
     return None
 
 
 def _result(run: Run, swept: strays.Sweep) -> m.Done:
     """The answer: the workers added, their deliveries, those removed and the strays; ``debt`` when a
     worker was removed, a task may not have reached its worker or a stray pane could not be proven ours."""
-    result: Json = {"ok": True, "addedWorkers": run.added, "newWorkerCount": run.config["worker_count"],
+    result: Json = {"ok": True, "addedWorkers": run.undo.members(), "newWorkerCount": run.config["worker_count"],
                     "nextWorkerIndex": run.config["next_worker_index"]}
     if run.supervised:
         result["deliveries"] = run.deliveries

@@ -17,6 +17,7 @@ from pure.omx import transcripts, txn
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
 from pure.omx.locks import Barrier, with_barrier
+from pure.omx.scale_up import undo
 from pure.omx.scale_up.config import (
     json_object,
     membership_updates,
@@ -26,7 +27,6 @@ from pure.omx.scale_up.config import (
 )
 from pure.omx.scale_up.run import (
     Abort,
-    RollbackContext,
     Run,
     StepFailure,
     T,
@@ -35,8 +35,9 @@ from pure.omx.scale_up.run import (
     positive_or,
     str_or_none,
 )
+from pure.omx.scale_up.undo import InFlight
 from pure.omx.scale_up.worker import leader_event
-from pure.omx.state import read_team_state, runtime_worker
+from pure.omx.state import read_team_state
 from pure.program import Gen, PlanError, expect, fail, uninterrupted
 
 # ------------------------------------------------------------------------------------------ rollback
@@ -47,11 +48,12 @@ def _persistence_failure(error: BaseException) -> str:
     return f"Error: {message}"
 
 
-def _rollback_workers(run: Run, context: RollbackContext) -> list[Json]:
+def _rollback_workers(run: Run, in_flight: InFlight) -> list[Json]:
     """The workers this run added or launched, and the one in flight; of a worker launched twice (its
     retry in a fresh pane, worker.py ``await_started``) the latest record, which names its live pane."""
     workers: dict[str, Json] = {}
-    for record in [*run.added, *run.launched, *([context.worker] if context.worker is not None else [])]:
+    flying = [in_flight.record] if in_flight.record is not None else []
+    for record in [*run.undo.members(), *run.undo.launched(), *flying]:
         workers[record["name"]] = record
     return list(workers.values())
 
@@ -103,11 +105,12 @@ class CleanupDebt:
         return f"{self.code}:{self.subject}"
 
 
-def _authorize(run: Run, rollback_workers: list[Json], context: RollbackContext,
+def _authorize(run: Run, rollback_workers: list[Json], in_flight: InFlight,
                debts: list[CleanupDebt]) -> tuple[list[str], list[t.TeardownTarget]]:
     """Which panes may be killed: the candidates, and those this run may kill (pinned and tagged by it)."""
     candidates: list[str] = []
-    for pane in [*(w.get("pane_id") for w in rollback_workers), context.pane_id]:
+    tagged = run.undo.tagged_panes()
+    for pane in [*(w.get("pane_id") for w in rollback_workers), in_flight.pane]:
         if isinstance(pane, str) and pane.startswith("%") and pane not in candidates:
             candidates.append(pane)
     targets: list[t.TeardownTarget] = []
@@ -115,7 +118,7 @@ def _authorize(run: Run, rollback_workers: list[Json], context: RollbackContext,
         owners = [w for w in rollback_workers if w.get("pane_id") == pane]
         if len(owners) != 1 or not t.is_positive_pid(owners[0].get("pid")):
             debts.append(CleanupDebt("pane_pid_unpinned", pane))
-        elif pane not in run.tagged:
+        elif pane not in tagged:
             debts.append(CleanupDebt("pane_owner_unverified", pane))
         else:
             targets.append(t.TeardownTarget(pane_id=pane, pid=owners[0]["pid"]))
@@ -144,12 +147,11 @@ def _membership_commit(run: Run, unresolved: list[Json]) -> Gen[None]:
             manifest = txn.Change(manifest_now, None if run.base_manifest_text is None
                                   else patch_json(run.base_manifest_text, updates))
         changes: list[txn.TaskChange] = []
-        for task_id in run.created_tasks:
-            old = yield from txn.read_text(paths.task(task_id))
+        for task in run.undo.of(undo.Task):
+            old = yield from txn.read_text(paths.task(task.task_id))
             if old is None:
                 continue
-            owner = run.task_owner.get(task_id)
-            changes.append(txn.TaskChange(task_id, old, old if owner in keep else None))
+            changes.append(txn.TaskChange(task.task_id, old, old if task.owner in keep else None))
         after: str | None = None
         if "rollback-membership-config-persistence" in run.inject:
             after = "config"
@@ -168,7 +170,7 @@ def _membership_commit(run: Run, unresolved: list[Json]) -> Gen[None]:
         for worker in unresolved:
             if recorded.get(worker["name"], "\0") != worker.get("pane_id"):
                 raise fail(f"scale_up_rollback_membership_verification_failed:{worker['name']}")
-        for worker in _rollback_workers(run, RollbackContext()):
+        for worker in _rollback_workers(run, InFlight()):
             if worker["name"] not in keep and worker["name"] in recorded and not _in_baseline(run, worker["name"]):
                 raise fail(f"scale_up_rollback_membership_verification_failed:{worker['name']}")
         yield from txn.finalize(paths, b)
@@ -199,8 +201,8 @@ def rollback(run: Run, abort: Abort) -> Gen[m.Done]:
 
 
 def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
-    paths, context = run.paths, abort.context
-    rollback_workers = _rollback_workers(run, context)
+    paths, in_flight = run.paths, run.undo.in_flight()
+    rollback_workers = _rollback_workers(run, in_flight)
     _, problem = yield from _guard(lambda: _tracking_commit(run, rollback_workers))
     if problem is not None:
         return error_done(f"scale_up_rollback_membership_persistence_failed:Error: {problem}")
@@ -209,23 +211,23 @@ def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
     _, problem = yield from _guard(lambda: dsp.remove_requests_for(paths, names))
     if problem is not None:
         debts.append(CleanupDebt("authoritative_dispatch_cleanup_failed", str(problem)))
-    candidates, resolved, warnings = yield from _remove_panes(run, rollback_workers, context, debts)
+    candidates, resolved, warnings = yield from _remove_panes(run, rollback_workers, in_flight, debts)
     unresolved_panes = {p for p in candidates if p not in resolved}
     unresolved = [w for w in rollback_workers if w.get("pane_id") in unresolved_panes]
     unresolved_names = {w["name"] for w in unresolved}
-    if context.worker_name and context.pane_id in unresolved_panes:
-        unresolved_names.add(context.worker_name)
+    if in_flight.worker and in_flight.pane in unresolved_panes:
+        unresolved_names.add(in_flight.worker)
     try:
         yield from _membership_commit(run, unresolved)
     except PlanError as error:
         journal = yield from expect(m.Stat(path=paths.journal), m.Value)
         prefix = "" if journal.value != "absent" else "no_recoverable_journal:"
         return error_done(f"scale_up_rollback_membership_persistence_failed:{prefix}{_persistence_failure(error)}")
-    _, problem = yield from _guard(lambda: _canonical_cleanup(run, rollback_workers, context, unresolved_names))
+    _, problem = yield from _guard(lambda: _canonical_cleanup(run, rollback_workers, in_flight, unresolved_names))
     if problem is not None:
         debts.append(CleanupDebt("canonical_cleanup_failed", str(problem)))
     committed = {w["name"] for w in unresolved}
-    _, problem = yield from _guard(lambda: _resource_cleanup(run, context, unresolved_names, committed))
+    _, problem = yield from _guard(lambda: _resource_cleanup(run, unresolved_names, committed))
     if problem is not None:
         debts.append(CleanupDebt("resource_cleanup_failed", str(problem)))
     if not debts:
@@ -242,11 +244,11 @@ def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
     return transcripts.noted(done, transcripts.with_warnings({}, warnings))
 
 
-def _remove_panes(run: Run, rollback_workers: list[Json], context: RollbackContext,
+def _remove_panes(run: Run, rollback_workers: list[Json], in_flight: InFlight,
                   debts: list[CleanupDebt]) -> Gen[tuple[list[str], set[str], list[str]]]:
     """Kill the panes this run may kill, each one's transcript kept first (``pure/omx/transcripts.py``):
     the candidates, the panes resolved, and why a pane it killed has no transcript."""
-    candidates, targets = _authorize(run, rollback_workers, context, debts)
+    candidates, targets = _authorize(run, rollback_workers, in_flight, debts)
     names = {w.get("pane_id"): str(w["name"]) for w in rollback_workers}
     kept = []
     for target in targets:  # each split with its worker's start-up (pure/omx/scale_up/worker.py)
@@ -284,16 +286,16 @@ def _remove_panes(run: Run, rollback_workers: list[Json], context: RollbackConte
     return candidates, resolved, transcripts.lost(kept, report)
 
 
-def _canonical_cleanup(run: Run, rollback_workers: list[Json], context: RollbackContext,
+def _canonical_cleanup(run: Run, rollback_workers: list[Json], in_flight: InFlight,
                        unresolved: set[str]) -> Gen[None]:
     """Canonical cleanup: tasks of resolved workers and their worker directories go."""
     paths = run.paths
-    for task_id in run.created_tasks:
-        if run.task_owner.get(task_id) not in unresolved:
-            yield from acked(m.RemovePath(path=paths.task(task_id)))
+    for task in run.undo.of(undo.Task):
+        if task.owner not in unresolved:
+            yield from acked(m.RemovePath(path=paths.task(task.task_id)))
     doomed = [w["name"] for w in rollback_workers if w["name"] not in unresolved]
-    if context.worker_name and context.worker_name not in unresolved and context.worker_name not in doomed:
-        doomed.append(context.worker_name)
+    if in_flight.worker and in_flight.worker not in unresolved and in_flight.worker not in doomed:
+        doomed.append(in_flight.worker)
     for name in doomed:
         yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
         kind = yield from expect(m.Stat(path=paths.worker_dir(name)), m.Value)
@@ -301,37 +303,39 @@ def _canonical_cleanup(run: Run, rollback_workers: list[Json], context: Rollback
             raise StepFailure(f"worker directory still present: {paths.worker_dir(name)}")
 
 
-def _resource_cleanup(run: Run, context: RollbackContext, unresolved: set[str], members: set[str]) -> Gen[None]:
+def _resource_cleanup(run: Run, unresolved: set[str], members: set[str]) -> Gen[None]:
     """Resource cleanup: root AGENTS, created worktrees (and branches), prepared dirs, startup scripts,
     and the intents (``pure/omx/strays.py``) but of a pane neither proven gone nor kept as a member, or
     of a worktree that could not be removed."""
     paths = run.paths
     problems: list[str] = []
-    for name, (tree_path, backup) in run.agents_backups.items():
-        if name in unresolved or name in run.worktrees:
+    log = run.undo
+    for agents in log.of(undo.RootAgents):
+        if agents.worker in unresolved or log.tree(agents.worker) is not None:
             continue  # a created worktree goes away whole; an unresolved one stays as it is
-        yield from wt.restore_root_agents(tree_path, backup)
+        yield from wt.restore_root_agents(agents.tree_path, agents.backup)
     kept_trees: set[str] = set()  # a worktree not removed keeps its intent, for the next command to retry
-    for name, tree in run.worktrees.items():
-        if name not in unresolved:
-            found = yield from wt.remove(tree)
+    for made in log.of(undo.Tree):
+        if made.worker not in unresolved:
+            found = yield from wt.remove(made.tree)
             if found:
-                kept_trees.add(name)
+                kept_trees.add(made.worker)
             problems += found
-    for name in run.prepared:
+    folders = [folder.worker for folder in log.of(undo.Folder)]
+    for name in folders:
         if name not in unresolved:
             yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
-    for script in run.scripts:
-        worker = runtime_worker(script, "script") or ""  # the scripts this run wrote are all workers'
-        if worker not in unresolved:
-            yield from acked(m.RemovePath(path=script))
-    for worker in run.prepared:  # an intent is written from a worker's worktree or split on
+    for script in log.of(undo.Script):
+        if script.worker not in unresolved:
+            yield from acked(m.RemovePath(path=script.path))
+    for worker in folders:  # an intent is written from a worker's worktree or split on
         if (worker not in unresolved or worker in members) and worker not in kept_trees:
             yield from acked(m.RemovePath(path=paths.intent(worker)))  # its pane gone, or a member
     if not run.runtime_existed and not unresolved and not kept_trees:  # it holds the kept intents
         yield from acked(m.RemovePath(path=paths.runtime_dir, recursive=True))
-    if run.created_instructions is not None and not unresolved:
-        yield from acked(m.RemovePath(path=run.created_instructions))
+    for instructions in log.of(undo.Instructions):
+        if not unresolved:
+            yield from acked(m.RemovePath(path=instructions.path))
     if problems:
         raise StepFailure("; ".join(problems))
 

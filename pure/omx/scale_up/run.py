@@ -14,6 +14,7 @@ from pure.convert import OMIT_NONE
 from pure.omx import layout
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
+from pure.omx.scale_up.undo import UndoLog
 from pure.omx.state import TeamPaths, TeamState
 from pure.program import Gen, expect
 
@@ -74,24 +75,16 @@ def injections(env: dict[str, str]) -> frozenset[str]:
     return frozenset(p.strip() for p in env.get(INJECT_ENV, "").split(",") if p.strip())
 
 
-# ------------------------------------------------------------------------------------ run context
-
-
-@frozen(kw_only=True)
-class RollbackContext:
-    worker: Json | None = None
-    pane_id: str | None = None
-    worker_name: str | None = None
-    worktree_path: str | None = None
+# ---------------------------------------------------------------------------------------- the run
 
 
 class Abort(Exception):
-    """A scale-up failure that requires the rollback (docs/scale-up.md, "Rollback")."""
+    """A scale-up failure that requires the rollback (docs/scale-up.md, "Rollback"), which undoes
+    what the run's undo log holds (pure/omx/scale_up/undo.py)."""
 
-    def __init__(self, message: str, context: RollbackContext | None = None) -> None:
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-        self.context = context or RollbackContext()
 
 
 class StepFailure(Exception):
@@ -99,7 +92,8 @@ class StepFailure(Exception):
 
 
 class Run:
-    """Everything this call created, in memory, so that a rollback can undo exactly that."""
+    """One scale-up's working state: the request, the config as it grows, and in ``undo`` everything
+    this call created, so that a rollback can undo exactly that."""
 
     def __init__(self, req: ScaleUpRequest, paths: TeamPaths, state: TeamState, owner: str) -> None:
         self.req = req
@@ -113,26 +107,13 @@ class Run:
         self.base_manifest_text = state.manifest_text
         self.manifest = state.raw_manifest
         self.approved_section: str | None = None  # the approved handoff context for every inbox
-        self.created_tasks: list[str] = []
-        self.task_owner: dict[str, str | None] = {}
-        self.added: list[Json] = []
-        self.tagged: set[str] = set()
-        self.worktrees: dict[str, wt.Worktree] = {}
-        self.agents_backups: dict[str, tuple[str, str]] = {}
-        self.prepared: list[str] = []
-        self.scripts: list[str] = []
-        self.launched: list[Json] = []  # records of panes created, pinned and tagged, not yet committed
-        self.created_instructions: str | None = None  # worker-agents.md written by this run
+        self.undo = UndoLog()
         self.deliveries: list[Json] = []
         self.supervised = req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1"
         self.placements: list[layout.Placement] = []  # where each new worker goes (watched start-up)
         self.runtime_existed = True
         self.worktree_mode: wt.WorktreeMode | None = None
         self.worktree_mode_derived = False
-
-        # The rollback context of the worker in flight, kept current as its phases progress, so
-        # that an unexpected exception still rolls back with that worker's pane.
-        self.context = RollbackContext()
 
     def maybe_inject(self, phase: str) -> None:
         if phase in self.inject:

@@ -8,7 +8,7 @@ import json
 import posixpath
 from collections.abc import Sequence
 
-from attrs import evolve, frozen
+from attrs import frozen
 from returns.result import Failure
 
 from pure import model as m
@@ -19,6 +19,7 @@ from pure.omx import ids, instructions, layout, startup_script, strays, transcri
 from pure.omx import launch as ln
 from pure.omx import worktree as wt
 from pure.omx.codec import Json, render_json
+from pure.omx.scale_up import undo
 from pure.omx.scale_up.config import membership_updates, save_config
 from pure.omx.scale_up.plan import (
     Launches,
@@ -32,7 +33,6 @@ from pure.omx.scale_up.plan import (
 from pure.omx.scale_up.run import (
     PLACEHOLDER,
     Abort,
-    RollbackContext,
     Run,
     StepFailure,
     T,
@@ -69,12 +69,11 @@ class Launched(Prepared):
     pane: str
     pid: int
     record: Json
-    context: RollbackContext
 
 
 def launch_worker(run: Run, name: str, index: int, launches: Launches, position: int) -> Gen[Launched]:
     """A new worker: its files (15), then its pane (16-20)."""
-    run.context = RollbackContext(worker_name=name)
+    run.undo.add(undo.Attempt(name))
     _split_target_of(run, position)  # a team without a pinned split target fails before any file is written
     prepared = yield from _prepare(run, name, index, launches, position)
     return (yield from split_worker(run, prepared))
@@ -88,7 +87,7 @@ def _split_target_of(run: Run, position: int) -> tuple[layout.Placement | None, 
     if run.placements:
         placement, target, pid = placed_target(run, position)
     if pid is None:
-        raise Abort(f"scale_up_split_target_pid_missing:{target}", run.context)
+        raise Abort(f"scale_up_split_target_pid_missing:{target}")
     return placement, target, pid, leader
 
 
@@ -103,7 +102,7 @@ def _prepare(run: Run, name: str, index: int, launches: Launches, position: int)
     # 15. prepare
     try:
         yield from acked(m.MakeDir(path=paths.worker_dir(name)))
-        run.prepared.append(name)
+        run.undo.add(undo.Folder(name))
         extra: dict[str, str] = {**(run.req.worker_env or {}), "OMX_TEAM_STATE_ROOT": paths.state_root,
                                  "OMX_TEAM_LEADER_CWD": run.req.cwd}
         if run.worktree_mode is not None:
@@ -113,8 +112,7 @@ def _prepare(run: Run, name: str, index: int, launches: Launches, position: int)
                                         lambda planned: acked(strays.intent_step(paths, "scale_up", name,
                                                                                  worktree=planned)))
             if tree.created:
-                run.worktrees[name] = tree
-            run.context = RollbackContext(worker_name=name, worktree_path=tree.path)
+                run.undo.add(undo.Tree(name, tree))
             run.maybe_inject("worktree-ensure-post-create")
             run.maybe_inject("worktree-post-create")
             working_dir = tree.path
@@ -132,14 +130,13 @@ def _prepare(run: Run, name: str, index: int, launches: Launches, position: int)
             plan = dataclasses.replace(plan, command=launches.placeholder)
         elif tree is None and block is None and any(team_file in arg for arg in plan.argv):
             yield from _ensure_instructions(run)  # a launch never points at a missing file
-        run.scripts.append(script)
+        run.undo.add(undo.Script(name, script))  # before the write: a half-written script goes too
         yield from _write_startup_script(run, script, plan, working_dir, extra)
     except (StepFailure, wt.WorktreeError) as error:
         if isinstance(error, wt.WorktreeError) and error.half is not None:
-            run.worktrees[name] = error.half
-            tree = error.half
-        raise Abort(f"scale_up_worker_preparation_failed:{name}:{error}",
-                    RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)) from None
+            run.undo.forget(name, undo.Tree)
+            run.undo.add(undo.Tree(name, error.half))
+        raise Abort(f"scale_up_worker_preparation_failed:{name}:{error}") from None
     return Prepared(name=name, index=index, position=position, role=role, prompt=prompt, tree=tree,
                     working_dir=working_dir, cli=PLACEHOLDER if launches.placeholder is not None else plan.worker_cli)
 
@@ -157,7 +154,7 @@ def _install_instructions(run: Run, name: str, tree: wt.Worktree | None, block: 
         return {"OMX_MODEL_INSTRUCTIONS_FILE": agents}
     team_text = yield from read_optional(team_file)
     backup = yield from wt.install_root_agents(tree.path, worktree_instructions(paths.team, name, team_text, block))
-    run.agents_backups[name] = (tree.path, backup)
+    run.undo.add(undo.RootAgents(name, tree.path, backup))
     env = {"OMX_MODEL_INSTRUCTIONS_FILE": posixpath.join(tree.path, "AGENTS.md"), "OMX_TEAM_WORKTREE_PATH": tree.path}
     if tree.branch is not None:
         env["OMX_TEAM_WORKTREE_BRANCH"] = tree.branch
@@ -184,69 +181,66 @@ def split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
     name, index, tree, working_dir = worker.name, worker.index, worker.tree, worker.working_dir
     placement, target, pid, leader = _split_target_of(run, worker.position)
     # 16. L S L
-    context = run.context = RollbackContext(worker_name=name, worktree_path=tree.path if tree else None)
-    into = yield from prove_split_target(target, pid, owner, context)
+    run.undo.add(undo.Attempt(name))
+    into = yield from prove_split_target(target, pid, owner)
     # 17. the intent, then the split: a run killed from here on leaves a record naming the pane it
     # may have made (pure/omx/strays.py)
     try:
-        yield from acked(strays.intent_step(paths, "scale_up", name, worktree=run.worktrees.get(name)))
+        yield from acked(strays.intent_step(paths, "scale_up", name, worktree=run.undo.tree(name)))
     except StepFailure as error:
-        raise Abort(f"scale_up_intent_not_written:{name}:{error}", context) from None
+        raise Abort(f"scale_up_intent_not_written:{name}:{error}") from None
     script = paths.startup_script(index)
     command = (startup_script.gated_startup_command(script, paths.worker_dir(name)) if run.supervised
                else startup_script.self_pinned_startup_command(script, paths.worker_dir(name)))
-    run.context = evolve(context, pane_id=None)
     rest = ("-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c", working_dir, command)
     step = (t.split_step(into, "-h" if leader else "-v", *rest) if placement is None
             else layout.placement_step(placement, into, *rest))
     # 17-20 with interrupts held: an interrupt between the split and the pin would leave a pane
     # that the rollback cannot prove (docs/design-notes.md, "Interrupts")
-    pane, pid, record, context = yield from uninterrupted(
-        _new_pane(run, name, index, worker.role, worker.cli, step, working_dir, tree, context))
+    pane, pid, record = yield from uninterrupted(
+        _new_pane(run, name, index, worker.role, worker.cli, step, working_dir, tree))
     return Launched(name=name, index=index, position=worker.position, cli=worker.cli, role=worker.role,
-                    prompt=worker.prompt, tree=tree, working_dir=working_dir, pane=pane, pid=pid, record=record,
-                    context=context)
+                    prompt=worker.prompt, tree=tree, working_dir=working_dir, pane=pane, pid=pid, record=record)
 
 
 def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step: m.Run, working_dir: str,
-              tree: wt.Worktree | None, context: RollbackContext) -> Gen[tuple[str, int, Json, RollbackContext]]:
+              tree: wt.Worktree | None) -> Gen[tuple[str, int, Json]]:
     """Steps 17-20: the split, the pin, the tag (and, watched, the release of the gated pane), the
-    identity that records the pin; the pane, its pid, the worker record and the rollback context."""
+    identity that records the pin, each logged for the rollback as it happens; the pane, its pid and
+    the worker record."""
     paths, owner = run.paths, run.owner
     split = yield from expect(step, m.Proc)
     if split.exit_code != 0:
-        raise Abort(f"Failed to create tmux pane for {name}: {split.stderr.strip()}", context)
+        raise Abort(f"Failed to create tmux pane for {name}: {split.stderr.strip()}")
     pane = t.answered_pane(split)[0]
     if not pane.startswith("%"):
-        raise Abort(f"Failed to capture pane ID for {name}", context)
+        raise Abort(f"Failed to capture pane ID for {name}")
     # 18. pin: from the split's own answer (pure/tmux/owned.py, ``pin_new_pane``)
     # A pane exists from here on: an exception before the record below still names it.
-    run.context = evolve(context, pane_id=pane)
+    run.undo.add(undo.Pane(name, pane))
     pinned = yield from t.pin_new_pane(split)
     record = _worker_record(run, name=name, index=index, role=role, cli=cli, pid=pinned.pid, pane=pane,
                             working_dir=working_dir, tree=tree)
-    context = run.context = RollbackContext(worker=record, pane_id=pane, worker_name=name,
-                                            worktree_path=tree.path if tree else None)
+    run.undo.add(undo.Pinned(record))
     if pinned.pid is None:
-        raise Abort(f"Failed to prove tmux pane for {name}", context)
+        raise Abort(f"Failed to prove tmux pane for {name}")
     try:  # the pinned process in the intent, before anything else is done with the pane
         yield from acked(strays.intent_step(paths, "scale_up", name, pane_id=pane, pid=pinned.pid,
-                                            worktree=run.worktrees.get(name)))
+                                            worktree=run.undo.tree(name)))
     except StepFailure as error:
-        raise Abort(f"scale_up_intent_not_written:{name}:{error}", context) from None
+        raise Abort(f"scale_up_intent_not_written:{name}:{error}") from None
     # 19. tag, after a listing shows the pane still running the pinned process
     problem = yield from tag_pane(pane, pinned.pid, owner)
     if problem is not None:
-        raise Abort(f"Failed to tag tmux pane for {name}: {problem}", context)
-    run.tagged.add(pane)
-    run.launched.append(record)
+        raise Abort(f"Failed to tag tmux pane for {name}: {problem}")
+    run.undo.add(undo.Tagged(record))
     # 20. identity, right after the tag: from here a crash leaves a stray the next sweep can prove
     # (pure/omx/strays.py); only then may the gated pane start its agent
     try:
         yield from acked(m.WriteFile(path=paths.worker_file(name, "identity.json"), content=render_json(record)))
         run.maybe_inject("identity")
     except StepFailure as error:
-        raise Abort(f"scale_up_worker_materialization_failed:{name}:{error}", context) from None
+        raise Abort(f"scale_up_worker_materialization_failed:{name}:{error}") from None
     if run.supervised:
         # Keep the pane if its CLI exits during start-up, so that its last lines can be read; only
         # then let the gated pane start its CLI.
@@ -254,8 +248,8 @@ def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step:
         if problem is None:
             problem = yield from supervise.release(pane, pinned.pid, owner)
         if problem is not None:
-            raise Abort(f"scale_up_worker_start_failed:{name}: {problem}", context)
-    return pane, pinned.pid, record, context
+            raise Abort(f"scale_up_worker_start_failed:{name}: {problem}")
+    return pane, pinned.pid, record
 
 
 def await_started(run: Run, launched: Sequence[Launched]) -> Gen[list[Launched]]:
@@ -273,16 +267,14 @@ def await_started(run: Run, launched: Sequence[Launched]) -> Gen[list[Launched]]
         return list(launched)
     if run.req.all_or_nothing or len(failed) == len(launched) or any(
             outcomes[w.name].state in _UNPROVEN for w in failed):
-        run.context = failed[0].context
-        raise Abort(f"scale_up_{outcomes[failed[0].name].reason}", failed[0].context)
+        raise Abort(f"scale_up_{outcomes[failed[0].name].reason}")
     current = {w.name: w for w in launched}
     retried = []
     for worker in failed:
         if outcomes[worker.name].reason.startswith(supervise.NOT_READY):
             yield from remove_worker_pane(run, worker)
             fresh = yield from split_worker(run, worker)
-            run.launched = [fresh.record if r["name"] == worker.name else r for r in run.launched
-                            if r is not fresh.record]  # in its old place: later placements index it
+            run.undo.relaunched(fresh.record)
             current[worker.name] = fresh
             retried.append(fresh)
     if retried:
@@ -327,7 +319,7 @@ def remove_worker_pane(run: Run, worker: Launched) -> Gen[transcripts.Kept]:
                                    hud_pane_id=str_or_none(run.config.get("hud_pane_id")))
     if problem is not None or worker.pane not in report.resolved_ids():
         reason = problem or ",".join(r.reason or r.fate for r in report.results)
-        raise Abort(f"scale_up_worker_pane_not_removed:{worker.name}:{worker.pane}:{reason}", worker.context)
+        raise Abort(f"scale_up_worker_pane_not_removed:{worker.name}:{worker.pane}:{reason}")
     # the pin the gone pane wrote of itself (pure/omx/startup_script.py self_pin_path) names nothing any more
     yield from acked(m.RemovePath(path=startup_script.self_pin_path(run.paths.worker_dir(worker.name), worker.pane)))
     return kept
@@ -341,28 +333,26 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
     kept = yield from remove_worker_pane(run, worker)
     paths, name = run.paths, worker.name
     try:
-        for task_id in [task for task in run.created_tasks if run.task_owner.get(task) == name]:
-            yield from acked(m.RemovePath(path=paths.task(task_id)))
-            run.created_tasks.remove(task_id)
+        for task in [task for task in run.undo.of(undo.Task) if task.owner == name]:
+            yield from acked(m.RemovePath(path=paths.task(task.task_id)))
+            run.undo.drop(task)
         problems: list[str] = []
-        tree = run.worktrees.get(name)  # forgotten once removed: a rollback retries one that was not
-        backup = run.agents_backups.pop(name, None)
+        tree = run.undo.tree(name)  # forgotten once removed: a rollback retries one that was not
+        backups = [e for e in run.undo.of(undo.RootAgents) if e.worker == name]
+        run.undo.forget(name, undo.RootAgents)
         if tree is not None:
             problems += yield from wt.remove(tree)
-        elif backup is not None:
-            yield from wt.restore_root_agents(*backup)
+        elif backups:
+            yield from wt.restore_root_agents(backups[0].tree_path, backups[0].backup)
         yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
         yield from acked(m.RemovePath(path=paths.startup_script(worker.index)))
         if problems:  # the intent stays: it names the worktree for the next command to remove
             raise StepFailure("; ".join(problems))
-        run.worktrees.pop(name, None)
+        run.undo.forget(name, undo.Tree)
         yield from acked(m.RemovePath(path=paths.intent(name)))
     except (StepFailure, wt.WorktreeError) as error:
-        raise Abort(f"scale_up_worker_cleanup_failed:{name}:{error}", worker.context) from None
-    run.launched = [r for r in run.launched if r["name"] != name]
-    run.prepared = [n for n in run.prepared if n != name]
-    run.scripts = [p for p in run.scripts if p != paths.startup_script(worker.index)]
-    run.tagged.discard(worker.pane)
+        raise Abort(f"scale_up_worker_cleanup_failed:{name}:{error}") from None
+    run.undo.forget(name)
     for entry in run.deliveries:
         if entry["worker"] == name:
             entry.update(status="removed", reason=f"scale_up_{outcome.reason}", lastLines=list(outcome.last_lines))
@@ -375,13 +365,12 @@ def _materializing(worker: Launched, action: Gen[T]) -> Gen[T]:
     try:
         return (yield from action)
     except StepFailure as error:
-        raise Abort(f"scale_up_worker_materialization_failed:{worker.name}:{error}", worker.context) from None
+        raise Abort(f"scale_up_worker_materialization_failed:{worker.name}:{error}") from None
 
 
 def hand_over(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]:
     """Steps 21-22 for one launched worker (started, when watched): its inbox and its pending
     dispatch request, whose trigger is then typed (``settle`` records how that went)."""
-    run.context = worker.context
     return (yield from _materializing(worker, _hand_over_steps(run, worker, tasks)))
 
 
@@ -390,7 +379,7 @@ def _hand_over_steps(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]
     if run.supervised:  # started: stop keeping the pane after its process exits (oh-my-codex's default)
         problem = yield from supervise.keep_on_exit(worker.pane, worker.pid, run.owner, False)
         if problem is not None:
-            raise Abort(f"scale_up_worker_start_failed:{name}: {problem}", worker.context)
+            raise Abort(f"scale_up_worker_start_failed:{name}: {problem}")
     mine = [task for task in tasks if task.get("owner") == name]
     ultragoal = yield from read_optional(team_state_file(paths, run.config, run.req.cwd, "ultragoal-context.json"))
     section = dsp.ultragoal_section(ultragoal)
@@ -404,10 +393,9 @@ def _hand_over_steps(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]
 
 def settle(run: Run, worker: Launched, request: Json, delivery: dsp.Delivery | supervise.Delivery) -> Gen[None]:
     """Step 22's end and step 23: record the delivery, then commit the worker as a member."""
-    run.context = worker.context
     failure = yield from _materializing(worker, _record_delivery(run, worker, request, delivery))
     if failure is not None:
-        raise Abort(f"scale_up_dispatch_failed:{worker.name}:{failure}", worker.context)
+        raise Abort(f"scale_up_dispatch_failed:{worker.name}:{failure}")
     yield from _materializing(worker, _commit_member(run, worker))
 
 
@@ -416,7 +404,7 @@ def _commit_member(run: Run, worker: Launched) -> Gen[None]:
     run.config["workers"] = [*run.config.get("workers", []), worker.record]
     run.config["worker_count"] = len(run.config["workers"])
     run.config["next_worker_index"] = worker.index + 1
-    run.added.append(worker.record)
+    run.undo.add(undo.Member(worker.record))
     run.maybe_inject("config")
     updates = membership_updates(run.config["workers"], worker.index + 1)
     if "next_task_id" in run.base_state.raw_config:
@@ -435,13 +423,13 @@ def _commit_member(run: Run, worker: Launched) -> Gen[None]:
 def _ensure_instructions(run: Run) -> Gen[None]:
     """Write the team's ``worker-agents.md`` when it is missing (``pure/omx/instructions.py``)."""
     path = posixpath.join(run.paths.team_dir, instructions.FILE_NAME)
-    if run.created_instructions is not None or (yield from read_optional(path)) is not None:
+    if run.undo.of(undo.Instructions) or (yield from read_optional(path)) is not None:
         return
     sources = []
     for source in instructions.source_paths(run.req.env, run.req.cwd):
         sources.append((yield from read_optional(source)))
     yield from acked(m.WriteFile(path=path, content=instructions.compose(run.paths.team, sources)))
-    run.created_instructions = path
+    run.undo.add(undo.Instructions(path))
 
 
 def worktree_instructions(team: str, worker: str, team_text: str | None, role_block: str | None) -> str:
@@ -474,11 +462,11 @@ def _worker_record(run: Run, *, name: str, index: int, role: str | None, cli: st
     return record
 
 
-def prove_split_target(target: str, pid: int, owner: str, context: RollbackContext) -> Gen[t.OwnedPane]:
+def prove_split_target(target: str, pid: int, owner: str) -> Gen[t.OwnedPane]:
     """Step 16: ``L, S, L`` of the pane about to be split."""
     proof = yield from t.prove_owned(target, pid, owner)
     if proof.token is None:
-        raise Abort(split_target_problem(proof), context)
+        raise Abort(split_target_problem(proof))
     return proof.token
 
 
@@ -567,7 +555,7 @@ def leader_event(paths: TeamPaths, reason: str) -> Gen[None]:
 
 def finish_event(run: Run) -> Gen[None]:
     try:
-        yield from leader_event(run.paths, f"scale_up: added {len(run.added)} worker(s), "
+        yield from leader_event(run.paths, f"scale_up: added {len(run.undo.members())} worker(s), "
                                      f"new count={run.config['worker_count']}")
     except StepFailure as error:
         raise Abort(f"scale_up_finalization_failed:{error}") from None
