@@ -21,7 +21,7 @@ from pure import model as m
 from pure import ops
 from pure import tmux as t
 from pure.convert import OMIT_NONE
-from pure.omx import codec, instructions, locks, strays, txn
+from pure.omx import codec, instructions, locks, strays, txn, undelivered
 from pure.omx import dispatch as dsp
 from pure.omx import state as st
 from pure.omx.txn import read_text
@@ -294,9 +294,12 @@ def team_status(req: TeamStatusRequest) -> Program:
     requests_text = yield from read_text(paths.dispatch_requests)
     last_request: dict[str, Any] = {}
     # as far as a read-only report can tell: an unreadable requests file shows no task state
-    for request in dsp.check_requests(requests_text, paths.dispatch_requests).value_or([]):
+    requests = dsp.check_requests(requests_text, paths.dispatch_requests).value_or([])
+    for request in requests:
         if isinstance(request, dict) and isinstance(request.get("to_worker"), str):
             last_request[request["to_worker"]] = request
+    # `team debt show` reports the same (pure/omx/undelivered.py)
+    undelivered_tasks = [u.to_json() for u in undelivered.find(config, requests)]
     clis = {w["name"]: str(w.get("worker_cli") or "codex") for w in config.get("workers", [])}
     for report in reports:
         if report["role"] == "worker":
@@ -324,8 +327,10 @@ def team_status(req: TeamStatusRequest) -> Program:
         "tmuxSession": config.get("tmux_session"), "workerCount": config.get("worker_count"),
         "configGeneration": config.get("config_generation"), "panes": reports, "debt": debt,
         "panesProven": proven, "strayPanes": stray,
-        "healthy": proven and debt is None and not stray and not leftover and not trees,
+        "healthy": proven and debt is None and not stray and not leftover and not trees and not undelivered_tasks,
     }
+    if undelivered_tasks:
+        result["undeliveredTasks"] = undelivered_tasks
     if leftover:
         result["leftoverWorkers"] = leftover
     if trees:
@@ -337,7 +342,8 @@ def team_status(req: TeamStatusRequest) -> Program:
         message = f"pane_snapshot_unavailable:{snapshot_verdict.reason}:{snapshot_verdict.detail}"
         return m.Done(outcome=m.Outcome(status="error", message=message,
                                         result=m.JsonValue({**result, "ok": False, "error": message})))
-    # exit status: 0 healthy; 3 needs attention (debt recorded, or a pane not proven ours and live)
+    # exit status: 0 healthy; 3 needs attention (debt recorded, a pane not proven ours and live, what a
+    # run that did not finish left, or a task no screen confirmed reaching its worker)
     return _ok(result, status="ok" if result["healthy"] else "debt")
 
 

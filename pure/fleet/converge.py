@@ -7,7 +7,7 @@ read of it (:class:`TeamFacts`: its records and the proof of each recorded pane)
 1. ``create_team``    no team state: a leader pane (a new tmux session, or a window of an existing
                       one) and oh-my-codex team state, as ``team init`` makes them
 2. ``restore_leader`` the recorded leader pane is gone (tmux server restarted, machine rebooted)
-3. ``sweep_debt``     cleanup debt, stray panes or leftover worker folders are recorded
+3. ``sweep_debt``     cleanup debt, stray panes, leftover worker folders or an undelivered task are recorded
 4. ``respawn``        a declared worker whose pane is gone gets a new proven pane (same name,
                       identity, inbox and startup script; its task is delivered again)
 5. ``add``            a group has fewer workers than declared: a scale-up of the difference

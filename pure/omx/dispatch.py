@@ -213,6 +213,34 @@ def write_requests(paths: TeamPaths, requests: list[Any]) -> Gen[None]:
         raise fail(ack.error)
 
 
+def update_request(paths: TeamPaths, request: Json) -> Gen[None]:
+    """Write ``request`` over the recorded one of the same ``request_id``, the others as they are."""
+    current = yield from read_requests(paths)
+    yield from write_requests(paths, [request if isinstance(r, dict) and r.get("request_id") == request["request_id"]
+                                      else r for r in current])
+
+
+def watched_outcome(request: Json, ok: bool, reason: str, now: str, attempts: int) -> Json:
+    """A request after a delivery watched on the worker's screen (pure/agents/supervise.py
+    ``deliver_all``): ``delivered``, or ``failed`` with why (a task no screen confirmed is debt until a
+    retry delivers it: pure/omx/undelivered.py)."""
+    out = {**request, "attempt_count": attempts, "updated_at": now}
+    out["status"] = "delivered" if ok else "failed"
+    out["delivered_at" if ok else "failed_at"] = now
+    out["last_reason"] = reason
+    return out
+
+
+def log_delivery_step(cwd: str, team: str, request: Json, now: str, source: str) -> m.AppendFile:
+    """oh-my-codex's delivery log line (``<cwd>/.omx/logs/team-delivery-<date>.jsonl``); best effort, as there."""
+    line = {"timestamp": now, "kind": "team_delivery", "event": "dispatch_result", "source": source,
+            "team": team, "request_id": request["request_id"], "to_worker": request["to_worker"],
+            "intent": request["intent"], "transport": "send-keys",
+            "result": "confirmed" if request["status"] == "delivered" else "failed", "reason": request["last_reason"]}
+    path = posixpath.join(cwd, ".omx", "logs", f"team-delivery-{now[:10]}.jsonl")
+    return m.AppendFile(path=path, content=json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
 def remove_requests_for(paths: TeamPaths, workers: Sequence[str]) -> Gen[None]:
     """Drop every request addressed to ``workers`` (the scale-up rollback's dispatch cleanup,
     docs/scale-up.md, "Rollback")."""

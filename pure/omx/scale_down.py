@@ -25,7 +25,7 @@ from pure import model as m
 from pure import ops
 from pure import tmux as t
 from pure.omx import debt as d
-from pure.omx import locks, strays, transcripts, txn
+from pure.omx import locks, strays, transcripts, txn, undelivered
 from pure.omx.codec import Json, parse_json, parse_object, render_json
 from pure.omx.debt_report import explain as explain_debt
 from pure.omx.names import sanitize_team_name
@@ -462,9 +462,10 @@ def scale_down_program(req: ScaleDownRequest) -> Program:
 
 
 def debt_reconcile_program(req: DebtRequest) -> Program:
-    """oh-my-codex's reconcile of the scale-down debt record, then (panefleet) the team's stray panes:
-    under the scaling lock, panes a crashed scale-up left behind are removed when provably ours, else
-    reported (``pure/omx/strays.py``)."""
+    """oh-my-codex's reconcile of the scale-down debt record, then (panefleet) under the scaling lock
+    the team's stray panes — panes a crashed scale-up left behind are removed when provably ours, else
+    reported (``pure/omx/strays.py``) — and the tasks no screen confirmed reaching their worker, typed
+    again (``pure/omx/undelivered.py``)."""
     ctx = context(_team(req.team), req.cwd, req.env)
     failed = yield from d.reconcile(ctx)
     if failed is not None:
@@ -474,8 +475,12 @@ def debt_reconcile_program(req: DebtRequest) -> Program:
     owner = d.owner_id_of(state) if state is not None else ""
     if state is None or not owner:
         return _ok(result)
-    swept = yield from locks.with_scaling_lock(ctx.paths, lambda: strays.sweep(ctx.paths, state.config, owner))
-    return swept.onto(_ok(result))
+    def retries() -> Gen[tuple[strays.Sweep, undelivered.Redelivery]]:
+        swept = yield from strays.sweep(ctx.paths, state.config, owner)
+        return swept, (yield from undelivered.redeliver(ctx.paths, state.config, owner, req.cwd))
+
+    swept, redelivered = yield from locks.with_scaling_lock(ctx.paths, retries)
+    return redelivered.onto(swept.onto(_ok(result)))
 
 
 def debt_show_program(req: DebtRequest) -> Program:
@@ -499,6 +504,9 @@ def debt_show_program(req: DebtRequest) -> Program:
         if left["strayPanes"] or left["leftoverWorkers"] or left.get("leftoverWorktrees") \
                 or left["strayListing"] != "read":
             report = {**report, "leftovers": left}
+        tasks = yield from undelivered.reported(ctx.paths, state.config)
+        if tasks:
+            report = {**report, "undeliveredTasks": [u.to_json() for u in tasks]}
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(report)))
 
 

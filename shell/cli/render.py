@@ -79,15 +79,28 @@ def render_status(result: dict[str, Any]) -> str:
                      f"{', '.join(str(p.get('pane_id')) for p in debt.get('unresolved_panes') or []) or '-'}; "
                      f"reasons: {', '.join(debt.get('reasons') or []) or '-'}  (see `panefleet team debt show`)")
     lines += leftovers
+    undelivered = undelivered_lines(result)
+    lines += undelivered
     if result.get("healthy"):
         lines.append("healthy: every pane proven live, pid pinned and owner-tagged")
     elif not result.get("panesProven"):
         lines.append("attention: not every pane is proven live with its pinned pid and owner tag")
     elif debt is not None:
         lines.append("attention: every pane is proven, but cleanup debt is recorded")
-    else:
+    elif leftovers:
         lines.append("attention: every pane is proven, but a run that did not finish left what no member names")
+    else:
+        lines.append(f"attention: every pane is proven, but {plural(len(undelivered), 'task')} never reached "
+                     "its worker")
     return "\n".join(lines)
+
+
+def undelivered_lines(report: dict[str, Any]) -> list[str]:
+    """Tasks no screen confirmed reaching their worker (pure/omx/undelivered.py), as ``team status``
+    and ``team debt show`` print them."""
+    return [f"  undelivered: {u['worker']}'s task (dispatch request {u['requestId']}, "
+            f"{plural(u.get('attempts'), 'attempt')}): {u['reason']} "
+            "(`panefleet team debt reconcile` types it again)" for u in report.get("undeliveredTasks") or []]
 
 
 def leftover_lines(survey: dict[str, Any]) -> list[str]:

@@ -267,7 +267,12 @@ def render_reconcile(result: dict[str, Any], journal: Sequence[m.Entry]) -> str:
     report = reconcile_report(result, journal)
     head = [] if result.get("ok") else [f"error: {result.get('error')}"]
     swept = result.get("strayPanes")
-    return "\n".join(head + report + (sweep_lines(swept) if isinstance(swept, dict) else [])) or "ok"
+    tasks = result.get("redeliveredTasks") or {}
+    retried = [f"  {worker}'s task: typed again, and its agent took it" for worker in tasks.get("delivered") or []]
+    retried += [f"  {u['worker']}'s task: typed again, still not taken ({u['reason']}); kept as debt"
+                for u in tasks.get("notDelivered") or []]
+    return "\n".join(head + report + (sweep_lines(swept) if isinstance(swept, dict) else [])
+                     + (["tasks no screen had confirmed reaching their worker:", *retried] if retried else [])) or "ok"
 
 
 def render_task(result: dict[str, Any]) -> str:
@@ -286,10 +291,15 @@ def render_task(result: dict[str, Any]) -> str:
 def render_debt(result: dict[str, Any]) -> str:
     if result.get("ok") is False:
         return f"error: {result.get('error')}"
+    from shell.cli.render import undelivered_lines
+
     left = result.get("leftovers")
+    tasks = undelivered_lines(result)
+    tail = ("" if left is None else _leftovers(left)) + "".join(f"\n{line}" for line in (
+        ["", "tasks no screen confirmed reaching their worker:", *tasks] if tasks else []))
     if result.get("debt") is None:
-        return f"team {result.get('team')}: {result.get('summary')}" + ("" if left is None else _leftovers(left))
-    return _recorded_debt(result) + ("" if left is None else _leftovers(left))
+        return f"team {result.get('team')}: {result.get('summary')}" + tail
+    return _recorded_debt(result) + tail
 
 
 def _leftovers(left: dict[str, Any]) -> str:

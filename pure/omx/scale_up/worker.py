@@ -4,7 +4,6 @@ membership commit (docs/scale-up.md)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import posixpath
 from collections.abc import Sequence
 
@@ -509,41 +508,26 @@ def _record_delivery(run: Run, worker: Launched, request: Json,
     not confirm is recorded and reported instead (docs/scale-up.md, "Watched start-up")."""
     paths = run.paths
     done = yield from expect(m.Clock(), m.Value)
-    request = {**request, "attempt_count": 1, "updated_at": done.value}
     if isinstance(delivery, supervise.Delivery):
-        request["status"] = "delivered" if delivery.ok else "failed"
-        request["delivered_at" if delivery.ok else "failed_at"] = done.value
-        request["last_reason"] = delivery.reason
+        request = dsp.watched_outcome(request, delivery.ok, delivery.reason, done.value, attempts=1)
     else:
+        request = {**request, "attempt_count": 1, "updated_at": done.value}
         request["status"] = "notified" if delivery.ok else "failed"
         if delivery.ok:
             request["notified_at"] = done.value
         mode = str(request["transport_preference"])
         request["last_reason"] = dsp.delivered_reason(mode, delivery.reason) if delivery.ok else delivery.reason
     try:
-        current = yield from dsp.read_requests(paths)
-        yield from dsp.write_requests(paths, [request if isinstance(r, dict) and r.get("request_id") ==
-                                              request["request_id"] else r for r in current])
+        yield from dsp.update_request(paths, request)
     except PlanError as error:
         raise StepFailure(error.outcome.message) from None
     if not isinstance(delivery, supervise.Delivery):
         return None if delivery.ok else delivery.reason
-    yield from _log_delivery(run, request, done.value)
+    yield from expect(dsp.log_delivery_step(run.req.cwd, paths.team, request, done.value, "panefleet.scale_up"), m.Ack)
     entry = next(d for d in run.deliveries if d["worker"] == worker.name)
     entry.update(status="delivered" if delivery.ok else "not_delivered", reason=delivery.reason,
                  requestId=request["request_id"], rounds=delivery.rounds)
     return delivery.reason if delivery.lost else None
-
-
-def _log_delivery(run: Run, request: Json, now: str) -> Gen[None]:
-    """oh-my-codex's delivery log line (``<cwd>/.omx/logs/team-delivery-<date>.jsonl``); best effort, as there."""
-    line = {"timestamp": now, "kind": "team_delivery", "event": "dispatch_result", "source": "panefleet.scale_up",
-            "team": run.paths.team, "request_id": request["request_id"], "to_worker": request["to_worker"],
-            "intent": request["intent"], "transport": "send-keys",
-            "result": "confirmed" if request["status"] == "delivered" else "failed", "reason": request["last_reason"]}
-    path = posixpath.join(run.req.cwd, ".omx", "logs", f"team-delivery-{now[:10]}.jsonl")
-    yield from expect(m.AppendFile(path=path, content=json.dumps(line, ensure_ascii=False, separators=(",", ":"))
-                                   + "\n"), m.Ack)
 
 
 def leader_event(paths: TeamPaths, reason: str) -> Gen[None]:

@@ -1,0 +1,109 @@
+"""Tasks no screen confirmed reaching their worker: a member whose latest dispatch request is
+``failed`` (a watched delivery, pure/agents/supervise.py ``deliver_all``, that never saw the agent
+take its trigger). The request in ``dispatch/requests.json`` is the durable record (oh-my-codex's
+own format): ``team status`` and ``team debt show`` report it alike (``find``), and ``team debt
+reconcile`` types the trigger again, watched as at scale-up, and records the outcome in the same
+request (``redeliver``; docs/scale-up.md, "Undelivered tasks")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attrs import evolve, frozen
+
+from pure import model as m
+from pure import tmux as t
+from pure.agents import supervise
+from pure.omx import dispatch as dsp
+from pure.omx.codec import Json
+from pure.omx.state import TeamPaths
+from pure.program import Gen, expect
+
+
+@frozen(kw_only=True)
+class Undelivered:
+    worker: str
+    cli: str
+    pane: str | None
+    pid: int | None
+    request: Json
+
+    def to_json(self) -> Json:
+        return {"worker": self.worker, "paneId": self.pane, "requestId": self.request.get("request_id"),
+                "attempts": self.request.get("attempt_count"), "reason": self.request.get("last_reason")}
+
+    def debt(self) -> m.Debt:
+        return m.Debt(kind="task_delivery", subject=self.worker, reason=str(self.request.get("last_reason")),
+                      detail=f"dispatch request {self.request.get('request_id')}")
+
+
+def find(config: Json, requests: Sequence[object]) -> tuple[Undelivered, ...]:
+    """The members whose latest dispatch request failed, in membership order."""
+    latest: dict[str, Json] = {}
+    for request in requests:
+        if isinstance(request, dict) and isinstance(request.get("to_worker"), str):
+            latest[request["to_worker"]] = request
+    found = []
+    for worker in config.get("workers") or []:
+        if not isinstance(worker, dict) or not isinstance(worker.get("name"), str):
+            continue
+        request = latest.get(worker["name"])
+        if request is not None and request.get("status") == "failed" and isinstance(request.get("trigger_message"), str):
+            pane, pid = worker.get("pane_id"), worker.get("pid")
+            found.append(Undelivered(worker=worker["name"], cli=str(worker.get("worker_cli") or "codex"),
+                                     pane=pane if isinstance(pane, str) else None,
+                                     pid=pid if t.is_positive_pid(pid) else None, request=request))
+    return tuple(found)
+
+
+def reported(paths: TeamPaths, config: Json) -> Gen[tuple[Undelivered, ...]]:
+    """``find`` over the recorded requests (``team debt show``, ``redeliver``; ``team status`` parses the
+    same file itself); an unreadable requests file shows none, as it shows no task state."""
+    data = yield from expect(m.ReadFile(path=paths.dispatch_requests), m.FileData)
+    return find(config, dsp.check_requests(data.content, paths.dispatch_requests).value_or([]))
+
+
+@frozen(kw_only=True)
+class Redelivery:
+    delivered: tuple[str, ...] = ()  # workers whose task reached them now
+    still: tuple[Undelivered, ...] = ()  # as recorded after this try
+
+    def to_json(self) -> Json:
+        return {"delivered": list(self.delivered), "notDelivered": [u.to_json() for u in self.still]}
+
+    def onto(self, done: m.Done) -> m.Done:
+        """A command's answer with this retry's outcome (``redeliveredTasks``), a task still not
+        delivered as ``task_delivery`` debt (exit 3)."""
+        if not (self.delivered or self.still) or not isinstance(done.outcome.result, dict):
+            return done
+        result = {**done.outcome.result, "redeliveredTasks": self.to_json()}
+        status = "debt" if self.still or done.outcome.status == "debt" else done.outcome.status
+        return m.Done(outcome=m.Outcome(status=status, result=m.JsonValue(result), message=done.outcome.message),
+                      debt=done.debt + tuple(u.debt() for u in self.still))
+
+
+def redeliver(paths: TeamPaths, config: Json, owner: str, cwd: str) -> Gen[Redelivery]:
+    """Type each undelivered trigger again into its worker's pinned, owner-tagged pane and watch it
+    land; every outcome is written into its request (``attempt_count`` + 1) and the delivery log. A
+    requests file that cannot be read names no task: it is left as it is (``team status`` says so)."""
+    found = yield from reported(paths, config)
+    if not found:
+        return Redelivery()
+    messages = [supervise.Message(worker=u.worker, cli=u.cli, pane=u.pane, pid=u.pid,
+                                  text=str(u.request["trigger_message"]), token=dsp.trigger_token(u.worker))
+                for u in found if u.pane is not None and u.pid is not None]
+    outcomes = yield from supervise.deliver_all(messages, owner)
+    now = (yield from expect(m.Clock(), m.Value)).value
+    delivered, still = [], []
+    for undelivered in found:
+        outcome = outcomes.get(undelivered.worker, supervise.Delivery(ok=False, reason="not_delivered:pane_not_pinned"))
+        attempts = undelivered.request.get("attempt_count")
+        request = dsp.watched_outcome(undelivered.request, outcome.ok, outcome.reason, now,
+                                      (attempts if type(attempts) is int else 1) + 1)
+        yield from dsp.update_request(paths, request)
+        yield from expect(dsp.log_delivery_step(cwd, paths.team, request, now, "panefleet.debt_reconcile"), m.Ack)
+        if outcome.ok:
+            delivered.append(undelivered.worker)
+        else:
+            still.append(evolve(undelivered, request=request))
+    return Redelivery(delivered=tuple(delivered), still=tuple(still))
