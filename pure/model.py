@@ -234,18 +234,39 @@ RollbackDebtKind = Literal[
     "pane_pid_unpinned", "pane_owner_unverified", "pane_teardown_failed", "pane_proof_unavailable",
     "pane_teardown_unresolved", "pane_cleanup_exception", "authoritative_dispatch_cleanup_failed",
     "canonical_cleanup_failed", "resource_cleanup_failed"]
-# What a debt is about. ``pane``: a pane ``tmux.teardown`` did not prove gone; ``tmux_pane``: a
-# removed worker's pane kept in scale-down's debt record; ``stray_pane``: a pane a crashed run left
-# that cannot be proven ours; ``stray_worktree``: a git worktree (or its new branch) such a run was
-# making that cannot be removed (pure/omx/worktree.py ``remove_left``); ``task_delivery``: a trigger the agent's screen did not confirm;
-# ``worker_start``: a new worker whose agent did not start, removed alone (the team is smaller than asked);
-# ``cleanup``: scale-down's cleanup after the commit; ``herdr_pane`` / ``herdr_workspace``: an owned
-# Herdr pane or workspace a reconcile could not close (pure/herdr/fleet/outcomes.py); the rest are
-# scale-up rollback's cleanup-debt codes, as oh-my-codex names them in
-# ``scale_up_rollback_cleanup_debt:…`` (docs/scale-up.md, "Rollback").
+# What a debt is about: ``DEBT_WORDS``. The scale-up rollback's kinds are its cleanup-debt codes, as
+# oh-my-codex names them in ``scale_up_rollback_cleanup_debt:…`` (docs/scale-up.md, "Rollback").
 DebtKind = Literal["pane", "tmux_pane", "stray_pane", "stray_worktree", "task_delivery", "worker_start", "cleanup", "herdr_pane",
                    "herdr_workspace",
                    RollbackDebtKind]
+
+_KEPT_MEMBER = "kept as a member: `team status` shows it; `team scale-down --worker … --force` removes it once proven"
+_RECONCILE = "`team debt reconcile` retries it"
+# The one wording of every kind of debt: what it is, and what retries it (every text output uses it).
+DEBT_WORDS: dict[DebtKind, tuple[str, str]] = {
+    "pane": ("a pane the teardown did not prove gone", _RECONCILE),
+    "tmux_pane": ("a removed worker's pane, kept in the scale-down's debt record", _RECONCILE),
+    "stray_pane": ("a pane a run that did not finish left, not proven ours (pure/omx/strays.py)", _RECONCILE),
+    "stray_worktree": ("a git worktree or branch such a run was making, not proven removable", _RECONCILE),
+    "task_delivery": ("a task no screen confirmed reaching its worker (pure/omx/undelivered.py)", _RECONCILE),
+    "worker_start": ("a new worker whose agent did not start, removed alone: the team is smaller than asked",
+                     "a scale-up adds it again"),
+    "cleanup": ("the scale-down's cleanup after its commit", _RECONCILE),
+    "herdr_pane": ("an owned Herdr pane a reconcile could not close", "`herdr reconcile` retries it"),
+    "herdr_workspace": ("an owned Herdr workspace a reconcile could not close", "`herdr reconcile` retries it"),
+    "pane_pid_unpinned": ("a rolled-back worker's pane with no pinned pid", _KEPT_MEMBER),
+    "pane_owner_unverified": ("a rolled-back worker's pane this run did not tag", _KEPT_MEMBER),
+    "pane_teardown_failed": ("a rolled-back worker's pane whose kill failed", _KEPT_MEMBER),
+    "pane_proof_unavailable": ("a rolled-back worker's pane whose proof failed", _KEPT_MEMBER),
+    "pane_teardown_unresolved": ("a rolled-back worker's pane not proven gone", _KEPT_MEMBER),
+    "pane_cleanup_exception": ("the rollback's teardown failed as a whole", _KEPT_MEMBER),
+    "authoritative_dispatch_cleanup_failed": ("dispatch requests to rolled-back workers were not removed",
+                                              "they name no member; nothing retries them"),
+    "canonical_cleanup_failed": ("tasks or folders of rolled-back workers were not removed",
+                                 "`team debt reconcile` removes the folders no member names"),
+    "resource_cleanup_failed": ("worktrees, folders or scripts of rolled-back workers were not removed",
+                                "`team debt reconcile` removes what no member names"),
+}
 
 
 @frozen(kw_only=True)
@@ -256,6 +277,11 @@ class Debt:
     subject: str
     reason: str
     detail: str = ""
+
+    def sentence(self) -> str:
+        """``<kind> <subject>: <reason>`` and, in ``DEBT_WORDS``'s words, what it is and what retries it."""
+        what, retry = DEBT_WORDS[self.kind]
+        return f"{self.kind} {self.subject}: {self.reason} ({what}; {retry})"
 
 
 @frozen(kw_only=True)

@@ -405,7 +405,7 @@ def apply_team(target: Target, plan: TeamPlan) -> dict[str, Any]:
                           tmux_socket=target.socket)
         if carried.done.outcome.status == "debt" and isinstance(result, dict) and result.get("ok") is True:
             # done, with something kept and recorded (a stray pane it could not prove ours): named, not fatal
-            kept.extend(f"{d.kind} {d.subject}: {d.reason}" for d in carried.done.debt)
+            kept.extend(d.sentence() for d in carried.done.debt)
             continue
         if not carried.ok:
             return {"team": target.spec.name, "ok": False, "applied": applied, "status": carried.done.outcome.status,

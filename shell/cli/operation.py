@@ -91,7 +91,7 @@ def generic_text(result: dict[str, Any]) -> str:
 
 
 def debt_lines(done: m.Done) -> str:
-    return "".join(f"debt: {debt.kind} {debt.subject}: {debt.reason}\n" for debt in done.debt)
+    return "".join(f"debt: {debt.sentence()}\n" for debt in done.debt)
 
 
 def as_run_renderer(render: TextRenderer | None, render_run: RunRenderer | None) -> RunRenderer:

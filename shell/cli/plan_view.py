@@ -535,7 +535,8 @@ class _Builder:
         if self.done is None:
             return
         for debt in self.done.debt:
-            self.thing("debt", f"{debt.kind} {debt.subject}", "debt", f"kept as debt: {debt.reason}")
+            what, retry = m.DEBT_WORDS[debt.kind]
+            self.thing("debt", f"{debt.kind} {debt.subject}", "debt", f"kept as debt: {debt.reason} ({what}; {retry})")
 
 
 def changes(operation: str, request: object, journal: Sequence[m.Entry], result: Mapping[str, Any],
