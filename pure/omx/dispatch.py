@@ -231,14 +231,39 @@ def watched_outcome(request: Json, ok: bool, reason: str, now: str, attempts: in
     return out
 
 
-def log_delivery_step(cwd: str, team: str, request: Json, now: str, source: str) -> m.AppendFile:
-    """oh-my-codex's delivery log line (``<cwd>/.omx/logs/team-delivery-<date>.jsonl``); best effort, as there."""
-    line = {"timestamp": now, "kind": "team_delivery", "event": "dispatch_result", "source": source,
-            "team": team, "request_id": request["request_id"], "to_worker": request["to_worker"],
-            "intent": request["intent"], "transport": "send-keys",
-            "result": "confirmed" if request["status"] == "delivered" else "failed", "reason": request["last_reason"]}
+# oh-my-codex's delivery log, ``<cwd>/.omx/logs/team-delivery-<UTC date>.jsonl``: one JSON line per
+# event, appended best effort (an append that fails changes nothing), in oh-my-codex's own key order.
+# Its ``source`` names the writer: oh-my-codex's own where panefleet does what oh-my-codex does
+# (``team.state.dispatch``, ``team.mcp-comm``), panefleet's where only panefleet does it (a watched
+# delivery, a retry).
+OMX_RESULT_SOURCE = "team.mcp-comm"
+
+
+def _log_step(cwd: str, now: str, line: Json) -> m.AppendFile:
     path = posixpath.join(cwd, ".omx", "logs", f"team-delivery-{now[:10]}.jsonl")
     return m.AppendFile(path=path, content=json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def attempted_log_step(cwd: str, request: Json, now: str) -> m.AppendFile:
+    """The ``dispatch_attempted`` line, once ``request`` is queued in ``dispatch/requests.json``."""
+    return _log_step(cwd, now, {
+        "timestamp": now, "kind": "team_delivery", "event": "dispatch_attempted", "source": "team.state.dispatch",
+        "team": request["team_name"], "request_id": request["request_id"], "to_worker": request["to_worker"],
+        "dispatch_kind": request["kind"], "intent": request["intent"], "transport": request["transport_preference"],
+        "result": "queued", "storage": "legacy-json"})
+
+
+def result_log_step(cwd: str, request: Json, now: str, source: str) -> m.AppendFile:
+    """The ``dispatch_result`` line of ``request`` as recorded after its keystrokes: ``ok`` (oh-my-codex's
+    word for keys sent), ``confirmed`` (a watched delivery) or ``failed``, with its ``last_reason``."""
+    status = request["status"]
+    return _log_step(cwd, now, {
+        "timestamp": now, "kind": "team_delivery", "event": "dispatch_result", "source": source,
+        "team": request["team_name"], "request_id": request["request_id"], "to_worker": request["to_worker"],
+        "dispatch_kind": request["kind"], "intent": request["intent"],
+        "transport_preference": request["transport_preference"], "transport": "send-keys",
+        "result": "failed" if status == "failed" else "confirmed" if status == "delivered" else "ok",
+        "reason": request["last_reason"]})
 
 
 def remove_requests_for(paths: TeamPaths, workers: Sequence[str]) -> Gen[None]:
@@ -280,16 +305,16 @@ def deliver_trigger(pane: str, pid: int | None, owner: str, text: str) -> Gen[De
     if isinstance(proven, str):
         return Delivery(False, proven)
     typed = yield from expect(t.send_keys_step(proven, text, literal=True), m.Proc)
-    if typed.exit_code != 0:
+    if typed.exit_code != 0:  # tmux's own words when it has any, as oh-my-codex reports them
         return Delivery(False, "tmux_send_keys_failed:sendToWorker: failed to send text: "
-                               f"Command failed: tmux send-keys -t {pane} -l -- {text}")
+                               + (typed.stderr.strip() or f"Command failed: tmux send-keys -t {pane} -l -- {text}"))
     proven = yield from pinned_proof(pane, pid, owner)
     if isinstance(proven, str):
         return Delivery(False, proven)
     enter = yield from expect(t.send_keys_step(proven, t.SUBMIT_KEY), m.Proc)
     if enter.exit_code != 0:
         return Delivery(False, "tmux_send_keys_failed:sendToWorker: failed to submit: "
-                               f"Command failed: tmux send-keys -t {pane} {t.SUBMIT_KEY}")
+                               + (enter.stderr.strip() or f"Command failed: tmux send-keys -t {pane} {t.SUBMIT_KEY}"))
     return Delivery(True, "tmux_send_keys_sent")
 
 

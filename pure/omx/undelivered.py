@@ -101,7 +101,7 @@ def redeliver(paths: TeamPaths, config: Json, owner: str, cwd: str) -> Gen[Redel
         request = dsp.watched_outcome(undelivered.request, outcome.ok, outcome.reason, now,
                                       (attempts if type(attempts) is int else 1) + 1)
         yield from dsp.update_request(paths, request)
-        yield from expect(dsp.log_delivery_step(cwd, paths.team, request, now, "panefleet.debt_reconcile"), m.Ack)
+        yield from expect(dsp.result_log_step(cwd, request, now, "panefleet.debt_reconcile"), m.Ack)
         if outcome.ok:
             delivered.append(undelivered.worker)
         else:

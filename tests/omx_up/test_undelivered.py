@@ -60,7 +60,9 @@ def test_an_undelivered_task_is_debt_until_a_reconcile_delivers_it(tmux_server: 
     (request,) = _requests(work)
     assert request["status"] == "delivered" and request["attempt_count"] == 3 and "delivered_at" in request
     log = next((work / ".omx/logs").glob("team-delivery-*.jsonl")).read_text().splitlines()
-    assert [json.loads(line)["result"] for line in log] == ["failed", "failed", "confirmed"]
+    assert [(json.loads(line)["event"], json.loads(line)["result"]) for line in log] == [
+        ("dispatch_attempted", "queued"), ("dispatch_result", "failed"), ("dispatch_result", "failed"),
+        ("dispatch_result", "confirmed")]
     code, status = pf_json("team", "status", "alpha", "--cwd", str(work), env=env)
     assert code == 0 and status["healthy"] and "undeliveredTasks" not in status, status
     code, quiet = pf_json("team", "debt", "reconcile", "alpha", "--cwd", str(work), env=env)

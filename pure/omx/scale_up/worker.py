@@ -499,6 +499,7 @@ def _enqueue(run: Run, worker: Launched) -> Gen[Json]:
         yield from dsp.write_requests(paths, [*requests, request])
     except PlanError as error:
         raise StepFailure(error.outcome.message) from None
+    yield from expect(dsp.attempted_log_step(run.req.cwd, request, now.value), m.Ack)
     return request
 
 
@@ -521,9 +522,10 @@ def _record_delivery(run: Run, worker: Launched, request: Json,
         yield from dsp.update_request(paths, request)
     except PlanError as error:
         raise StepFailure(error.outcome.message) from None
+    source = "panefleet.scale_up" if isinstance(delivery, supervise.Delivery) else dsp.OMX_RESULT_SOURCE
+    yield from expect(dsp.result_log_step(run.req.cwd, request, done.value, source), m.Ack)
     if not isinstance(delivery, supervise.Delivery):
         return None if delivery.ok else delivery.reason
-    yield from expect(dsp.log_delivery_step(run.req.cwd, paths.team, request, done.value, "panefleet.scale_up"), m.Ack)
     entry = next(d for d in run.deliveries if d["worker"] == worker.name)
     entry.update(status="delivered" if delivery.ok else "not_delivered", reason=delivery.reason,
                  requestId=request["request_id"], rounds=delivery.rounds)

@@ -14,10 +14,12 @@ from pure.tmux import NEW_PANE_FORMAT, TRANSCRIPT_NOTE
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|id-\d{4}(?:0-0000-0000-0000-000000000000)?")
 GENERATION = re.compile(r'"config_generation": \d+')
-# Not compared: oh-my-codex's delivery log (panefleet keeps its own audit log), its current-task
-# baseline (a planning feature outside scaling) and the inbox text (panefleet renders the same
-# header and task list, not the same instructions).
-SKIPPED = (".omx/logs/", ".omx/state/current-task-baseline.json")
+# Not compared: oh-my-codex's logs but its delivery log, its current-task baseline (a planning feature
+# outside scaling) and the inbox text (panefleet renders the same header and task list, not the same
+# instructions). The delivery log is compared line by line; its file is named by the day it was written.
+SKIPPED = (".omx/state/current-task-baseline.json",)
+LOGS = ".omx/logs/"
+DELIVERY_LOG = re.compile(r"\.omx/logs/team-delivery-\d{4}-\d\d-\d\d\.jsonl$")
 # A designed difference: the transcripts panefleet keeps of the worker panes a rollback kills
 # (pure/omx/transcripts.py; docs/scale-up.md, "Decisions"). oh-my-codex keeps none.
 TRANSCRIPTS = re.compile(r"\.omx/state/team/[^/]+/transcripts/")
@@ -40,8 +42,10 @@ def files(cwd: Path) -> dict[str, str]:
     for path in sorted(cwd.rglob("*")):
         rel = str(path.relative_to(cwd))
         if rel.startswith(SKIPPED) or path.name in SKIPPED_NAMES or not path.is_file() or TRANSCRIPTS.match(rel) \
-                or INTENT.match(rel):
+                or INTENT.match(rel) or rel.startswith(LOGS) and not DELIVERY_LOG.match(rel):
             continue
+        if DELIVERY_LOG.match(rel):
+            rel = ".omx/logs/team-delivery-<DATE>.jsonl"
         if rel.startswith(".git/") or "/.git" in rel or (rel.startswith(".omx/team/") and path.name == "AGENTS.md"):
             continue  # git internals; the generated worktree-root instructions differ by design
         out[rel] = norm_text(path.read_text(encoding="utf-8"), cwd)

@@ -96,9 +96,12 @@ SCENARIOS: dict[str, Scenario] = {
     "kill_fails_after_identity_failure": {"stub": {**STUB_OK, "kill_keeps": True}, "tasks": [TASK],
                                           "env": {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "identity"}},
     "dispatch_failure": {"stub": {**STUB_OK, "send_fails": True}, "tasks": [TASK]},
-    # the one designed difference: no receipt can be observed, so no wait and an honest last_reason
+    "dispatch_failure_tmux_says_why": {"stub": {**STUB_OK, "send_fails": "send failed\n"}, "tasks": [TASK]},
+    # the one designed difference: no receipt can be observed, so no wait and an honest last_reason; the
+    # delivery log's result line says what panefleet did (keys sent), not oh-my-codex's queue for a hook
     "hook_preferred_policy": {"stub": STUB_OK, "tasks": [TASK], "dispatch_mode": "hook_preferred_with_fallback",
-                              "ours": {"hook_receipt_unobservable:": "fallback_confirmed:"}},
+                              "ours": {"hook_receipt_unobservable:": "fallback_confirmed:"},
+                              "log_result_differs": True},
     "cli_map_codex_claude": {
         "count": 2, "tasks": [],
         "stub": {"owner": "team:scale-up", "splits": ["%31", "%32"],

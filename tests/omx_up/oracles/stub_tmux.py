@@ -3,7 +3,7 @@
 Scenario keys: ``owner``; ``splits`` (pane ids answered by successive ``split-window`` calls);
 ``panes`` (``[[pane, dead, pid], ...]`` listed by ``list-panes``; a killed pane disappears unless
 ``kill_keeps``); ``list_rules`` (``[[from_call, to_call, code, stdout], ...]``: an answer that
-overrides the pane table for those ``list-panes`` call numbers); ``tag_fails``; ``send_fails``;
+overrides the pane table for those ``list-panes`` call numbers); ``tag_fails``; ``send_fails`` (or the stderr of a failed ``send-keys``);
 ``kill_keeps``; ``split_answer`` (``[code, stdout, stderr]`` for every ``split-window``).
 """
 
@@ -45,7 +45,8 @@ def answer(scenario: dict[str, Any], state: dict[str, Any], args: list[str]) -> 
             state["killed"] = [*state.get("killed", []), args[-1]]
         return 0, "", ""
     if verb == "send-keys":
-        return (1, "", "") if scenario.get("send_fails") else (0, "", "")
+        says = scenario.get("send_fails")  # True, or what tmux writes on stderr
+        return (1, "", says if isinstance(says, str) else "") if says else (0, "", "")
     if verb == "capture-pane":
         return 0, "\n", ""
     return 0, "", ""
