@@ -149,7 +149,7 @@ def ultragoal_section(text: str | None) -> str | None:
 
 
 def new_request(*, request_id: str, team: str, worker: str, index: int, pane_id: str, trigger: str,
-                mode: str, now: str) -> Json:
+                mode: str, now: str, made_by: str = "scale_up") -> Json:
     return {
         "request_id": request_id,
         "kind": "inbox",
@@ -159,7 +159,7 @@ def new_request(*, request_id: str, team: str, worker: str, index: int, pane_id:
         "pane_id": pane_id,
         "trigger_message": trigger,
         "intent": "followup-relaunch",
-        "inbox_correlation_key": f"scale_up:{worker}",
+        "inbox_correlation_key": f"{made_by}:{worker}",
         "transport_preference": mode,
         "fallback_allowed": True,
         "status": "pending",

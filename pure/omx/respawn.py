@@ -18,8 +18,6 @@ commit leaves a pane the stray sweep removes only while it still runs that proce
 
 from __future__ import annotations
 
-import posixpath
-
 from attrs import define, field, frozen
 from returns.result import Failure
 
@@ -29,7 +27,7 @@ from pure import tmux as t
 from pure.agents import supervise
 from pure.convert import OMIT_NONE
 from pure.omx import dispatch as dsp
-from pure.omx import layout, startup_script, strays, transcripts
+from pure.omx import ids, layout, startup_script, strays, transcripts
 from pure.omx.codec import Json, render_json
 from pure.omx.locks import with_scaling_lock
 from pure.omx.names import sanitize_team_name
@@ -188,6 +186,7 @@ class Started:
 
     fresh: Json
     delivery: supervise.Delivery
+    trigger: str
 
 
 def _split_and_start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, owner: str,
@@ -268,7 +267,7 @@ def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, ow
     except PlanError as error:
         yield from _remove(paths, req.worker, pane, pid, owner)
         return _failed(f"respawn_membership_persistence_failed:{error.outcome.message}", None)
-    return Started(fresh=fresh, delivery=delivery)
+    return Started(fresh=fresh, delivery=delivery, trigger=trigger)
 
 
 def _committed(req: RespawnRequest, paths: TeamPaths, record: Json, started: Started) -> Gen[m.Done]:
@@ -278,18 +277,38 @@ def _committed(req: RespawnRequest, paths: TeamPaths, record: Json, started: Sta
     yield from expect(m.WriteFile(path=paths.worker_file(req.worker, "identity.json"), content=render_json(fresh)),
                       m.Ack)
     yield from expect(m.RemovePath(path=paths.intent(req.worker)), m.Ack)
-    now = yield from expect(m.Clock(), m.Value)
-    line = {"timestamp": now.value, "kind": "team_delivery", "event": "dispatch_result", "source": "panefleet.respawn",
-            "team": paths.team, "to_worker": req.worker, "transport": "send-keys",
-            "result": "confirmed" if delivery.ok else "failed", "reason": delivery.reason}
-    log = posixpath.join(req.cwd, ".omx", "logs", f"team-delivery-{now.value[:10]}.jsonl")
-    yield from expect(m.AppendFile(path=log, content=render_json(line).replace("\n", "") + "\n"), m.Ack)
+    unrecorded = yield from _record_delivery(req, paths, started)
     result: Json = {"ok": True, "worker": req.worker, "paneId": pane, "pid": pid, "previousPaneId": record.get("pane_id"),
                     "delivery": {"status": "delivered" if delivery.ok else "not_delivered", "reason": delivery.reason}}
+    if unrecorded is not None:
+        result["delivery"]["notRecorded"] = unrecorded
     if delivery.ok:
         return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(result)))
     return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)),
                   debt=(m.Debt(kind="task_delivery", subject=req.worker, reason=delivery.reason),))
+
+
+def _record_delivery(req: RespawnRequest, paths: TeamPaths, started: Started) -> Gen[str | None]:
+    """The trigger's delivery as a dispatch request of its own (``respawn:<worker>``) in its final
+    state, and the delivery log's lines: a task no screen confirmed is then debt until a retry
+    delivers it (pure/omx/undelivered.py). After the commit nothing is undone: why the request could
+    not be recorded is answered instead (None when it was)."""
+    fresh, delivery = started.fresh, started.delivery
+    request_id = yield from ids.fresh_uuid()
+    now = (yield from expect(m.Clock(), m.Value)).value
+    queued = dsp.new_request(request_id=request_id, team=paths.team, worker=req.worker, index=int(fresh.get("index", 0)),
+                             pane_id=fresh["pane_id"], trigger=started.trigger, mode=dsp.TRANSPORT_DIRECT, now=now,
+                             made_by="respawn")
+    request = dsp.watched_outcome(queued, delivery.ok, delivery.reason, now, attempts=1)
+    problem = None
+    try:
+        requests = yield from dsp.read_requests(paths)
+        yield from dsp.write_requests(paths, [*requests, request])
+    except PlanError as error:
+        problem = error.outcome.message
+    yield from expect(dsp.attempted_log_step(req.cwd, queued, now), m.Ack)
+    yield from expect(dsp.result_log_step(req.cwd, request, now, "panefleet.respawn"), m.Ack)
+    return problem
 
 
 def _remove(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[None]:

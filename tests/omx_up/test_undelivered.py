@@ -67,3 +67,28 @@ def test_an_undelivered_task_is_debt_until_a_reconcile_delivers_it(tmux_server: 
     assert code == 0 and status["healthy"] and "undeliveredTasks" not in status, status
     code, quiet = pf_json("team", "debt", "reconcile", "alpha", "--cwd", str(work), env=env)
     assert code == 0 and "redeliveredTasks" not in quiet  # nothing left to retry, nothing typed
+
+
+def test_a_respawn_s_undelivered_task_is_recorded_and_retried(tmux_server: TmuxServer, tmp_path: Path,
+                                                              clean_env: dict[str, str]) -> None:
+    """A respawn records its trigger's delivery as a dispatch request of its own (`respawn:<worker>`), so
+    one its agent did not take is debt like a scale-up's until `team debt reconcile` delivers it."""
+    awake = tmp_path / "awake"
+    awake.touch()
+    done, env, work, _leader = scale_up_with_agent(tmux_server, tmp_path, clean_env, _agent(awake), count=1)
+    assert done.outcome.status == "ok", done.outcome
+    (worker,) = json.loads((work / ".omx/state/team/alpha/config.json").read_text())["workers"]
+    awake.unlink()
+    tmux_server.cmd("kill-pane", "-t", worker["pane_id"])
+    code, respawned = pf_json("team", "respawn", "alpha", "worker-1", "--cwd", str(work), env=env)
+    assert code == 3 and respawned["delivery"]["status"] == "not_delivered", respawned
+    request = _requests(work)[-1]
+    assert request["inbox_correlation_key"] == "respawn:worker-1" and request["status"] == "failed"
+    assert request["pane_id"] == respawned["paneId"]
+    code, status = pf_json("team", "status", "alpha", "--cwd", str(work), env=env)
+    assert code == 3 and [t["requestId"] for t in status["undeliveredTasks"]] == [request["request_id"]], status
+    awake.touch()
+    code, retried = pf_json("team", "debt", "reconcile", "alpha", "--cwd", str(work), env=env)
+    assert code == 0 and retried["redeliveredTasks"]["delivered"] == ["worker-1"], retried
+    code, status = pf_json("team", "status", "alpha", "--cwd", str(work), env=env)
+    assert code == 0 and status["healthy"], status
