@@ -310,5 +310,14 @@ class Done:
     outcome: Outcome
     debt: tuple[Debt, ...] = field(default=())
 
+    def adding(self, key: str, report: object, debts: tuple[Debt, ...]) -> Done:
+        """This answer with ``report`` under ``key`` and ``debts`` kept (status ``debt`` when there are
+        any): what a sweep or a retry a command ran besides its own work found (pure/omx/strays.py)."""
+        if not isinstance(self.outcome.result, dict):
+            return self
+        status: Status = "debt" if debts or self.outcome.status == "debt" else self.outcome.status
+        return Done(outcome=Outcome(status=status, result=JsonValue({**self.outcome.result, key: report}),
+                                    message=self.outcome.message), debt=self.debt + debts)
+
 
 Decision = Union[Next, Done]

@@ -475,6 +475,7 @@ def debt_reconcile_program(req: DebtRequest) -> Program:
     owner = d.owner_id_of(state) if state is not None else ""
     if state is None or not owner:
         return _ok(result)
+
     def retries() -> Gen[tuple[strays.Sweep, undelivered.Redelivery]]:
         swept = yield from strays.sweep(ctx.paths, state.config, owner)
         return swept, (yield from undelivered.redeliver(ctx.paths, state.config, owner, req.cwd))

@@ -122,12 +122,7 @@ class Sweep:
 
     def onto(self, done: m.Done) -> m.Done:
         """A command's answer with what this sweep removed (``strayPanes``) and kept (debt, exit 3)."""
-        if not self.found or not isinstance(done.outcome.result, dict):
-            return done
-        result = {**done.outcome.result, "strayPanes": self.to_json()}
-        status = "debt" if self.debts() or done.outcome.status == "debt" else done.outcome.status
-        return m.Done(outcome=m.Outcome(status=status, result=m.JsonValue(result), message=done.outcome.message),
-                      debt=done.debt + self.debts())
+        return done.adding("strayPanes", self.to_json(), self.debts()) if self.found else done
 
 
 @frozen(kw_only=True)

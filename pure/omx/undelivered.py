@@ -74,18 +74,16 @@ class Redelivery:
     def onto(self, done: m.Done) -> m.Done:
         """A command's answer with this retry's outcome (``redeliveredTasks``), a task still not
         delivered as ``task_delivery`` debt (exit 3)."""
-        if not (self.delivered or self.still) or not isinstance(done.outcome.result, dict):
+        if not (self.delivered or self.still):
             return done
-        result = {**done.outcome.result, "redeliveredTasks": self.to_json()}
-        status = "debt" if self.still or done.outcome.status == "debt" else done.outcome.status
-        return m.Done(outcome=m.Outcome(status=status, result=m.JsonValue(result), message=done.outcome.message),
-                      debt=done.debt + tuple(u.debt() for u in self.still))
+        return done.adding("redeliveredTasks", self.to_json(), tuple(u.debt() for u in self.still))
 
 
 def redeliver(paths: TeamPaths, config: Json, owner: str, cwd: str) -> Gen[Redelivery]:
     """Type each undelivered trigger again into its worker's pinned, owner-tagged pane and watch it
     land; every outcome is written into its request (``attempt_count`` + 1) and the delivery log. A
-    requests file that cannot be read names no task: it is left as it is (``team status`` says so)."""
+    requests file that cannot be read names no task and is left as it is (``team status`` shows no
+    task state from it either)."""
     found = yield from reported(paths, config)
     if not found:
         return Redelivery()
