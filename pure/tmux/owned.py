@@ -223,7 +223,7 @@ def capture_step(pane: OwnedPane | SeenPane, *, history: bool = False) -> m.Run:
 
 
 # The note of every step that keeps a transcript (pure/omx/transcripts.py): its proof, its capture, its
-# file. Those steps are panefleet's own, so the oracle tests leave them out (tests/omx_*/oracles/common.py).
+# file. Those steps are panefleet's own, so the oracle tests leave them out (tests/omx_*/oracles/normalise.py).
 TRANSCRIPT_NOTE = "transcript"
 
 

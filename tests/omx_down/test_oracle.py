@@ -14,7 +14,7 @@ from pure import model as m
 from pure.omx.scale_down import DebtRequest, ScaleDownRequest
 from pure.omx.tasks import TaskClaimRequest, TaskCreateRequest
 from tests.harness import ScenarioExecutor
-from tests.omx_down.oracles.common import files, norm, tmux_calls_without_transcripts
+from tests.omx_down.oracles.normalise import files, norm, tmux_calls_without_transcripts
 from tests.omx_down.oracles.scenarios import ENV, SCENARIOS
 from tests.omx_down.oracles.stub_tmux import answer
 from tests.omx_down.stub import run_op

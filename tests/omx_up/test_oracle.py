@@ -24,7 +24,7 @@ from pure.omx.locks import with_barrier
 from pure.omx.scale_up import ScaleUpRequest, TaskSpec, scale_up
 from pure.program import Program
 from tests.harness import ScenarioExecutor, run_scenario
-from tests.omx_up.oracles.common import files, norm, phases, tmux_calls_as_oh_my_codex_makes_them
+from tests.omx_up.oracles.normalise import files, norm, phases, tmux_calls_as_oh_my_codex_makes_them
 from tests.omx_up.oracles.scenarios import SCENARIOS, call, setup
 from tests.omx_up.oracles.stub_tmux import answer
 

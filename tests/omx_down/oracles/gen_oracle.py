@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.omx_down.oracles.common import files, norm
+from tests.omx_down.oracles.normalise import files, norm
 from tests.omx_down.oracles.scenarios import ENV, SCENARIOS
 
 HERE = Path(__file__).resolve().parent

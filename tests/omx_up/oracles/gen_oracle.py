@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.omx_up.oracles.common import files, norm
+from tests.omx_up.oracles.normalise import files, norm
 from tests.omx_up.oracles.scenarios import SCENARIOS, call, setup
 
 HERE = Path(__file__).resolve().parent
