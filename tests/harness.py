@@ -104,8 +104,35 @@ def journal_json(journal: list[m.Entry], root: Path) -> list[Any]:
     return normalize([wire.unstructure(e) for e in journal], root)
 
 
+def golden_text(data: Any) -> str:
+    """The reviewable text of a golden (docs/goldens.md): canonical JSON — sorted keys,
+    two-space indent, UTF-8 — except that each journal entry (an object with ``step`` and
+    ``observation``) is written whole on one line, its step first, so a diff shows exactly the steps
+    that changed."""
+
+    def one_line(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+
+    def text(value: Any, depth: int) -> str:
+        if isinstance(value, dict) and "step" in value and "observation" in value:
+            keys = ["step", *sorted(k for k in value if k != "step")]
+            return "{" + ", ".join(f"{json.dumps(k)}: {one_line(value[k])}" for k in keys) + "}"
+        if isinstance(value, dict) and value:
+            inner = "  " * (depth + 1)
+            rows = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {text(value[k], depth + 1)}" for k in sorted(value)]
+            return "{\n" + ",\n".join(rows) + "\n" + "  " * depth + "}"
+        if isinstance(value, list) and value:
+            inner = "  " * (depth + 1)
+            rows = [inner + text(item, depth + 1) for item in value]
+            return "[\n" + ",\n".join(rows) + "\n" + "  " * depth + "]"
+        return json.dumps(value, ensure_ascii=False)
+
+    return text(data, 0) + "\n"
+
+
 class Goldens:
-    """Compare data with ``tests/goldens/<name>.json``; rewrite only with ``--update-goldens``."""
+    """Compare data with ``tests/goldens/<name>.json``, in its reviewable text (``golden_text``); rewrite
+    only with ``--update-goldens``."""
 
     def __init__(self, update: bool) -> None:
         self.update = update
@@ -113,12 +140,13 @@ class Goldens:
     def check(self, name: str, data: Any) -> None:
         path = GOLDEN_ROOT / f"{name}.json"
         body = {"format_version": m.FORMAT_VERSION, **data}
-        text = wire.dumps(body)
+        text = golden_text(json.loads(wire.dumps(body)))  # plain JSON data, as it reads back
         if self.update or not path.exists():
             if not self.update:
                 raise AssertionError(f"golden {path} is missing: run pytest with --update-goldens and review it")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             return
-        expected = json.loads(path.read_text(encoding="utf-8"))
-        assert json.loads(text) == expected, f"golden {path} differs (rerun with --update-goldens and review the diff)"
+        stored = path.read_text(encoding="utf-8")
+        assert json.loads(text) == json.loads(stored), f"golden {path} differs (rerun with --update-goldens and review the diff)"
+        assert text == stored, f"golden {path} is not in its reviewable form (rerun with --update-goldens)"
