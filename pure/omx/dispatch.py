@@ -213,6 +213,12 @@ def write_requests(paths: TeamPaths, requests: list[Any]) -> Gen[None]:
         raise fail(ack.error)
 
 
+def append_request(paths: TeamPaths, request: Json) -> Gen[None]:
+    """Add ``request`` after the recorded ones."""
+    requests = yield from read_requests(paths)
+    yield from write_requests(paths, [*requests, request])
+
+
 def update_request(paths: TeamPaths, request: Json) -> Gen[None]:
     """Write ``request`` over the recorded one of the same ``request_id``, the others as they are."""
     current = yield from read_requests(paths)

@@ -302,8 +302,7 @@ def _record_delivery(req: RespawnRequest, paths: TeamPaths, started: Started) ->
     request = dsp.watched_outcome(queued, delivery.ok, delivery.reason, now, attempts=1)
     problem = None
     try:
-        requests = yield from dsp.read_requests(paths)
-        yield from dsp.write_requests(paths, [*requests, request])
+        yield from dsp.append_request(paths, request)
     except PlanError as error:
         problem = error.outcome.message
     yield from expect(dsp.attempted_log_step(req.cwd, queued, now), m.Ack)

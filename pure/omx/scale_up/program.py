@@ -200,16 +200,14 @@ def _result(run: Run, swept: strays.Sweep) -> m.Done:
         result["removedWorkers"] = [{"name": d["worker"], "reason": d["reason"], "lastLines": d["lastLines"],
                                      **{k: d[k] for k in ("transcript", "transcriptWarning") if k in d}}
                                     for d in removed]
-    if swept.found:
-        result["strayPanes"] = swept.to_json()
     undelivered = tuple(m.Debt(kind="task_delivery", subject=d["worker"], reason=d["reason"])
                         for d in run.deliveries if d["status"] not in ("delivered", "removed"))
-    if not undelivered and not swept.debts() and not removed:
-        return ok_done(result)
+    if not undelivered and not removed:
+        return swept.onto(ok_done(result))
     not_started = tuple(m.Debt(kind="worker_start", subject=d["worker"], reason=d["reason"],
                                detail=" | ".join(d["lastLines"])) for d in removed)
-    return m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)),
-                  debt=(*not_started, *undelivered, *swept.debts()))
+    return swept.onto(m.Done(outcome=m.Outcome(status="debt", result=m.JsonValue(result)),
+                             debt=(*not_started, *undelivered)))
 
 
 ops.register("team.scale_up", ScaleUpRequest, scale_up)

@@ -495,8 +495,7 @@ def _enqueue(run: Run, worker: Launched) -> Gen[Json]:
     request = dsp.new_request(request_id=request_id, team=paths.team, worker=worker.name, index=worker.index,
                               pane_id=worker.pane, trigger=trigger, mode=mode, now=now.value)
     try:
-        requests = yield from dsp.read_requests(paths)
-        yield from dsp.write_requests(paths, [*requests, request])
+        yield from dsp.append_request(paths, request)
     except PlanError as error:
         raise StepFailure(error.outcome.message) from None
     yield from expect(dsp.attempted_log_step(run.req.cwd, request, now.value), m.Ack)
