@@ -36,7 +36,17 @@ from pure.omx.scale_up.run import (
 from pure.omx.scale_up.worker import Launched, await_started, finish_event, hand_over, launch_worker, settle
 from pure.omx.scaling import DISABLED, scaling_enabled
 from pure.omx.state import TeamPaths, TeamState, resolve_state_root
-from pure.program import INTERRUPTED, Gen, Interrupted, PlanError, Program, expect, fail, refused
+from pure.program import (
+    INTERRUPTED,
+    Gen,
+    Interrupted,
+    PlanError,
+    Program,
+    expect,
+    fail,
+    refused,
+    uninterrupted,
+)
 
 # ---------------------------------------------------------------------------------------- program
 
@@ -63,9 +73,15 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     failed = yield from _create_workers(planned)
     if failed is not None:
         return failed
-    for added in planned.run.undo.members():  # members for good now; one left behind is forgotten by the next sweep
-        yield from expect(m.RemovePath(path=paths.intent(added["name"])), m.Ack)
+    # Members for good now: their intents go, and an interrupt that comes meanwhile is answered by the
+    # finished run (one intent left behind is forgotten by the next sweep, pure/omx/strays.py).
+    yield from uninterrupted(_forget_intents(paths, planned.run.undo.members()), answers=True)
     return _result(planned.run, planned.swept)
+
+
+def _forget_intents(paths: TeamPaths, members: list[Json]) -> Gen[None]:
+    for added in members:
+        yield from expect(m.RemovePath(path=paths.intent(added["name"])), m.Ack)
 
 
 @frozen(kw_only=True)
