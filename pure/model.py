@@ -233,14 +233,14 @@ Status = Literal["ok", "debt", "refused", "error"]
 RollbackDebtKind = Literal[
     "pane_pid_unpinned", "pane_owner_unverified", "pane_teardown_failed", "pane_proof_unavailable",
     "pane_teardown_unresolved", "pane_cleanup_exception", "authoritative_dispatch_cleanup_failed",
-    "canonical_cleanup_failed", "resource_cleanup_failed"]
+    "canonical_cleanup_failed", "resource_cleanup_failed", "cleanup_debt_event_failed"]
 # What a debt is about: ``DEBT_WORDS``. The scale-up rollback's kinds are its cleanup-debt codes, as
 # oh-my-codex names them in ``scale_up_rollback_cleanup_debt:…`` (docs/scale-up.md, "Rollback").
-DebtKind = Literal["pane", "tmux_pane", "stray_pane", "stray_worktree", "task_delivery", "worker_start", "cleanup", "herdr_pane",
-                   "herdr_workspace",
-                   RollbackDebtKind]
+DebtKind = Literal["pane", "tmux_pane", "stray_pane", "stray_worktree", "task_delivery", "worker_start", "cleanup",
+                   "kept_worker", "herdr_pane", "herdr_workspace", RollbackDebtKind]
 
-_KEPT_MEMBER = "kept as a member: `team status` shows it; `team scale-down --worker … --force` removes it once proven"
+_KEPT_MEMBER = ("kept as a member with its record (pure/omx/kept_workers.py): `team debt reconcile` retries its "
+                "removal")
 _RECONCILE = "`team debt reconcile` retries it"
 # The one wording of every kind of debt: what it is, and what retries it (every text output uses it).
 DEBT_WORDS: dict[DebtKind, tuple[str, str]] = {
@@ -252,6 +252,8 @@ DEBT_WORDS: dict[DebtKind, tuple[str, str]] = {
     "worker_start": ("a new worker whose agent did not start, removed alone: the team is smaller than asked",
                      "a scale-up adds it again"),
     "cleanup": ("the scale-down's cleanup after its commit", _RECONCILE),
+    "kept_worker": ("a new worker a rolled-back scale-up kept as a member, its pane not proven gone or ours",
+                    "`team debt reconcile` retries its removal as a forced scale-down of it"),
     "herdr_pane": ("an owned Herdr pane a reconcile could not close", "`herdr reconcile` retries it"),
     "herdr_workspace": ("an owned Herdr workspace a reconcile could not close", "`herdr reconcile` retries it"),
     "pane_pid_unpinned": ("a rolled-back worker's pane with no pinned pid", _KEPT_MEMBER),
@@ -266,6 +268,8 @@ DEBT_WORDS: dict[DebtKind, tuple[str, str]] = {
                                  "`team debt reconcile` removes the folders no member names"),
     "resource_cleanup_failed": ("worktrees, folders or scripts of rolled-back workers were not removed",
                                 "`team debt reconcile` removes what no member names"),
+    "cleanup_debt_event_failed": ("the leader's event naming this debt could not be appended",
+                                  "the answer and the kept workers' records name it instead"),
 }
 
 

@@ -320,6 +320,7 @@ def team_status(req: TeamStatusRequest) -> Program:
     # reports the same survey (pure/omx/strays.py)
     left = surveyed.to_json(excluded=in_debt)
     stray, leftover, trees = left["strayPanes"], left["leftoverWorkers"], left.get("leftoverWorktrees")
+    kept = left.get("keptWorkers")  # members a rollback kept (pure/omx/kept_workers.py)
     proven = all(r.get("verdict") == "live" and r.get("pidMatch") and r.get("ownerMatch") for r in reports
                  if r["role"] != "hud")
     result = {
@@ -327,7 +328,8 @@ def team_status(req: TeamStatusRequest) -> Program:
         "tmuxSession": config.get("tmux_session"), "workerCount": config.get("worker_count"),
         "configGeneration": config.get("config_generation"), "panes": reports, "debt": debt,
         "panesProven": proven, "strayPanes": stray,
-        "healthy": proven and debt is None and not stray and not leftover and not trees and not undelivered_tasks,
+        "healthy": proven and debt is None and not stray and not leftover and not trees and not kept
+        and not undelivered_tasks,
     }
     if undelivered_tasks:
         result["undeliveredTasks"] = undelivered_tasks
@@ -335,6 +337,8 @@ def team_status(req: TeamStatusRequest) -> Program:
         result["leftoverWorkers"] = leftover
     if trees:
         result["leftoverWorktrees"] = trees
+    if kept:
+        result["keptWorkers"] = kept
     if unlocked_by:  # read without the membership lock (read-only team state): why it could not be taken
         result["readUnlocked"] = unlocked_by
     snapshot_verdict = t.verdict_from_answer("%0", snapshot)

@@ -25,7 +25,7 @@ from pure import model as m
 from pure import ops
 from pure import tmux as t
 from pure.omx import debt as d
-from pure.omx import locks, strays, transcripts, txn, undelivered
+from pure.omx import kept_workers, locks, strays, transcripts, txn, undelivered
 from pure.omx.codec import Json, parse_json, parse_object, render_json
 from pure.omx.debt_report import explain as explain_debt
 from pure.omx.names import sanitize_team_name
@@ -476,12 +476,57 @@ def debt_reconcile_program(req: DebtRequest) -> Program:
     if state is None or not owner:
         return _ok(result)
 
-    def retries() -> Gen[tuple[strays.Sweep, undelivered.Redelivery]]:
+    def retries() -> Gen[tuple[strays.Sweep, undelivered.Redelivery, KeptRetry]]:
         swept = yield from strays.sweep(ctx.paths, state.config, owner)
-        return swept, (yield from undelivered.redeliver(ctx.paths, state.config, owner, req.cwd))
+        redelivered = yield from undelivered.redeliver(ctx.paths, state.config, owner, req.cwd)
+        return swept, redelivered, (yield from _retry_kept(ctx, req, swept.kept_members))
 
-    swept, redelivered = yield from locks.with_scaling_lock(ctx.paths, retries)
-    return redelivered.onto(swept.onto(_ok(result)))
+    swept, redelivered, kept = yield from locks.with_scaling_lock(ctx.paths, retries)
+    return kept.onto(redelivered.onto(swept.onto(_ok(result))))
+
+
+@frozen(kw_only=True)
+class KeptRetry:
+    """What ``team debt reconcile`` did with the members a rollback kept (``pure/omx/kept_workers.py``)."""
+
+    workers: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    error: str = ""  # why the scale-down of them failed or was refused
+    debt: tuple[m.Debt, ...] = ()
+
+    def onto(self, done: m.Done) -> m.Done:
+        if not self.workers:
+            return done
+        report: Json = {"workers": list(self.workers), "removed": list(self.removed)}
+        if self.error:
+            report["error"] = self.error
+        return done.adding("keptWorkers", report, self.debt)
+
+
+def _retry_kept(ctx: d.Ctx, req: DebtRequest, kept: tuple[kept_workers.Kept, ...]) -> Gen[KeptRetry]:
+    """The members a rollback kept, removed as a forced scale-down of them removes them (the caller holds
+    the scaling lock): each pane killed only after its proof, or named in the scale-down's debt record.
+    A worker's record goes with its membership; one still a member stays ``kept_worker`` debt."""
+    if not kept:
+        return KeptRetry()
+    names = tuple(k.worker for k in kept)
+    error = ""
+    debt: tuple[m.Debt, ...] = ()
+    try:
+        yield from scale_down(ctx, ScaleDownRequest(team=req.team, cwd=req.cwd, env=req.env, worker_names=names,
+                                                     force=True))
+    except PlanError as failed:
+        if failed.outcome.message == INTERRUPTED:
+            raise
+        error, debt = failed.outcome.message, failed.debt
+    state = yield from txn.read_state(ctx.paths)
+    members = {w.get("name") for w in _workers(state)} if state is not None else set(names)
+    removed = tuple(name for name in names if name not in members)
+    for name in removed:
+        yield from expect(m.RemovePath(path=ctx.paths.intent(name)), m.Ack)
+    still = tuple(m.Debt(kind="kept_worker", subject=k.worker, reason=error or "still a member",
+                         detail=f"pane {k.pane_id}; {', '.join(k.debt)}") for k in kept if k.worker not in removed)
+    return KeptRetry(workers=names, removed=removed, error=error, debt=(*debt, *still))
 
 
 def debt_show_program(req: DebtRequest) -> Program:
@@ -503,7 +548,7 @@ def debt_show_program(req: DebtRequest) -> Program:
                  if isinstance(row, dict) and isinstance(row.get("pane_id"), str)}
         left = surveyed.to_json(excluded=named)
         if left["strayPanes"] or left["leftoverWorkers"] or left.get("leftoverWorktrees") \
-                or left["strayListing"] != "read":
+                or left.get("keptWorkers") or left["strayListing"] != "read":
             report = {**report, "leftovers": left}
         tasks = yield from undelivered.reported(ctx.paths, state.config)
         if tasks:

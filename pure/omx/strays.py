@@ -34,7 +34,7 @@ from attrs import frozen
 
 from pure import model as m
 from pure import tmux as t
-from pure.omx import startup_script
+from pure.omx import kept_workers, startup_script
 from pure.omx import worktree as wt
 from pure.omx.codec import Json, parse_object, render_json
 from pure.omx.state import WORKER_NAME, TeamPaths, runtime_file
@@ -89,6 +89,7 @@ class Sweep:
     cleaned: tuple[str, ...] = ()  # workers (no members) whose folder and startup script were removed
     trees_removed: tuple[str, ...] = ()  # worktrees (or their new branches) that an intent named
     trees_kept: tuple[tuple[str, str], ...] = ()  # such a worktree's path, and why it is still there
+    kept_members: tuple[kept_workers.Kept, ...] = ()  # members a rollback kept: not the sweep's to remove
 
     def to_json(self) -> Json:
         out: Json = {"removed": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker} for s in self.removed],
@@ -137,6 +138,7 @@ class Leftovers:
     suspect: bool = False
     # by worker: the worktree a non-member's intent names, and whether its path is there
     worktrees: tuple[tuple[str, wt.Worktree, bool], ...] = ()
+    kept: tuple[kept_workers.Kept, ...] = ()  # members a rollback kept (pure/omx/kept_workers.py)
 
     @property
     def workers(self) -> tuple[str, ...]:
@@ -159,16 +161,21 @@ def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
     # A scale-up makes a worker's folder before anything else of it; a scale-down removes the folder
     # and, as oh-my-codex does, leaves the startup script: a folder is what marks a leftover worker.
     left = [name for name in folders.names or () if WORKER_NAME.fullmatch(name) and name not in members | in_debt]
-    trees = []
-    for worker in sorted({w for w, kind in files if kind == "intent"} - members, key=_index):
+    trees, kept = [], []  # of non-members; of members
+    for worker in sorted({w for w, kind in files if kind == "intent"}, key=_index):
         data = yield from expect(m.ReadFile(path=paths.intent(worker)), m.FileData)
         record = None if data.content is None else parse_object(data.content, paths.intent(worker)).value_or(None)
+        if worker in members:  # a member's intent: a respawn's, or a rollback's record of a kept worker
+            member = kept_workers.from_record(record, worker)
+            if member is not None:
+                kept.append(member)
+            continue
         tree = None if record is None else wt.from_intent(record.get("worktree"), paths.team, worker)
         if tree is not None:  # reported once git made it; ``sweep`` also removes a branch it left alone
             there = yield from expect(m.Stat(path=tree.path), m.Value)
             trees.append((worker, tree, there.value != "absent"))
     return Leftovers(folders=tuple(left), scripts=tuple(n for n in scripts if n in left), suspect=suspect,
-                     worktrees=tuple(trees))
+                     worktrees=tuple(trees), kept=tuple(kept))
 
 
 def _index(worker: str) -> int:
@@ -194,6 +201,8 @@ class Survey:
                  if there]
         if trees:
             out["leftoverWorktrees"] = trees
+        if self.files.kept:
+            out["keptWorkers"] = [k.to_json() for k in self.files.kept]
         return out
 
 
@@ -322,10 +331,11 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
                 trees_removed.append(tree.path)
             if problems:
                 trees_kept.append((worker, tree.path, "; ".join(problems)))
-        yield from _forget_intents(paths, in_use | {worker for worker, _, _ in trees_kept})
+        yield from _forget_intents(paths, in_use | {worker for worker, _, _ in trees_kept}
+                                   | {k.worker for k in leftovers.kept})
     cleaned = yield from _clean(paths, leftovers, in_use)
     return Sweep(removed=tuple(removed), kept=tuple(kept), cleaned=cleaned, trees_removed=tuple(trees_removed),
-                 trees_kept=tuple((path, why) for _, path, why in trees_kept))
+                 trees_kept=tuple((path, why) for _, path, why in trees_kept), kept_members=leftovers.kept)
 
 
 def _clean(paths: TeamPaths, leftovers: Leftovers, in_use: set[str]) -> Gen[tuple[str, ...]]:

@@ -147,6 +147,8 @@ def _debt_lines(status: Mapping[str, Any]) -> tuple[str, ...]:
         lines.append(f"leftover worker {left.get('worker') if isinstance(left, dict) else left}")
     for tree in status.get("leftoverWorktrees") or []:
         lines.append(f"leftover worktree {tree.get('path') if isinstance(tree, dict) else tree}")
+    for kept in status.get("keptWorkers") or []:
+        lines.append(f"kept worker {kept.get('worker') if isinstance(kept, dict) else kept}")
     for task in status.get("undeliveredTasks") or []:
         lines.append(f"undelivered task of {task.get('worker') if isinstance(task, dict) else task}")
     return tuple(lines)

@@ -88,7 +88,7 @@ def render_status(result: dict[str, Any]) -> str:
     elif debt is not None:
         lines.append("attention: every pane is proven, but cleanup debt is recorded")
     elif leftovers:
-        lines.append("attention: every pane is proven, but a run that did not finish left what no member names")
+        lines.append("attention: every pane is proven, but a run that did not finish left what it could not undo")
     else:
         lines.append(f"attention: every pane is proven, but {plural(len(undelivered), 'task')} never reached "
                      "its worker")
@@ -117,7 +117,16 @@ def leftover_lines(survey: dict[str, Any]) -> list[str]:
         branch = f" on branch {tree['branch']}" if tree.get("branch") else ""
         lines.append(f"  leftover: {tree['worker']}'s git worktree {tree['path']}{branch}, no member "
                      f"({fix} when git proves it the one that run made)")
-    return lines
+    return lines + kept_lines(survey)
+
+
+def kept_lines(survey: dict[str, Any]) -> list[str]:
+    """Members a rolled-back scale-up kept (pure/omx/kept_workers.py), in ``DEBT_WORDS``'s words."""
+    from pure import model as m
+
+    what, retry = m.DEBT_WORDS["kept_worker"]
+    return [f"  kept: {k['worker']} (pane {k['paneId']}, pid {k['pid']}; {', '.join(k['debt']) or 'no debt code'}), "
+            f"{what} ({retry})" for k in survey.get("keptWorkers") or []]
 
 
 def sweep_lines(swept: dict[str, Any]) -> list[str]:

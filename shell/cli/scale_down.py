@@ -271,8 +271,14 @@ def render_reconcile(result: dict[str, Any], journal: Sequence[m.Entry]) -> str:
     retried = [f"  {worker}'s task: typed again, and its agent took it" for worker in tasks.get("delivered") or []]
     retried += [f"  {u['worker']}'s task: typed again, still not taken ({u['reason']}); kept as debt"
                 for u in tasks.get("notDelivered") or []]
+    kept = result.get("keptWorkers") or {}
+    removed = [f"  {worker}: removed by a forced scale-down of it" for worker in kept.get("removed") or []]
+    removed += [f"  {worker}: still a member, kept as debt" for worker in kept.get("workers") or []
+                if worker not in (kept.get("removed") or [])]
+    removed += [f"  the scale-down said: {kept['error']}"] if kept.get("error") else []
     return "\n".join(head + report + (sweep_lines(swept) if isinstance(swept, dict) else [])
-                     + (["tasks no screen had confirmed reaching their worker:", *retried] if retried else [])) or "ok"
+                     + (["tasks no screen had confirmed reaching their worker:", *retried] if retried else [])
+                     + (["workers a rolled-back scale-up had kept:", *removed] if removed else [])) or "ok"
 
 
 def render_task(result: dict[str, Any]) -> str:
@@ -306,7 +312,7 @@ def _leftovers(left: dict[str, Any]) -> str:
     """The survey of what runs that did not finish left (the same lines as `team status`)."""
     from shell.cli.render import leftover_lines
 
-    lines = ["", "left by a run that did not finish (no member and no record names it):"]
+    lines = ["", "left by a run that did not finish:"]
     lines += leftover_lines(left)
     if left.get("strayListing") != "read":
         lines.append("  (tmux could not be asked whether a pane still runs a leftover startup script)")

@@ -15,21 +15,6 @@ from shell.cli.environment import recorded_env
 
 PLACEHOLDER_AGENT = Path(__file__).resolve().parents[1] / "placeholder_agent.sh"
 
-DEBT_TEXT = {
-    "pane_pid_unpinned": "pane {0} was created but its pid could not be pinned, so panefleet cannot prove "
-                         "which process it would kill; the pane and its worker were kept",
-    "pane_owner_unverified": "pane {0} was never owner-tagged by this run, so it cannot be proven ours; "
-                             "the pane and its worker were kept",
-    "pane_teardown_failed": "kill-pane did not remove pane(s) {0}; they and their workers were kept",
-    "pane_teardown_unresolved": "pane(s) {0} could not be proven gone; they and their workers were kept",
-    "pane_proof_unavailable": "tmux could not prove the state of {0}; kept",
-    "pane_cleanup_exception": "pane cleanup stopped unexpectedly ({0}); candidate panes were kept",
-    "authoritative_dispatch_cleanup_failed": "dispatch requests of rolled-back workers could not be removed ({0})",
-    "canonical_cleanup_failed": "task files or worker directories could not be removed ({0})",
-    "resource_cleanup_failed": "worktrees, startup scripts or worker directories could not be removed ({0})",
-    "cleanup_debt_event_failed": "the leader nudge event could not be appended ({0})",
-}
-
 
 def register(team_subparsers: Any) -> None:
     from shell.cli.args import examples
@@ -218,12 +203,15 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
             step = wire.structure_as(raw, m.Step).value_or(None)
             lines.append(f"  - {describe_step(step) if step is not None else raw}")
     elif error.startswith("scale_up_rollback_cleanup_debt:"):
+        from pure import model as m
+
         lines.append("Everything this run could prove safe to undo was rolled back. Kept as cleanup debt:")
         for item in error.split(":", 1)[1].split(";"):
             kind, _, subject = item.partition(":")
-            lines.append("  - " + DEBT_TEXT.get(kind, "{0}").format(subject or kind) + f" [{item}]")
-        lines.append("Kept workers remain team members with their pane ids; `panefleet team scale-down` of them "
-                     "is the retry path once their panes can be proven gone or ours.")
+            what, retry = m.DEBT_WORDS.get(kind, (kind, ""))  # type: ignore[call-overload]
+            lines.append(f"  - {subject or kind}: {what}" + (f" ({retry})" if retry else "") + f" [{item}]")
+        lines.append("Kept workers remain team members with their pane ids until `panefleet team debt reconcile` "
+                     "can prove their panes gone or ours and removes them.")
     elif error.startswith("scale_up_rollback_membership_persistence_failed:"):
         lines.append("The rollback could not persist the original membership; the transaction journal was kept "
                      "and the next read of the team converges it. Worker directories and startup scripts of "

@@ -160,6 +160,7 @@ class Snapshot:
     next_index: int
     open_tasks: dict[str, set[str]]  # task id → worker names it references (non-terminal tasks)
     task_bytes: dict[str, bytes]
+    kept: frozenset[str] = frozenset()  # members a rollback kept (pure/omx/kept_workers.py)
 
 
 # A real Codex 0.169.0 ready screen (tests/goldens/screens/codex/ready.json): what every pane the
@@ -483,9 +484,11 @@ class AdversaryMachine(RuleBasedStateMachine):
             if task.get("status") not in ("completed", "failed"):
                 claim = task.get("claim") if isinstance(task.get("claim"), dict) else {}
                 open_tasks[task["id"]] = {n for n in (task.get("owner"), claim.get("owner")) if isinstance(n, str)}
+        kept = frozenset(path.name.removesuffix(".intent") for path in (team_dir / "runtime").glob("*.intent")
+                         if '"kind": "kept"' in path.read_text())
         snapshot = Snapshot(members=members, leader=(config.get("leader_pane_id"), config.get("leader_pane_pid")),
                             next_index=int(config.get("next_worker_index") or 1),
-                            open_tasks=open_tasks, task_bytes=task_bytes)
+                            open_tasks=open_tasks, task_bytes=task_bytes, kept=kept & set(members))
         self.teams[team] = snapshot
         return snapshot
 
@@ -508,8 +511,10 @@ class AdversaryMachine(RuleBasedStateMachine):
         if kind == "scale-up":
             assert old <= new, f"scale-up removed members {old - new}"
             assert all(int(n.split("-")[1]) >= before.next_index for n in new - old), (before.next_index, new - old)
-        elif kind == "scale-down":
+        elif kind in ("scale-down", "reconcile"):  # a reconcile scales down the members a rollback kept
             targets = self._targets(executor)
+            if kind == "reconcile":
+                assert targets <= before.kept, f"reconcile set out to remove {targets - before.kept}, never kept"
             assert new <= old, f"scale-down added members {new - old}"
             assert old - new <= targets, f"removed {old - new}, set out to remove {targets}"
             for name in targets & old:

@@ -64,10 +64,10 @@ def test_disabled_gate_prints_one_json_object_and_refuses(tmp_path: Path) -> Non
 def test_explain_debt_names_every_kept_pane_and_the_retry_path() -> None:
     text = explain({"ok": False, "error": "scale_up_rollback_cleanup_debt:pane_pid_unpinned:%32;"
                                           "pane_teardown_failed:%31;pane_teardown_unresolved:%32"}, "debt")
-    assert "pane %32 was created but its pid could not be pinned" in text
-    assert "kill-pane did not remove pane(s) %31" in text
-    assert "pane(s) %32 could not be proven gone" in text
-    assert "scale-down" in text
+    assert "%32: a rolled-back worker's pane with no pinned pid (kept as a member" in text
+    assert "%31: a rolled-back worker's pane whose kill failed" in text
+    assert "%32: a rolled-back worker's pane not proven gone" in text
+    assert "team debt reconcile" in text
 
 
 def test_explain_distinguishes_refusal_from_rollback() -> None:

@@ -13,7 +13,7 @@ from pure import model as m
 from pure import tmux as t
 from pure.agents import supervise
 from pure.omx import dispatch as dsp
-from pure.omx import transcripts, txn
+from pure.omx import kept_workers, transcripts, txn
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
 from pure.omx.locks import Barrier, with_barrier
@@ -226,8 +226,8 @@ def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
     _, problem = yield from _guard(lambda: _canonical_cleanup(run, rollback_workers, in_flight, unresolved_names))
     if problem is not None:
         debts.append(CleanupDebt("canonical_cleanup_failed", str(problem)))
-    committed = {w["name"] for w in unresolved}
-    _, problem = yield from _guard(lambda: _resource_cleanup(run, unresolved_names, committed))
+    kept = [(w, kept_workers.debt_codes(w.get("pane_id"), [(d.code, d.subject) for d in debts])) for w in unresolved]
+    _, problem = yield from _guard(lambda: _resource_cleanup(run, unresolved_names, kept, abort.message))
     if problem is not None:
         debts.append(CleanupDebt("resource_cleanup_failed", str(problem)))
     if not debts:
@@ -303,10 +303,11 @@ def _canonical_cleanup(run: Run, rollback_workers: list[Json], in_flight: InFlig
             raise StepFailure(f"worker directory still present: {paths.worker_dir(name)}")
 
 
-def _resource_cleanup(run: Run, unresolved: set[str], members: set[str]) -> Gen[None]:
+def _resource_cleanup(run: Run, unresolved: set[str], kept: list[tuple[Json, list[str]]], reason: str) -> Gen[None]:
     """Resource cleanup: root AGENTS, created worktrees (and branches), prepared dirs, startup scripts,
     and the intents (``pure/omx/strays.py``) but of a pane neither proven gone nor kept as a member, or
-    of a worktree that could not be removed."""
+    of a worktree that could not be removed. A worker kept as a member (with its debt codes) gets its
+    record instead (``pure/omx/kept_workers.py``)."""
     paths = run.paths
     problems: list[str] = []
     log = run.undo
@@ -328,9 +329,12 @@ def _resource_cleanup(run: Run, unresolved: set[str], members: set[str]) -> Gen[
     for script in log.of(undo.Script):
         if script.worker not in unresolved:
             yield from acked(m.RemovePath(path=script.path))
+    members = {w["name"]: (w, codes) for w, codes in kept}
     for worker in folders:  # an intent is written from a worker's worktree or split on
-        if (worker not in unresolved or worker in members) and worker not in kept_trees:
-            yield from acked(m.RemovePath(path=paths.intent(worker)))  # its pane gone, or a member
+        if worker in members:
+            yield from acked(kept_workers.record_step(paths, *members[worker], reason))
+        elif worker not in unresolved and worker not in kept_trees:
+            yield from acked(m.RemovePath(path=paths.intent(worker)))  # its pane gone
     if not run.runtime_existed and not unresolved and not kept_trees:  # it holds the kept intents
         yield from acked(m.RemovePath(path=paths.runtime_dir, recursive=True))
     for instructions in log.of(undo.Instructions):
