@@ -273,6 +273,11 @@ DEBT_WORDS: dict[DebtKind, tuple[str, str]] = {
 }
 
 
+def debt_words(kind: str) -> tuple[str, str]:
+    """``DEBT_WORDS`` of a kind read back from text (a record, an error code); an unknown kind as it is."""
+    return next((words for known, words in DEBT_WORDS.items() if known == kind), (kind, ""))
+
+
 @frozen(kw_only=True)
 class Debt:
     """Something panefleet could not prove safe to undo, kept instead of leaked or blindly killed."""

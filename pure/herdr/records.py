@@ -13,6 +13,8 @@ Reads (never mutate; their names start with get/list/read, so a dry run executes
   settled, in start order.
 * ``get.herdr.run`` ``{"run_id": R}`` → ``RunRecord`` or ``null`` (run ids are unique across sessions;
   the record names its session).
+* ``list.herdr.debts`` ``{"session": S}`` → ``[{"kind", "subject", "reason", "detail"}…]``: what the
+  last reconcile pass of session S owned and could not close (``pure/herdr/fleet/outcomes.py``).
 
 Writes (mutations; a dry run predicts an ok answer and writes nothing)
 
@@ -22,6 +24,8 @@ Writes (mutations; a dry run predicts an ok answer and writes nothing)
   ``workspace create`` for P is about to be sent (one pending create per session and project).
 * ``herdr.workspace.resolve`` ``{"session": S, "project": P}`` → ``null`` (idempotent): P's pending
   create is settled (its workspace recorded, closed, or proven never made).
+* ``herdr.debt.replace`` ``{"session": S, "debts": [{"kind", "subject", "reason", "detail"}…]}`` →
+  ``null``: a finished reconcile pass's debt, in place of the previous pass's (``[]``: none left).
 
 Workspace ids are herdr's per-server ids, so every workspace record is keyed by session too. A run on a
 saved machine (herdr 0.9.1 ``--machine M``) adds ``"machine": M`` (and ``"session": ""``) to every payload

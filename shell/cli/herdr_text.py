@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pure import model as m
+
 
 def render_run_start(request: Any) -> Any:
     def render(result: dict[str, Any]) -> str:
@@ -117,6 +119,10 @@ def render_status(result: dict[str, Any]) -> str:
             lines.append(head + f"{pending['reason']}; kept as debt, nothing touched")
         else:
             lines.append(head + "herdr lists no workspace it made; the next reconcile clears it")
+    for debt in result.get("debt") or []:  # the last reconcile pass's record, in DEBT_WORDS's words
+        what, retry = m.debt_words(debt["kind"])
+        lines.append(f"debt: {debt['kind']} {debt['subject']}: {debt['reason']} ({what}; {retry})"
+                     + (f" [{debt['detail']}]" if debt.get("detail") else ""))
     return "\n".join(lines)
 
 

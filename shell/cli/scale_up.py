@@ -208,7 +208,7 @@ def explain(result: dict[str, Any], status: str, changed: bool = True, search_pa
         lines.append("Everything this run could prove safe to undo was rolled back. Kept as cleanup debt:")
         for item in error.split(":", 1)[1].split(";"):
             kind, _, subject = item.partition(":")
-            what, retry = m.DEBT_WORDS.get(kind, (kind, ""))  # type: ignore[call-overload]
+            what, retry = m.debt_words(kind)
             lines.append(f"  - {subject or kind}: {what}" + (f" ({retry})" if retry else "") + f" [{item}]")
         lines.append("Kept workers remain team members with their pane ids until `panefleet team debt reconcile` "
                      "can prove their panes gone or ours and removes them.")

@@ -5,7 +5,9 @@ Lives at ``$PANEFLEET_STATE_DIR/herdr.sqlite3``, else ``$XDG_STATE_HOME/paneflee
 leg of ownership) and the run records (the live run set, with recorded pane and attempt budget),
 each scoped to the herdr machine and session it belongs to (schema version 3: machine ``''`` is this
 machine, a saved machine's runs have session ``''``; version-1 rows belong to ``fleet``, rows before
-version 3 to this machine), and the pending ``workspace create`` of each (schema version 4). Run ids are unique across machines and sessions; a run belongs to exactly one.
+version 3 to this machine), the pending ``workspace create`` of each (schema version 4), and what the
+last reconcile pass owned and could not close (schema version 5). Run ids are unique across machines
+and sessions; a run belongs to exactly one.
 
 Concurrency: every write is one ``BEGIN IMMEDIATE`` transaction, so concurrent panefleet processes
 serialise on SQLite's lock (waiting up to the busy timeout) and never interleave half-writes.
@@ -31,6 +33,7 @@ from pure.herdr.records import PENDING_KEY, RunRecord
 FILENAME = "herdr.sqlite3"
 BUSY_TIMEOUT_MS = 10_000
 DEFAULT_SESSION = "fleet"
+DEBT_KEYS = ("kind", "subject", "reason", "detail")
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -103,6 +106,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             listed_before TEXT NOT NULL,
             recorded_seq INTEGER NOT NULL,
             PRIMARY KEY (machine, session, project)
+        )""",
+    ),
+    # 5: what the last reconcile pass of a machine and session owned and could not close (its debt,
+    # pure/herdr/fleet/outcomes.py ``debt_of``), so that ``herdr status`` names it between passes.
+    (
+        """CREATE TABLE debts (
+            machine TEXT NOT NULL,
+            session TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            recorded_seq INTEGER NOT NULL,
+            PRIMARY KEY (machine, session, kind, subject)
         )""",
     ),
 )
@@ -316,6 +333,26 @@ class HerdrStore:
             conn.execute("DELETE FROM pending_creates WHERE machine = ? AND session = ? AND project = ?",
                          (machine or "", session, project))
 
+    def debts(self, session: str | None = None, machine: str | None = None) -> list[dict[str, str]]:
+        """The debt the last reconcile pass of ``session`` (every session: None) recorded, oldest first."""
+        rows = self.conn.execute(
+            "SELECT machine, session, kind, subject, reason, detail FROM debts ORDER BY recorded_seq").fetchall()
+        return [{"kind": str(r[2]), "subject": str(r[3]), "reason": str(r[4]), "detail": str(r[5]),
+                 **({"session": str(r[1])} if session is None else {}), **({"machine": str(r[0])} if r[0] else {})}
+                for r in rows if session is None or (r[0], r[1]) == (machine or "", session)]
+
+    def replace_debts(self, debts: list[dict[str, str]], session: str = DEFAULT_SESSION,
+                      machine: str | None = None) -> None:
+        """Record a pass's debt in place of the previous pass's (none: the session has no debt)."""
+        with self._tx() as conn:
+            conn.execute("DELETE FROM debts WHERE machine = ? AND session = ?", (machine or "", session))
+            for debt in debts:
+                seq = self._next_seq(conn, "debts", "recorded_seq")
+                conn.execute(
+                    "INSERT OR REPLACE INTO debts(machine, session, kind, subject, reason, detail, recorded_seq) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (machine or "", session, debt["kind"], debt["subject"], debt["reason"], debt["detail"], seq))
+
     # ---------------------------------------------------------------------------------------- runs
 
     _COLUMNS = ("run_id, project, issue, attempt, pid, pane_id, pane_label, session_file, settled, attempts, session, "
@@ -461,6 +498,15 @@ class HerdrStore:
         if action == "herdr.workspace.resolve":
             self.resolve(_str(p, "project"), _str(p, "session"), _machine(p))
             return None
+        if action == "list.herdr.debts":
+            return self.debts(_str(p, "session"), _machine(p))
+        if action == "herdr.debt.replace":
+            debts = p["debts"]
+            if not isinstance(debts, list) or not all(
+                    isinstance(d, dict) and all(isinstance(d.get(k), str) for k in DEBT_KEYS) for d in debts):
+                raise TypeError(f"debts must be a list of objects with string {', '.join(DEBT_KEYS)}")
+            self.replace_debts(debts, _str(p, "session"), _machine(p))
+            return None
         if action == "herdr.run.set_pane":
             self.set_pane(_str(p, "run_id"), _str(p, "pane_id"), _str(p, "pane_label"))
             return None
@@ -485,6 +531,7 @@ class HerdrStore:
             "runs": [wire.unstructure(r) for r in self.runs()],
             "pending_creates": [{"session": s, "project": p, "listed_before": b, **({"machine": h} if h else {})}
                                 for h, s, p, b in self.all_pending()],
+            "debts": self.debts(),
         }
 
 

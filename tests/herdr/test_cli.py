@@ -66,7 +66,7 @@ def test_reconcile_failure_json_and_exit_code(pf: Panefleet, world: World) -> No
     assert result["ok"] is False and result["error"].startswith("herdr workspace list was unreadable")
 
 
-def test_a_pane_reconcile_could_not_close_is_debt_exit_3(pf: Panefleet, world: World) -> None:
+def test_a_pane_reconcile_could_not_close_is_debt_exit_3_until_a_pass_closes_it(pf: Panefleet, world: World) -> None:
     for run_id in ("run-aaaa-1", "run-bbbb-2"):
         pf("run", "start", "--project", "alpha", "--issue", "5", "--attempt", "1", "--run-id", run_id, "--pid", "1")
     converged = pf.json("reconcile")
@@ -76,10 +76,15 @@ def test_a_pane_reconcile_could_not_close_is_debt_exit_3(pf: Panefleet, world: W
     text = pf("reconcile")
     assert text.returncode == 3, text
     assert f"debt: herdr_pane {pane}: herdr pane close failed: pane_busy: busy" in text.stderr
+    shown = pf("status")  # the pass's debt is recorded: status names it between passes
+    assert shown.returncode == 3 and f"debt: herdr_pane {pane}: herdr pane close failed: pane_busy: busy" in shown.stdout
     world.fake.fault("pane close", "error", code="pane_busy", message="busy")
     done = pf("reconcile", "-o", "json")
     assert done.returncode == 3 and json.loads(done.stdout)["ok"] is True
+    assert pf.json("status")["debt"][0]["subject"] == pane
     assert pf("reconcile").returncode == 0  # the fault is gone: the next pass closes it
+    cleared = pf("status", "-o", "json")
+    assert cleared.returncode == 0 and json.loads(cleared.stdout)["debt"] == []
 
 
 def test_missing_herdr_binary_is_named(pf: Panefleet) -> None:

@@ -162,7 +162,7 @@ def test_version_1_store_migrates_existing_rows_to_the_fleet_session(tmp_path: P
     conn.commit()
     conn.close()
     store = HerdrStore(path)
-    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     assert store.run("r1").session == "fleet" and store.recorded(["a"], "fleet") == {"a": ["w3"]}
     assert store.recorded(["a"], "other") == {"a": []}
     store.remember("a", "w3", session="other")  # the same herdr id in another session is another record
@@ -204,8 +204,8 @@ def test_version_3_store_migrates_in_place_with_no_pending_create(tmp_path: Path
     conn.commit()
     conn.close()
     store = HerdrStore(path)
-    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
-    assert store.recorded(["a"], "", "m1") == {"a": ["w3"]} and store.all_pending() == []
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert store.recorded(["a"], "", "m1") == {"a": ["w3"]} and store.all_pending() == [] and store.debts() == []
     store.close()
 
 

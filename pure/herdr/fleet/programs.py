@@ -9,7 +9,7 @@ from attrs import evolve, field, frozen
 from returns.result import Failure, Result, Success
 
 from pure.convert import OMIT_NONE
-from pure.herdr.fleet.calls import probe, probe_step, store
+from pure.herdr.fleet.calls import probe, probe_step, store, store_write
 from pure.herdr.fleet.opening import Surface, ensure_workspace, open_pane
 from pure.herdr.fleet.outcomes import debt_of
 from pure.herdr.fleet.owned import (
@@ -88,7 +88,15 @@ def _reconcile_body(request: ReconcileRequest) -> Program:
         return done_with("error", failed(reason), reason)
     outcomes = result.unwrap()
     debt = tuple(d for d in map(debt_of, outcomes) if d is not None)
-    return done_with("debt" if debt else "ok", {"ok": True, "outcomes": [o.to_json() for o in outcomes]}, debt=debt)
+    answer = {"ok": True, "outcomes": [o.to_json() for o in outcomes]}
+    # the pass's debt replaces the last pass's record, which `herdr status` reads (pure/herdr/records.py)
+    recorded = yield from store_write("herdr.debt.replace", {
+        **target_of(request.session, request.machine).keys(),
+        "debts": [{"kind": d.kind, "subject": d.subject, "reason": d.reason, "detail": d.detail} for d in debt]})
+    if isinstance(recorded, Failure):
+        why = f"{recorded.failure()}: the pass's debt is in this answer only"
+        return done_with("error", {**answer, "ok": False, "error": why}, why, debt=debt)
+    return done_with("debt" if debt else "ok", answer, debt=debt)
 
 
 def ensure_program(request: EnsureRequest) -> Program:
@@ -236,6 +244,11 @@ def status_program(request: StatusRequest) -> Program:
     if isinstance(runs_r, Failure):
         return done_with("error", failed(runs_r.failure()), runs_r.failure())
     runs = runs_r.unwrap()
+    recorded_debt = yield from store("list.herdr.debts", target.keys())
+    if not recorded_debt.ok or not isinstance(recorded_debt.value, list):
+        why = f"store: list.herdr.debts failed: {recorded_debt.error or 'not a list'}"
+        return done_with("error", failed(why), why)
+    debt: list[Any] = recorded_debt.value
     scope = sorted(set(request.managed) | {r.project for r in runs})
     entries: list[tuple[Owned, tuple[PaneFact, ...]]] = []
     verdicts: tuple[PendingVerdict, ...] = ()
@@ -291,8 +304,10 @@ def status_program(request: StatusRequest) -> Program:
     forgotten = [{"project": p, "workspaceId": w} for p, w in disc.forget]
     where = {"session": request.session} if request.machine is None else {"machine": request.machine}
     pending = [_pending_json(v) for v in verdicts]
-    return done_with("ok", {"ok": True, **where, "runs": out_runs, "workspaces": workspaces,
-                        "staleRecords": forgotten, **({"pendingCreates": pending} if pending else {})})
+    # exit 3 while the last reconcile pass left debt: what it owned and could not close
+    return done_with("debt" if debt else "ok", {"ok": True, **where, "runs": out_runs, "workspaces": workspaces,
+                                                "staleRecords": forgotten, "debt": debt,
+                                                **({"pendingCreates": pending} if pending else {})})
 
 
 def _pending_json(verdict: PendingVerdict) -> dict[str, Any]:
