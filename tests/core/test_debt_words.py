@@ -21,3 +21,8 @@ def test_every_debt_kind_is_worded_once_and_nothing_else_is() -> None:
     debt = m.Debt(kind="stray_pane", subject="%4", reason="stray_pid_changed")
     assert debt.sentence() == ("stray_pane %4: stray_pid_changed (a pane a run that did not finish left, not "
                                "proven ours (pure/omx/strays.py); `team debt reconcile` retries it)")
+
+
+def test_a_kind_read_back_from_text_is_worded_and_an_unknown_one_is_kept_as_it_is() -> None:
+    assert m.debt_words("kept_worker") == m.DEBT_WORDS["kept_worker"]
+    assert m.debt_words("no_such_kind") == ("no_such_kind", "")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -43,14 +45,21 @@ def init_team(tmux_server: TmuxServer, work: Path, clean_env: dict[str, str]) ->
 
 def scale_up_with_agent(tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str], script: str,
                         prepare: Callable[[Path], None] | None = None,
+                        before_step: Callable[[Any], None] | None = None,
                         **request: Any) -> tuple[Any, dict[str, str], Path, str]:
     """A team whose workers run ``script`` (a stand-in agent) instead of the placeholder agent, and one
     scale-up of it run in-process (``request``: the ScaleUpRequest's other fields; ``count`` given;
-    ``prepare``: what is done to the team's folder first): the run's ``Done``, the environment, the
-    team's folder and its leader pane."""
+    ``prepare``: what is done to the team's folder first; ``before_step``: called with each step before
+    it is executed): the run's ``Done``, the environment, the team's folder and its leader pane."""
     from pure.omx.scale_up import ScaleUpRequest
     from shell.run.executor import Executor
     from shell.run.loop import run_operation
+
+    class Watched(Executor):
+        def execute(self, step: Any) -> Any:
+            if before_step is not None:
+                before_step(step)
+            return super().execute(step)
 
     agent = tmp_path / "agent.sh"
     agent.write_text(script)
@@ -61,7 +70,7 @@ def scale_up_with_agent(tmux_server: TmuxServer, tmp_path: Path, clean_env: dict
     run_env = {"OMX_TEAM_SCALING_ENABLED": "1", "HOME": str(tmp_path), **request.pop("env", {})}
     scale_up = ScaleUpRequest(team="alpha", cwd=str(work), env=run_env, cli_paths={"placeholder": str(agent)},
                               existing_shells=("/bin/bash",), **request)
-    done, _journal, _audit = run_operation("team.scale_up", scale_up, Executor(env=env, tmux_socket=tmux_server.name),
+    done, _journal, _audit = run_operation("team.scale_up", scale_up, Watched(env=env, tmux_socket=tmux_server.name),
                                            env=env, audit=False)
     return done, env, work, leader
 
@@ -277,3 +286,54 @@ def test_an_agent_that_ignores_sighup_goes_with_its_pane(tmux_server: TmuxServer
     while any(alive(pid) for pid in removed) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert [pid for pid in removed if alive(pid)] == [] and all(alive(pid) for pid in kept)
+
+
+def _typing_a_task(step: Any) -> bool:
+    """A trigger typed into a new worker's pane: its agent started, it is no member yet (worker.py)."""
+    args = getattr(step, "args", ())
+    return getattr(step, "op", "") == "run" and args[:1] == ("send-keys",) and "-l" in args
+
+
+def _interrupt_at_typing(step: Any) -> None:
+    if _typing_a_task(step):  # a first Ctrl-C: the run undoes itself at its next step boundary
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def _abandon_at_typing(step: Any) -> None:
+    if _typing_a_task(step):  # a run that stops at once (a second Ctrl-C): its panes are left to the next command
+        raise KeyboardInterrupt
+
+
+@pytest.mark.tmux_executors("control")
+@pytest.mark.parametrize("path", ["rollback", "interrupt", "abandoned, then debt reconcile"])
+def test_an_agent_that_ignores_sighup_goes_with_its_pane_however_it_is_removed(
+        tmux_server: TmuxServer, tmp_path: Path, clean_env: dict[str, str], path: str) -> None:
+    """The same stand-in, removed by a scale-up's rollback, by the undo of an interrupted scale-up, and by
+    ``team debt reconcile`` after a scale-up that stopped at once: none of its processes is left. panefleet
+    signals no pid itself (the pane's own shell ends its process group), so a reused pid is never hit."""
+    pids = tmp_path / "pids"
+    agent = HUP_IGNORING_AGENT.format(pids=pids)
+    request: dict[str, Any] = {"count": 2}
+    if path == "rollback":
+        request["env"] = {"OMX_TEAM_SCALE_UP_INJECT_FAILURE": "post-dispatch-rollback"}
+    hook = {"interrupt": _interrupt_at_typing, "abandoned, then debt reconcile": _abandon_at_typing}.get(path)
+    try:
+        done, env, work, _leader = scale_up_with_agent(tmux_server, tmp_path, clean_env, agent, before_step=hook,
+                                                       **request)
+    except KeyboardInterrupt:
+        env = {**clean_env, "PANEFLEET_TMUX_SOCKET": tmux_server.name, "OMX_TEAM_SCALING_ENABLED": "1"}
+        work = tmp_path / "work"
+        code, reconciled = pf_json("team", "debt", "reconcile", "alpha", "--cwd", str(work), env=env)
+        assert code == 0 and len(reconciled["strayPanes"]["removed"]) == 2, reconciled
+    else:
+        assert done.outcome.status == "error", done.outcome
+        assert done.outcome.message == ("interrupted" if path == "interrupt" else
+                                        "scale_up_worker_materialization_failed:worker-1:"
+                                        "injected_scale_up_failure:post-dispatch-rollback"), done.outcome
+    started = [int(pid) for line in pids.read_text().splitlines() for pid in line.split()[1:]]
+    assert len(started) == 4  # two agents, each with its child
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [pid for pid in started if alive(pid)] == []
+    assert json.loads((work / ".omx" / "state" / "team" / "alpha" / "config.json").read_text())["workers"] == []
