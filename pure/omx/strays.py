@@ -90,6 +90,8 @@ class Sweep:
     trees_removed: tuple[str, ...] = ()  # worktrees (or their new branches) that an intent named
     trees_kept: tuple[tuple[str, str], ...] = ()  # such a worktree's path, and why it is still there
     kept_members: tuple[kept_workers.Kept, ...] = ()  # members a rollback kept: not the sweep's to remove
+    # tmux could not be asked: the non-members whose folder or intent a live stray may still use
+    unproven: tuple[str, ...] = ()
 
     def to_json(self) -> Json:
         out: Json = {"removed": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker} for s in self.removed],
@@ -114,6 +116,9 @@ class Sweep:
         for stray, why in self.kept:
             if stray.worker in workers:
                 return f"stray_pane_kept:{stray.worker}:{stray.pane_id}:{why}"
+        for worker in self.unproven:  # its records may pin a live stray: neither overwritten nor removed
+            if worker in workers:
+                return f"stray_listing_unavailable:{worker}"
         return None
 
     def debts(self) -> tuple[m.Debt, ...]:
@@ -139,6 +144,7 @@ class Leftovers:
     # by worker: the worktree a non-member's intent names, and whether its path is there
     worktrees: tuple[tuple[str, wt.Worktree, bool], ...] = ()
     kept: tuple[kept_workers.Kept, ...] = ()  # members a rollback kept (pure/omx/kept_workers.py)
+    intents: tuple[str, ...] = ()  # the non-members that have an intent
 
     @property
     def workers(self) -> tuple[str, ...]:
@@ -175,7 +181,8 @@ def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
             there = yield from expect(m.Stat(path=tree.path), m.Value)
             trees.append((worker, tree, there.value != "absent"))
     return Leftovers(folders=tuple(left), scripts=tuple(n for n in scripts if n in left), suspect=suspect,
-                     worktrees=tuple(trees), kept=tuple(kept))
+                     worktrees=tuple(trees), kept=tuple(kept),
+                     intents=tuple(sorted({w for w, kind in files if kind == "intent"} - members, key=_index)))
 
 
 def _index(worker: str) -> int:
@@ -301,7 +308,8 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
     surveyed = yield from survey(paths, config)
     leftovers = surveyed.files
     if surveyed.strays is None:  # tmux could not be asked: a pane may run a leftover script, touch nothing
-        return Sweep()
+        return Sweep(unproven=tuple(sorted({*leftovers.folders, *leftovers.intents}, key=_index)),
+                     kept_members=leftovers.kept)
     strays = surveyed.strays
     removed: list[Stray] = []
     kept: list[tuple[Stray, str]] = []

@@ -226,6 +226,10 @@ def _fixed(text: str) -> Sentence:
                                             team_=_team(scene, match), server=scene.server())
 
 
+# why a stray pane was kept (pure/omx/strays.py ``pin_of``)
+_STRAY_WHY = {"stray_pid_unrecorded": "no record pins its process",
+              "stray_pid_changed": "it runs another process than the one recorded"}
+
 # a scale-down that met earlier cleanup debt it cannot trust (pure/omx/debt.py)
 _UNTOUCHED = ("nothing was done: scale-down settles earlier cleanup debt first and stopped there (no membership "
               "change, no status change, no tmux call).")
@@ -341,6 +345,15 @@ RULES: tuple[tuple[re.Pattern[str], str | None, Sentence], ...] = (
     _rule(r"placeholder_agent_unavailable:.*", None,
           lambda m, s: "The placeholder agent (shell/placeholder_agent.sh) is missing from this installation; "
                        "reinstall panefleet."),
+    # a worker a run that did not finish left (pure/omx/strays.py ``Sweep.blocking``): scale-up and respawn
+    _rule(r"(?:scale_up|respawn)_stray_pane_kept:(?P<worker>[^:]+):(?P<pane>[^:]+):(.*)", None,
+          lambda m, s: f"A pane a run that did not finish left ({m['pane']}, running {m['worker']}'s startup "
+                       f"script) could not be proven ours ({_STRAY_WHY.get(m[3].split(':')[0], 'its proof failed')}),"
+                       f" so {m['worker']}'s records that pin it are kept and nothing was changed; {_debt_hint(s)}."),
+    _rule(r"(?:scale_up|respawn)_stray_listing_unavailable:(?P<worker>.+)", None,
+          lambda m, s: f"tmux could not list its panes, so panefleet cannot tell whether a pane a run that did "
+                       f"not finish left for {m['worker']} still runs; its records are kept and nothing was "
+                       f"changed. Retry once `tmux list-panes -a` answers; {_debt_hint(s)}."),
     _rule(r"scale_up_rollback_cleanup_debt:(.*)", None,
           lambda m, s: "Part of the rollback could not be proven safe: what is listed below was kept as cleanup "
                        f"debt, never killed; {_debt_hint(s)}."),

@@ -70,6 +70,10 @@ EXAMPLES = [
     ("worker_cli_not_ready:claude:worker-2:onboarding not done (/h/.claude.json); fix: run `claude` once as this "
      "user and finish its first-run questions", "worker_cli_not_ready"),
     ("placeholder_agent_unavailable: the panefleet placeholder agent was not found", "placeholder_agent_unavailable"),
+    ("scale_up_stray_pane_kept:worker-3:%7:stray_pid_unrecorded:%7", "scale_up_stray_pane_kept"),
+    ("respawn_stray_pane_kept:worker-3:%7:pane_pid_changed", "respawn_stray_pane_kept"),
+    ("scale_up_stray_listing_unavailable:worker-3", "scale_up_stray_listing_unavailable"),
+    ("respawn_stray_listing_unavailable:worker-3", "respawn_stray_listing_unavailable"),
     ("scale_up_rollback_cleanup_debt:pane_pid_changed:%5", "scale_up_rollback_cleanup_debt"),
     ("scale_up_rollback_membership_persistence_failed:EIO", "scale_up_rollback_membership_persistence_failed"),
     ("scale_up_worker_start_failed:worker-2:codex exited 1", "scale_up_worker_start_failed"),
