@@ -76,9 +76,11 @@ def observe(target: Target) -> Observed:
         raise FleetReadError(f"team {target.spec.name}: {paths.config}: {exc}") from None
     reports = {r["name"]: r for r in status.get("panes") or [] if isinstance(r, dict) and r.get("role") == "worker"}
     leader = next((r for r in status.get("panes") or [] if isinstance(r, dict) and r.get("role") == "leader"), {})
+    # a worker a rollback kept (pure/omx/kept_workers.py) is debt the sweep removes, not one of a group's
+    kept = {k.get("worker") for k in status.get("keptWorkers") or [] if isinstance(k, dict)}
     workers = []
     for record in config.get("workers") or []:
-        if not isinstance(record, dict) or not isinstance(record.get("name"), str):
+        if not isinstance(record, dict) or not isinstance(record.get("name"), str) or record["name"] in kept:
             continue
         report = reports.get(record["name"], {})
         pane, why = _pane_state(report, down)

@@ -355,3 +355,25 @@ def test_what_a_killed_run_left_is_named_in_the_plan_and_swept(fleet: Fleet) -> 
     assert fleet.run("apply", "--yes").returncode == 0
     assert not left.exists()
     fleet.assert_proven()
+
+
+def test_a_worker_a_rollback_kept_is_swept_and_replaced(fleet: Fleet) -> None:
+    """A member a rolled-back scale-up had to keep (pure/omx/kept_workers.py: its record written here
+    as that rollback writes it) is not one of its group's workers: the plan sweeps it and adds one in
+    its place, and after `apply` the fleet matches the file."""
+    fleet.write(2)
+    assert fleet.run("apply", "--yes").returncode == 0
+    pane, pid = fleet.workers()["worker-2"]
+    runtime = fleet.project / ".omx/state/team/alpha/runtime"
+    (runtime / "worker-2.intent").write_text(json.dumps({
+        "kind": "kept", "worker": "worker-2", "script": str(runtime / "worker-2-startup.sh"), "pane_id": pane,
+        "pid": pid, "debt": ["pane_teardown_failed"], "reason": "scale_up_dispatch_failed:worker-2:test"}))
+    planned = fleet.run("plan")
+    assert planned.returncode == 0 and "debt swept: kept worker worker-2" in planned.stdout, planned.stdout
+    assert "1 to add" in planned.stdout, planned.stdout
+    applied = fleet.run("apply", "--yes")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert set(fleet.workers()) == {"worker-1", "worker-3"} and pane not in fleet.server.panes()
+    assert not (runtime / "worker-2.intent").exists()
+    assert fleet.run("plan").stdout.strip() == "No changes: the fleet matches panefleet.toml."
+    fleet.assert_proven()
