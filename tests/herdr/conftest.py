@@ -20,6 +20,7 @@ from shell.store.herdr import HerdrStore
 from tests.herdr.fake_herdr.fake import FakeHerdr
 
 FAKE_DIR = Path(__file__).parent / "fake_herdr"
+DIRECT_SPAWN = "PANEFLEET_TEST_HERDR_DIRECT"  # 1: the ``world`` fixture spawns herdr without ``sh``
 FOLLOWER = ("panefleet",)
 
 
@@ -218,8 +219,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def world(herdr_mode: str, tmp_path: Path) -> Iterator[World]:
     version, last_pane = HERDR_MODES[herdr_mode]
     # 0.8.2 goes through the production executor (herdr spawned by ``sh``); 0.9, the same executable
-    # spawned directly, to keep the doubled suite's time bounded (SubprocessExecutor).
-    w = World(tmp_path, version=version, last_pane=last_pane, mode=None if version == "0.8.2" else "subprocess")
+    # spawned directly, to keep the doubled suite's time bounded (SubprocessExecutor). The fast tier
+    # (``./dev test fast``) spawns 0.8.2 directly too; the full run keeps ``sh``.
+    direct = version != "0.8.2" or os.environ.get(DIRECT_SPAWN) == "1"
+    w = World(tmp_path, version=version, last_pane=last_pane, mode="subprocess" if direct else None)
     try:
         yield w
     finally:
