@@ -434,8 +434,8 @@ class AdversaryMachine(RuleBasedStateMachine):
         self._status_and_debt_show_agree(team)
 
     def _status_and_debt_show_agree(self, team: str) -> None:
-        """``team status`` and ``team debt show``, run now without faults, name the same debt, stray panes
-        and leftover workers (both read ``strays.survey``, pure/omx/strays.py)."""
+        """``team status`` and ``team debt show``, run now without faults, name the same debt, stray panes,
+        leftover workers and kept workers (both read ``strays.survey``, pure/omx/strays.py)."""
         from pure.omx.scale_down import debt_show_program
         from pure.team_ops import team_status
 
@@ -452,6 +452,8 @@ class AdversaryMachine(RuleBasedStateMachine):
         assert [p["paneId"] for p in said["strayPanes"]] == [p["paneId"] for p in left.get("strayPanes", [])], \
             (said, report)
         assert said.get("leftoverWorkers", []) == left.get("leftoverWorkers", []), (said, report)
+        assert said.get("keptWorkers", []) == left.get("keptWorkers", []), (said, report)
+        TOTALS["agreed on kept workers"] += bool(said.get("keptWorkers"))
         TOTALS["agreed on debt"] += said["debt"] is not None
         TOTALS["agreed on strays or leftovers"] += bool(said["strayPanes"] or said.get("leftoverWorkers"))
 
