@@ -167,8 +167,9 @@ def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
     # A scale-up makes a worker's folder before anything else of it; a scale-down removes the folder
     # and, as oh-my-codex does, leaves the startup script: a folder is what marks a leftover worker.
     left = [name for name in folders.names or () if WORKER_NAME.fullmatch(name) and name not in members | in_debt]
+    intents = {w for w, kind in files if kind == "intent"}
     trees, kept = [], []  # of non-members; of members
-    for worker in sorted({w for w, kind in files if kind == "intent"}, key=_index):
+    for worker in sorted(intents, key=_index):
         data = yield from expect(m.ReadFile(path=paths.intent(worker)), m.FileData)
         record = None if data.content is None else parse_object(data.content, paths.intent(worker)).value_or(None)
         if worker in members:  # a member's intent: a respawn's, or a rollback's record of a kept worker
@@ -182,7 +183,7 @@ def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
             trees.append((worker, tree, there.value != "absent"))
     return Leftovers(folders=tuple(left), scripts=tuple(n for n in scripts if n in left), suspect=suspect,
                      worktrees=tuple(trees), kept=tuple(kept),
-                     intents=tuple(sorted({w for w, kind in files if kind == "intent"} - members, key=_index)))
+                     intents=tuple(sorted(intents - members, key=_index)))
 
 
 def _index(worker: str) -> int:
