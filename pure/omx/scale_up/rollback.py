@@ -226,8 +226,10 @@ def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
     _, problem = yield from _guard(lambda: _canonical_cleanup(run, rollback_workers, in_flight, unresolved_names))
     if problem is not None:
         debts.append(CleanupDebt("canonical_cleanup_failed", str(problem)))
-    kept = [(w, kept_workers.debt_codes(w.get("pane_id"), [(d.code, d.subject) for d in debts])) for w in unresolved]
-    _, problem = yield from _guard(lambda: _resource_cleanup(run, unresolved_names, kept, abort.message))
+    codes = [(d.code, d.subject) for d in debts]
+    records = {w["name"]: kept_workers.record_step(paths, w, kept_workers.debt_codes(w.get("pane_id"), codes),
+                                                   abort.message) for w in unresolved}
+    _, problem = yield from _guard(lambda: _resource_cleanup(run, unresolved_names, records))
     if problem is not None:
         debts.append(CleanupDebt("resource_cleanup_failed", str(problem)))
     if not debts:
@@ -303,11 +305,11 @@ def _canonical_cleanup(run: Run, rollback_workers: list[Json], in_flight: InFlig
             raise StepFailure(f"worker directory still present: {paths.worker_dir(name)}")
 
 
-def _resource_cleanup(run: Run, unresolved: set[str], kept: list[tuple[Json, list[str]]], reason: str) -> Gen[None]:
+def _resource_cleanup(run: Run, unresolved: set[str], kept: dict[str, m.WriteFile]) -> Gen[None]:
     """Resource cleanup: root AGENTS, created worktrees (and branches), prepared dirs, startup scripts,
     and the intents (``pure/omx/strays.py``) but of a pane neither proven gone nor kept as a member, or
-    of a worktree that could not be removed. A worker kept as a member (with its debt codes) gets its
-    record instead (``pure/omx/kept_workers.py``)."""
+    of a worktree that could not be removed. A worker ``kept`` as a member gets its record instead
+    (``pure/omx/kept_workers.py``)."""
     paths = run.paths
     problems: list[str] = []
     log = run.undo
@@ -329,10 +331,9 @@ def _resource_cleanup(run: Run, unresolved: set[str], kept: list[tuple[Json, lis
     for script in log.of(undo.Script):
         if script.worker not in unresolved:
             yield from acked(m.RemovePath(path=script.path))
-    members = {w["name"]: (w, codes) for w, codes in kept}
     for worker in folders:  # an intent is written from a worker's worktree or split on
-        if worker in members:
-            yield from acked(kept_workers.record_step(paths, *members[worker], reason))
+        if worker in kept:
+            yield from acked(kept[worker])
         elif worker not in unresolved and worker not in kept_trees:
             yield from acked(m.RemovePath(path=paths.intent(worker)))  # its pane gone
     if not run.runtime_existed and not unresolved and not kept_trees:  # it holds the kept intents
