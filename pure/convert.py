@@ -151,10 +151,7 @@ CONVERTER = _make_converter()
 for _union, _tag in ((m.Step, "op"), (m.Observation, "kind"), (m.Decision, "kind")):
     CONVERTER.register_structure_hook(*_tagged(_union, _tag))
 
-# A field declared with ``metadata=OMIT_NONE`` is left out of the JSON form while it is None (and read
-# as None when absent): a field added later keeps every document written before it unchanged (the
-# Herdr machine of pure/herdr/fleet/vocabulary.py, pure/herdr/records.py).
-OMIT_NONE = {"wire_omit_none": True}
+OMIT_NONE = m.OMIT_NONE  # the Herdr machine of pure/herdr/fleet/vocabulary.py, pure/herdr/records.py; steps' effects
 
 
 def _omits_none(cls: Any) -> bool:

@@ -7,9 +7,9 @@ language needs only the committed JSON Schema and the golden corpus.
 
 from __future__ import annotations
 
-from typing import Literal, NewType, Union
+from typing import Any, Literal, NewType, TypeVar, Union
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 FORMAT_VERSION = "1.0"
 # The largest integer every JSON reader keeps exact (2^53-1): pids, counters and sizes stay within it.
@@ -19,6 +19,36 @@ MAX_SAFE_INTEGER = 2**53 - 1
 JsonValue = NewType("JsonValue", object)
 
 Tool = Literal["tmux", "git", "herdr", "sh"]
+
+# A field declared with ``metadata=OMIT_NONE`` is left out of the JSON form while it is None (and read
+# as None when absent): a field added later keeps every document written before it unchanged
+# (pure/convert.py applies it).
+OMIT_NONE = {"wire_omit_none": True}
+
+EffectAction = Literal["add", "change", "remove", "debt"]
+EffectKind = Literal["worker", "session", "pane", "workspace", "run", "team", "config", "task", "dispatch", "events",
+                     "debt", "file", "step"]
+
+
+@frozen(kw_only=True)
+class Effect:
+    """What a mutating step changes, in the domain's words, stated where the planner builds the step:
+    ``add worker-3``, ``remove pane %9: killed after proof (pid 41)``, ``change config.json: generation
+    4 → 5``. Steps that change the same ``(kind, subject)`` make one line of the plan view
+    (shell/cli/plan_view.py), which only groups and prints them."""
+
+    action: EffectAction
+    kind: EffectKind
+    subject: str
+    detail: str = ""
+
+
+def effect(action: EffectAction, kind: EffectKind, subject: str, detail: str = "") -> Effect:
+    return Effect(action=action, kind=kind, subject=subject, detail=detail)
+
+
+def _effect() -> Any:
+    return field(default=None, metadata=OMIT_NONE)
 
 
 # --------------------------------------------------------------------------------------------- steps
@@ -38,6 +68,7 @@ class Run:
     cwd: str | None = None
     mutates: bool = False
     note: str = ""
+    effect: Effect | None = _effect()
 
 
 @frozen(kw_only=True)
@@ -55,6 +86,7 @@ class WriteFile:
     content: str
     mode: int | None = None
     note: str = ""
+    effect: Effect | None = _effect()
 
 
 @frozen(kw_only=True)
@@ -62,6 +94,7 @@ class AppendFile:
     op: Literal["append_file"] = "append_file"
     path: str
     content: str
+    effect: Effect | None = _effect()
 
 
 @frozen(kw_only=True)
@@ -72,6 +105,7 @@ class RemovePath:
     path: str
     recursive: bool = False
     note: str = ""
+    effect: Effect | None = _effect()
 
 
 @frozen(kw_only=True)
@@ -79,6 +113,7 @@ class MakeDir:
     op: Literal["mkdir"] = "mkdir"
     path: str
     exist_ok: bool = True
+    effect: Effect | None = _effect()
 
 
 @frozen(kw_only=True)
@@ -145,6 +180,15 @@ class Store:
     op: Literal["store"] = "store"
     action: str
     payload: JsonValue = JsonValue({})
+    effect: Effect | None = _effect()
+
+
+StepT = TypeVar("StepT", Run, WriteFile, AppendFile, RemovePath, MakeDir, Store)
+
+
+def stating(step: StepT, what: Effect | None) -> StepT:
+    """``step`` with the effect its planner states (kept as it is when ``what`` is None)."""
+    return step if what is None else evolve(step, effect=what)
 
 
 Step = Union[

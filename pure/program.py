@@ -27,7 +27,7 @@ replay does the same (``shell/run/loop.py``).
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Sequence
-from typing import Literal, TypeVar, Union
+from typing import Literal, TypeVar, Union, cast
 
 import attrs
 from attrs import frozen
@@ -38,6 +38,7 @@ from pure.model import (
     AppendFile,
     Debt,
     Done,
+    Effect,
     Entry,
     FileData,
     JsonResult,
@@ -233,6 +234,35 @@ def uninterrupted(action: Gen[T], *, answers: bool = False) -> Gen[T]:
         raise
     yield Hold(on=False, answered=answers)
     return result
+
+
+def changing(what: Effect, action: Gen[T]) -> Gen[T]:
+    """Run ``action``, every change step of it that states no effect of its own stating ``what``: a
+    part of a program that changes one thing (a worker's folder, script and intent) says so once. An
+    interrupt or a driver's close reaches ``action`` as it would without this."""
+    try:
+        item = next(action)
+    except StopIteration as stop:
+        return cast(T, stop.value)
+    while True:
+        if isinstance(item, (Run, WriteFile, AppendFile, RemovePath, MakeDir, Store)) and is_mutation(item) \
+                and item.effect is None:
+            item = attrs.evolve(item, effect=what)
+        try:
+            answer = yield item
+        except GeneratorExit:
+            action.close()
+            raise
+        except BaseException as error:  # noqa: BLE001 - an interrupt, passed on to ``action``
+            try:
+                item = action.throw(error)
+            except StopIteration as stop:
+                return cast(T, stop.value)
+        else:
+            try:
+                item = action.send(answer)
+            except StopIteration as stop:
+                return cast(T, stop.value)
 
 
 def is_mutation(step: Step) -> bool:

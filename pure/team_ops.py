@@ -25,7 +25,7 @@ from pure.omx import codec, instructions, locks, strays, txn, undelivered
 from pure.omx import dispatch as dsp
 from pure.omx import state as st
 from pure.omx.txn import read_text
-from pure.program import Gen, PlanError, Program, expect, fail
+from pure.program import Gen, PlanError, Program, changing, expect, fail
 from pure.tmux import facts
 
 SESSION_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -135,7 +135,8 @@ def team_init(req: TeamInitRequest) -> Program:
     leader = req.leader_pane
     if req.new_session:
         command = (req.leader_command,) if req.leader_command else ()
-        created = yield from expect(t.new_session_step(session, req.cwd, *command), m.Proc)
+        created = yield from expect(t.new_session_step(session, req.cwd, *command, effect=m.effect(
+            "add", "session", session, "new tmux session; its first pane is the leader")), m.Proc)
         first = t.answered_pane(created)[0]
         if created.exit_code != 0 or not t.is_pane_id(first):
             raise fail(f"Failed to create tmux session {session}: {created.stderr.strip() or first}")
@@ -149,7 +150,8 @@ def team_init(req: TeamInitRequest) -> Program:
     claim = yield from t.prove_claimable(leader, owner_id)
     if claim.token is None:
         raise fail(_unclaimable(claim.proof), status="refused")
-    tagged = yield from expect(t.tag_step(claim.token, owner_id), m.Proc)
+    tagged = yield from expect(t.tag_step(claim.token, owner_id, m.effect(
+        "change", "pane", leader, f"leader pane: owner tag set to {owner_id} (pid {claim.token.pid} pinned)")), m.Proc)
     if tagged.exit_code != 0:
         raise fail(f"failed to tag tmux pane {leader}: {tagged.stderr.strip()}")
     where = yield from expect(t.tmux("display-message", "-p", "-t", leader, facts.SESSION_NAME.format), m.Proc)
@@ -165,8 +167,8 @@ def team_init(req: TeamInitRequest) -> Program:
         sources.append((yield from read_text(source)))
     agents = instructions.compose(req.team, sources)
     try:
-        yield from locks.with_barrier(paths, lambda _barrier: _write_initial_state(paths, config, manifest,
-                                                                                   now.value, agents))
+        yield from changing(m.effect("add", "team", req.team, f"team state in {paths.team_dir}"), locks.with_barrier(
+            paths, lambda _barrier: _write_initial_state(paths, config, manifest, now.value, agents)))
     except PlanError as failed:  # nothing of the team may outlive it: its session or its tag on the leader
         tagged_before = claim.proof.owner is not None and claim.proof.owner.kind == "value"
         undone = yield from _undo_init(leader, claim.token.pid, owner_id, created=req.new_session,
@@ -182,7 +184,9 @@ def _undo_init(leader: str, pid: int, owner_id: str, *, created: bool, tagged_be
     (kept when the pane had that tag already). Each after its proof; what cannot be proven is said."""
     if created:
         report = yield from t.teardown([t.TeardownTarget(pane_id=leader, pid=pid)], owner_id=owner_id,
-                                       authorize=True)
+                                       authorize=True, effects={leader: m.effect(
+                                           "remove", "pane", leader, "the leader pane of the session it started, "
+                                                                     "killed again (its state could not be written)")})
         if report.results and report.results[0].resolved:
             return f"undone: killed pane {leader}, and with it the tmux session it had started"
         return f"the tmux session it started (pane {leader}) could not be proven safe to kill and is left"
@@ -190,7 +194,8 @@ def _undo_init(leader: str, pid: int, owner_id: str, *, created: bool, tagged_be
         return f"the leader pane {leader} keeps the owner tag it already had"
     proof = yield from t.prove_owned(leader, pid, owner_id)
     if proof.token is not None:
-        untagged = yield from expect(t.untag_step(proof.token), m.Proc)
+        untagged = yield from expect(t.untag_step(proof.token, m.effect(
+            "change", "pane", leader, "owner tag removed again (the team's state could not be written)")), m.Proc)
         if untagged.exit_code == 0:
             return f"undone: removed the owner tag it had set on the leader pane {leader}"
     return f"the owner tag it set on the leader pane {leader} could not be removed (the pane is not proven)"

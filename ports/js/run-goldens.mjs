@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { answer, PROGRAMS } from './lib/cli.mjs';
 import { canonical, deepEqual } from './lib/json.mjs';
-import { decide } from './lib/program.mjs';
+import { decide, written } from './lib/program.mjs';
 import { decode, ref, SCHEMA, validate } from './lib/schema.mjs';
 import { ownerFromAnswer, verdictFromAnswer } from './lib/tmux.mjs';
 
@@ -55,7 +55,7 @@ function decisionGolden(data, where) {
   const journal = data.journal.map((/** @type {any} */ e) => decode(e, ref('Entry')));
   const want = decode(data.decision, ref(described.decision));
   for (let i = 0; i < firstMisfit(want, journal.length); i++) {
-    same(`${where} step ${i}`, decide(() => program(request), journal.slice(0, i)), { kind: 'next', steps: [journal[i].step] });
+    same(`${where} step ${i}`, decide(() => program(request), journal.slice(0, i)), { kind: 'next', steps: [written(journal[i].step)] });
   }
   same(`${where} decision`, decide(() => program(request), journal), want);
 }

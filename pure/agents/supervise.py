@@ -97,12 +97,14 @@ def look(cli: str, pane: str, pid: int, owner: str) -> Gen[Look]:
     return Look(watch=seen, screen=sc.classify(cli, shot.stdout, dead=seen.kind == "dead"), text=shot.stdout)
 
 
-def press(pane: str, pid: int, owner: str, *keys: str, literal: bool = False) -> Gen[str | None]:
-    """Keystrokes behind a fresh pinned proof; ``None`` when sent, else why not."""
+def press(pane: str, pid: int, owner: str, *keys: str, literal: bool = False,
+          effect: m.Effect | None = None) -> Gen[str | None]:
+    """Keystrokes behind a fresh pinned proof; ``None`` when sent, else why not. ``effect``: what they
+    change, in the caller's words (pure/program.py ``changing``)."""
     seen = yield from watch(pane, pid, owner)
     if seen.owned is None or seen.owned.dead:
         return seen.reason or f"worker_pane_dead:{pane}"
-    sent = yield from expect(t.send_keys_step(seen.owned, *keys, literal=literal), m.Proc)
+    sent = yield from expect(t.send_keys_step(seen.owned, *keys, literal=literal, effect=effect), m.Proc)
     if sent.exit_code != 0:
         return f"tmux_send_keys_failed:{pane}:{sent.stderr.strip() or sent.exit_code}"
     return None
@@ -183,10 +185,11 @@ def _answer(item: Starting, screen: sc.Screen, policy: Policy, owner: str) -> Ge
     choice = screen.choice
     if choice is None or choice.accept is None or choice.selected is None:
         return f"{screen.state}_unreadable: no highlighted option or no accepting option on screen"
+    said = m.effect("change", "worker", item.worker, f"its agent's {screen.state} prompt answered")
     if choice.selected == choice.accept:
-        return (yield from press(item.pane, item.pid, owner, "Enter"))
+        return (yield from press(item.pane, item.pid, owner, "Enter", effect=said))
     key = "Down" if choice.accept > choice.selected else "Up"
-    return (yield from press(item.pane, item.pid, owner, *([key] * abs(choice.accept - choice.selected))))
+    return (yield from press(item.pane, item.pid, owner, *([key] * abs(choice.accept - choice.selected)), effect=said))
 
 
 def wait_until_ready(items: Sequence[Starting], owner: str, policy: Policy) -> Gen[tuple[Started, ...]]:
@@ -322,7 +325,8 @@ def deliver_all(messages: Sequence[Message], owner: str) -> Gen[dict[str, Delive
         if before.screen is None or before.watch.kind != "live":
             lost(message, before.watch.reason or "worker_pane_dead")
             continue
-        problem = yield from press(message.pane, message.pid, owner, message.text, literal=True)
+        problem = yield from press(message.pane, message.pid, owner, message.text, literal=True,
+                                   effect=_typed_into(message))
         if problem is not None:
             lost(message, problem)
             continue
@@ -343,7 +347,7 @@ def deliver_all(messages: Sequence[Message], owner: str) -> Gen[dict[str, Delive
             break
         for message in pending:
             for _ in range(_submit_keys(message.cli)):
-                problem = yield from press(message.pane, message.pid, owner, t.SUBMIT_KEY)
+                problem = yield from press(message.pane, message.pid, owner, t.SUBMIT_KEY, effect=_typed_into(message))
                 if problem is not None:
                     lost(message, problem, round_number)
                     break
@@ -364,6 +368,11 @@ def deliver_all(messages: Sequence[Message], owner: str) -> Gen[dict[str, Delive
             ok=False, reason=f"not_delivered:still_in_the_input_line_after_{SUBMIT_ROUNDS}_rounds",
             rounds=SUBMIT_ROUNDS)
     return done
+
+
+def _typed_into(message: Message) -> m.Effect | None:
+    """A message for a named worker changes that worker; else the caller says what it changes."""
+    return m.effect("change", "worker", message.worker, "message typed") if message.worker else None
 
 
 def _poll(messages: Sequence[Message], owner: str, polls: int, settled: Callable[[Message, Look], bool],

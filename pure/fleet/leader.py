@@ -40,17 +40,20 @@ class RestoreLeaderRequest:
     env: dict[str, str] = field(factory=dict)
 
 
-def make_leader_pane(session: str, cwd: str, pin_dir: str) -> Gen[tuple[str, int | None]]:
-    """A new pane for a leader — a window of ``session`` when it exists, else the session itself —
-    and its pid pinned right after (None when it could not be: the pane is then never killed). The
-    pane pins itself in ``pin_dir`` too (``leftover_leaders``)."""
-    yield from expect(m.MakeDir(path=pin_dir), m.Ack)
+def make_leader_pane(team: str, session: str, cwd: str, pin_dir: str,
+                     action: m.EffectAction = "add") -> Gen[tuple[str, int | None]]:
+    """A new pane for ``team``'s leader — a window of ``session`` when it exists, else the session
+    itself — and its pid pinned right after (None when it could not be: the pane is then never killed).
+    The pane pins itself in ``pin_dir`` too (``leftover_leaders``)."""
+    yield from expect(m.MakeDir(path=pin_dir, effect=m.effect(action, "team", team)), m.Ack)
     command = startup_script.self_pinned_shell_command(pin_dir)
     exists = yield from expect(t.tmux("has-session", "-t", f"={session}"), m.Proc)
     if exists.exit_code == 0:
-        made = yield from expect(t.leader_window_step(session, cwd, command), m.Proc)
+        made = yield from expect(t.leader_window_step(session, cwd, command, m.effect(
+            action, "team", team, f"new leader pane in a new window of tmux session {session}")), m.Proc)
     else:
-        made = yield from expect(t.new_session_step(session, cwd, command), m.Proc)
+        made = yield from expect(t.new_session_step(session, cwd, command, effect=m.effect(
+            action, "team", team, f"new tmux session {session} for its leader pane")), m.Proc)
     pane = t.answered_pane(made)[0]
     if made.exit_code != 0 or not t.is_pane_id(pane):
         raise fail(f"cannot make a leader pane in tmux session {session}: {made.stderr.strip() or pane}")
@@ -71,17 +74,20 @@ def leftover_leaders(pin_dir: str) -> Gen[tuple[str, ...]]:
         own = yield from expect(m.ReadFile(path=startup_script.self_pin_path(pin_dir, pane)), m.FileData)
         if t.parse_pid((own.content or "").strip()) != pid:
             continue
-        report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False)
+        report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False,
+                                       effects={pane: m.effect("remove", "pane", pane, "a leader pane a killed run "
+                                                               f"left, removed after proof (pid {pid})")})
         killed.extend(report.resolved_ids())
     return tuple(killed)
 
 
-def _take_back(pane: str, pid: int | None, why: str) -> Gen[str]:
+def _take_back(team: str, pane: str, pid: int | None, why: str) -> Gen[str]:
     """Kill a leader pane this program made, while it still runs the process pinned when it was made
     (no owner check: it may not be tagged yet)."""
     if pid is None:
         return f"{why}; the pane {pane} it made could not be pinned and is left"
-    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False)
+    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False,
+                                   effects={pane: m.effect("change", "team", team, "its new leader pane killed again")})
     if report.results and report.results[0].resolved:
         return f"{why}; the pane {pane} it made was killed again"
     return f"{why}; the pane {pane} it made could not be proven safe to kill and is left"
@@ -99,11 +105,11 @@ def team_up(req: TeamUpRequest) -> Program:
     if (yield from expect(m.Stat(path=req.cwd), m.Value)).value != "dir":  # before any pane is made
         raise fail(f"working directory does not exist: {req.cwd}", status="refused")
     yield from leftover_leaders(paths.team_dir)
-    pane, pid = yield from uninterrupted(make_leader_pane(req.session, req.cwd, paths.team_dir))
+    pane, pid = yield from uninterrupted(make_leader_pane(req.team, req.session, req.cwd, paths.team_dir))
     try:
         done: m.Done = yield from team_init(attrs.evolve(init, leader_pane=pane))
     except PlanError as failed:
-        undone = yield from uninterrupted(_take_back(pane, pid, failed.outcome.message), answers=True)
+        undone = yield from uninterrupted(_take_back(req.team, pane, pid, failed.outcome.message), answers=True)
         raise fail(undone, failed.outcome.status) from None
     return done
 
@@ -136,18 +142,19 @@ def _restore(req: RestoreLeaderRequest, paths: TeamPaths) -> Gen[m.Done]:
     session = str(config.get("tmux_session") or f"omx-team-{req.team}")
     cwd = str(config.get("leader_cwd") or req.cwd)
     yield from leftover_leaders(paths.team_dir)
-    pane, pid = yield from uninterrupted(make_leader_pane(session, cwd, paths.team_dir))
+    pane, pid = yield from uninterrupted(make_leader_pane(req.team, session, cwd, paths.team_dir, "change"))
     try:
         claim = yield from t.prove_claimable(pane, owner)
         if claim.token is None or claim.token.pid != pid:
             raise fail(f"leader_pane_unproven:{pane}: {claim.proof.code}")
-        tagged = yield from expect(t.tag_step(claim.token, owner), m.Proc)
+        tagged = yield from expect(t.tag_step(claim.token, owner, m.effect(
+            "change", "team", req.team, f"its new leader pane tagged {owner} (pid {claim.token.pid} pinned)")), m.Proc)
         if tagged.exit_code != 0:
             raise fail(f"failed to tag tmux pane {pane}: {tagged.stderr.strip()}")
         updates = {"leader_pane_id": pane, "leader_pane_pid": claim.token.pid}
         yield from save_config(paths, int(config.get("config_generation", 0)), updates, None)
     except PlanError as failed:
-        undone = yield from uninterrupted(_take_back(pane, pid, failed.outcome.message), answers=True)
+        undone = yield from uninterrupted(_take_back(req.team, pane, pid, failed.outcome.message), answers=True)
         raise fail(undone, failed.outcome.status) from None
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(
         {"ok": True, "team": req.team, "leaderPaneId": pane, "leaderPanePid": claim.token.pid,

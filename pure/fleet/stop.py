@@ -22,7 +22,7 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure import tmux as t
-from pure.omx import transcripts
+from pure.omx import effects, transcripts
 from pure.omx.codec import parse_object, render_json
 from pure.omx.locks import with_scaling_lock
 from pure.omx.scale_up.config import locked_state
@@ -61,20 +61,25 @@ def _stop(req: StopRequest, paths: TeamPaths) -> Gen[m.Done]:
     if req.wait_ms > 0 and workers:
         acks = yield from _ask_and_wait(paths, [str(w["name"]) for w in workers], req.wait_ms)
     owner = str(config.get("tmux_pane_owner_id") or f"team:{req.team}")
+    with_panes = [w for w in workers if isinstance(w.get("pane_id"), str) and w["pane_id"]]
     targets = [t.TeardownTarget(pane_id=str(w["pane_id"]), pid=w.get("pid") if isinstance(w.get("pid"), int) else None)
-               for w in workers if isinstance(w.get("pane_id"), str) and w["pane_id"]]
+               for w in with_panes]
+    named = [str(w["name"]) for w in with_panes]
     leader = config.get("leader_pane_id")
     # each worker's transcript first (pure/omx/transcripts.py), unless the team's folder goes (--purge)
     saved = [] if req.release_leader else (yield from transcripts.keep_records(
         paths, workers, owner, leader_pane_id=leader if isinstance(leader, str) else None))
     report = yield from t.teardown(targets, owner_id=owner, authorize=True,
-                                   leader_pane_id=leader if isinstance(leader, str) else None)
+                                   leader_pane_id=leader if isinstance(leader, str) else None,
+                                   effects={target.pane_id: effects.killed(name, target.pane_id, target.pid, owner)
+                                            for name, target in zip(named, targets, strict=True)})
     kept_panes = [r for r in report.results if not r.resolved]
     if req.release_leader and not kept_panes and isinstance(leader, str) and t.is_pane_id(leader):
         pinned = config.get("leader_pane_pid")
         proof = yield from t.prove_owned(leader, pinned if isinstance(pinned, int) else None, owner)
         if proof.token is not None:
-            yield from expect(t.untag_step(proof.token), m.Proc)
+            yield from expect(t.untag_step(proof.token, m.effect(
+                "change", "pane", leader, "leader pane: owner tag removed (the team is purged)")), m.Proc)
     result: dict[str, Any] = {
         "ok": not kept_panes, "team": req.team, "leaderPaneId": leader,
         "workers": [{"name": w["name"], "paneId": w.get("pane_id"), "ack": acks.get(str(w["name"]), "none")}
@@ -100,7 +105,8 @@ def _ask_and_wait(paths: TeamPaths, names: list[str], wait_ms: int) -> Gen[dict[
     requested_at = str(now.value)
     for name in names:
         yield from expect(m.WriteFile(path=paths.worker_file(name, "shutdown-request.json"), content=render_json(
-            {"requested_at": requested_at, "requested_by": REQUESTED_BY})), m.Ack)
+            {"requested_at": requested_at, "requested_by": REQUESTED_BY}),
+            effect=effects.worker(name, "remove", "asked to shut down")), m.Ack)
     since = parse_iso_ms(requested_at) or 0
     acks: dict[str, str] = {}
     waited = 0

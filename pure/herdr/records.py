@@ -47,7 +47,7 @@ from returns.result import Failure, Result, Success
 
 from pure import wire
 from pure.convert import OMIT_NONE
-from pure.model import JsonResult, JsonValue, Store
+from pure.model import Effect, JsonResult, JsonValue, Store
 
 
 @frozen(kw_only=True)
@@ -69,8 +69,9 @@ class RunRecord:
     machine: str | None = field(default=None, metadata=OMIT_NONE)
 
 
-def store_step(action: str, payload: Mapping[str, Any]) -> Store:
-    return Store(action=action, payload=JsonValue(dict(payload)))
+def store_step(action: str, payload: Mapping[str, Any], effect: Effect | None = None) -> Store:
+    """``effect``: what a write changes, stated by its caller (``pure/herdr/fleet/effects.py``)."""
+    return Store(action=action, payload=JsonValue(dict(payload)), effect=effect)
 
 
 def parse_runs(result: JsonResult) -> Result[tuple[RunRecord, ...], str]:

@@ -31,11 +31,11 @@ from returns.result import Failure
 
 from pure import model as m
 from pure import tmux as t
-from pure.omx import locks, transcripts, txn
+from pure.omx import effects, locks, transcripts, txn
 from pure.omx.codec import Json, is_positive_int, parse_json, render_json
 from pure.omx.paths import is_same_or_inside_path
 from pure.omx.state import TeamPaths, TeamState, check_identity
-from pure.program import Failed, Gen, PlanError, expect, fail
+from pure.program import Failed, Gen, PlanError, changing, expect, fail
 
 REMOVED_NAME_RE = re.compile(r"worker-[0-9]+")
 MALFORMED = "scale_down_cleanup_debt_malformed"
@@ -322,11 +322,12 @@ def _settle_pane(pane: DebtPane, owner_id: str, state: TeamState, paths: TeamPat
         return [f"{pane.pane_id}:team_owner_unavailable"]
     if owner.kind != "value" or owner.value != owner_id:
         return [f"{pane.pane_id}:team_owner_mismatch"]
-    yield from transcripts.keep(team, pane.name, pane.pane_id, pane.pid, owner_id)
+    said = effects.killed(pane.name, pane.pane_id, pane.pid, owner_id)
+    yield from changing(said, transcripts.keep(team, pane.name, pane.pane_id, pane.pid, owner_id))
     report = yield from t.teardown(
         [t.TeardownTarget(pane_id=pane.pane_id, pid=pane.pid)], owner_id=owner_id, authorize=True,
         leader_pane_id=_str_or_none(state.config.get("leader_pane_id")),
-        hud_pane_id=_str_or_none(state.config.get("hud_pane_id")))
+        hud_pane_id=_str_or_none(state.config.get("hud_pane_id")), effects={pane.pane_id: said})
     if pane.pane_id in report.resolved_ids():
         return []
     reasons = [f"{r.pane_id}:{r.reason}" for r in report.proof_failures()]
@@ -345,15 +346,19 @@ def owner_id_of(state: TeamState) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def reconcile(ctx: Ctx, held: locks.Barrier | None = None) -> Gen[Failed | None]:
+def reconcile(ctx: Ctx, held: locks.Barrier | None = None, own: bool = False) -> Gen[Failed | None]:
     """oh-my-codex ``reconcileScaleDownCleanupDebt``: None when no debt is left (its ``{"ok": true}``),
     else why, as a :class:`Failed`: ``refused`` when the record or the team cannot be acted on
     (nothing was done), ``debt`` when panes or resources are still owed (the record says which).
     The caller decides what that failure ends (``pure/omx/scale_down.py``)."""
-    return (yield from locks.with_barrier(ctx.paths, lambda b: _reconcile(ctx, b), held=held))
+    return (yield from locks.with_barrier(ctx.paths, lambda b: _reconcile(ctx, b, own), held=held))
 
 
-def _reconcile(ctx: Ctx, barrier: locks.Barrier) -> Gen[Failed | None]:
+def _reconcile(ctx: Ctx, barrier: locks.Barrier, own: bool) -> Gen[Failed | None]:
+    """``own``: the record is the one the running scale-down wrote to guard its kills (a part of its
+    membership change, pure/omx/effects.py), not debt an earlier run left."""
+    removed = effects.CONFIG_COMPANION if own else effects.cleanup_debt(True, True)
+    rewritten = effects.cleanup_debt(not own, False)
     state = yield from txn.load_team(ctx.paths, barrier)
     if state is None:
         return Failed("refused", f"Team {ctx.paths.team} not found")
@@ -386,7 +391,7 @@ def _reconcile(ctx: Ctx, barrier: locks.Barrier) -> Gen[Failed | None]:
     workers = [w for w in state.config.get("workers", []) if isinstance(w, dict)]
     canonical = [n for n in names if any(w.get("name") == n for w in workers)]
     if len(canonical) == len(names):
-        yield from txn.remove_file(rpaths.debt, note="debt")
+        yield from txn.remove_file(rpaths.debt, note="debt", effect=removed)
         return None
     if canonical:
         return Failed("refused", "scale_down_cleanup_debt_membership_inconsistent")
@@ -406,7 +411,7 @@ def _reconcile(ctx: Ctx, barrier: locks.Barrier) -> Gen[Failed | None]:
     now = (yield from expect(m.Clock(), m.Value)).value if unresolved else ""
     if unresolved:
         record = rewrite(debt, "unresolved", now, [p.to_json() for p in unresolved], reasons)
-        yield from txn.write_text(rpaths.debt, render_json(record), note="debt")
+        yield from txn.write_text(rpaths.debt, render_json(record), note="debt", effect=rewritten)
         return Failed("debt", "scale_down_cleanup_debt_unresolved:" + ",".join(p.pane_id for p in unresolved))
     try:
         yield from cleanup_resources(ctx, rpaths, resources)
@@ -414,9 +419,9 @@ def _reconcile(ctx: Ctx, barrier: locks.Barrier) -> Gen[Failed | None]:
         detail = f"Error: {error.outcome.message}"
         now = (yield from expect(m.Clock(), m.Value)).value
         record = rewrite(debt, "resource_cleanup_pending", now, [], [f"resource_cleanup_failed:{detail}"])
-        yield from txn.write_text(rpaths.debt, render_json(record), note="debt")
+        yield from txn.write_text(rpaths.debt, render_json(record), note="debt", effect=rewritten)
         return Failed("debt", f"scale_down_cleanup_debt_resource_cleanup_failed:{detail}")
-    yield from txn.remove_file(rpaths.debt, note="debt")
+    yield from txn.remove_file(rpaths.debt, note="debt", effect=removed)
     return None
 
 
@@ -455,19 +460,19 @@ def cleanup_resources(ctx: Ctx, rpaths: TeamPaths, resources: list[Json]) -> Gen
         if isinstance(path, str) and path:
             present[r["name"]] = yield from _exists(path)
             if present[r["name"]]:
-                yield from restore_root_agents(rpaths, r["name"], path)
+                yield from changing(effects.worker(r["name"], "remove"), restore_root_agents(rpaths, r["name"], path))
     errors: list[str] = []
     created = [r for r in resources if r.get("worktree_created") is True and present.get(r["name"])
                and isinstance(r.get("worktree_repo_root"), str) and isinstance(r.get("worktree_detached"), bool)]
     for r in reversed(created):
-        proc = yield from _git(r["worktree_repo_root"], "worktree", "remove", "--force", r["worktree_path"],
-                               mutates=True)
+        proc = yield from changing(effects.worker(r["name"], "remove"), _git(
+            r["worktree_repo_root"], "worktree", "remove", "--force", r["worktree_path"], mutates=True))
         if proc.exit_code != 0:
             errors.append(f"remove:{r['worktree_path']}:{proc.stderr.strip() or f'exit_{proc.exit_code}'}")
     if errors:
         raise fail("worktree_rollback_failed:" + " | ".join(errors))
     for r in resources:
-        ack = yield from expect(m.RemovePath(path=rpaths.worker_dir(r["name"]), recursive=True, note="worker dir"),
-                                m.Ack)
+        ack = yield from expect(m.RemovePath(path=rpaths.worker_dir(r["name"]), recursive=True, note="worker dir",
+                                             effect=effects.worker(r["name"], "remove")), m.Ack)
         if not ack.ok:
             raise fail(ack.error)

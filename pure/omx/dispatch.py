@@ -28,6 +28,7 @@ from returns.result import Failure, Result, Success
 
 from pure import model as m
 from pure import tmux as t
+from pure.omx import effects
 from pure.omx.codec import Json, StateError, parse_json, render_json
 from pure.omx.state import TeamPaths
 from pure.omx.txn import NOT_UTF8, malformed
@@ -207,8 +208,10 @@ def read_requests(paths: TeamPaths) -> Gen[list[Any]]:
     return checked.unwrap()
 
 
-def write_requests(paths: TeamPaths, requests: list[Any]) -> Gen[None]:
-    ack = yield from expect(m.WriteFile(path=paths.dispatch_requests, content=render_json(requests)), m.Ack)
+def write_requests(paths: TeamPaths, requests: list[Any], before: list[Any]) -> Gen[None]:
+    """``requests`` over the recorded ones (``before``, as read)."""
+    ack = yield from expect(m.WriteFile(path=paths.dispatch_requests, content=render_json(requests),
+                                        effect=effects.dispatch(before, requests)), m.Ack)
     if not ack.ok:
         raise fail(ack.error)
 
@@ -216,14 +219,14 @@ def write_requests(paths: TeamPaths, requests: list[Any]) -> Gen[None]:
 def append_request(paths: TeamPaths, request: Json) -> Gen[None]:
     """Add ``request`` after the recorded ones."""
     requests = yield from read_requests(paths)
-    yield from write_requests(paths, [*requests, request])
+    yield from write_requests(paths, [*requests, request], requests)
 
 
 def update_request(paths: TeamPaths, request: Json) -> Gen[None]:
     """Write ``request`` over the recorded one of the same ``request_id``, the others as they are."""
     current = yield from read_requests(paths)
     yield from write_requests(paths, [request if isinstance(r, dict) and r.get("request_id") == request["request_id"]
-                                      else r for r in current])
+                                      else r for r in current], current)
 
 
 def watched_outcome(request: Json, ok: bool, reason: str, now: str, attempts: int) -> Json:
@@ -247,7 +250,8 @@ OMX_RESULT_SOURCE = "team.mcp-comm"
 
 def _log_step(cwd: str, now: str, line: Json) -> m.AppendFile:
     path = posixpath.join(cwd, ".omx", "logs", f"team-delivery-{now[:10]}.jsonl")
-    return m.AppendFile(path=path, content=json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return m.AppendFile(path=path, content=json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n",
+                        effect=effects.DELIVERY_LOG)
 
 
 def attempted_log_step(cwd: str, request: Json, now: str) -> m.AppendFile:
@@ -279,7 +283,7 @@ def remove_requests_for(paths: TeamPaths, workers: Sequence[str]) -> Gen[None]:
     if isinstance(checked, Failure):
         return  # read_requests refused it before anything was appended: none of ours is in it
     kept = [r for r in checked.unwrap() if not (isinstance(r, dict) and r.get("to_worker") in workers)]
-    yield from write_requests(paths, kept)  # written even when unchanged (oh-my-codex leaves "[]")
+    yield from write_requests(paths, kept, checked.unwrap())  # written even when unchanged (oh-my-codex leaves "[]")
 
 
 # ------------------------------------------------------------------------------------- delivery

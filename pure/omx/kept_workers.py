@@ -21,6 +21,7 @@ from attrs import frozen
 
 from pure import model as m
 from pure import tmux as t
+from pure.omx import effects
 from pure.omx.codec import Json, render_json
 from pure.omx.state import TeamPaths
 
@@ -47,7 +48,8 @@ def record_step(paths: TeamPaths, worker: Json, debt: Sequence[str], reason: str
     record: Json = {"kind": KIND, "worker": worker["name"], "script": paths.startup_script(worker["index"]),
                     "pane_id": worker.get("pane_id"), "pid": worker.get("pid"), "debt": list(debt),
                     "reason": reason}
-    return m.WriteFile(path=paths.intent(worker["name"]), content=render_json(record))
+    return m.WriteFile(path=paths.intent(worker["name"]), content=render_json(record),
+                       effect=effects.kept_as_debt(worker["name"]))
 
 
 def from_record(record: Json | None, worker: str) -> Kept | None:

@@ -371,6 +371,15 @@ def plan_placements(boxes: Mapping[str, PaneBox], candidates: Sequence[str], cou
     return Success(plan)
 
 
+def placement_words(placement: Placement | None, target: str, direction: str) -> str:
+    """Where a new pane goes, for a plan (``direction`` and ``target``: the split's, without a
+    placement)."""
+    if isinstance(placement, NewWindow):
+        return f"new pane in a new window of session {placement.session_id}"
+    side = (placement.direction if placement is not None else direction) == "-h"
+    return f"new pane split from {target} ({'side by side' if side else 'below'})"
+
+
 def placement_step(placement: Placement, into: t.OwnedPane, *rest: str) -> m.Run:
     """The tmux step that carries out ``placement`` (``rest``: ``-d -P -F … -c DIR COMMAND``).
 

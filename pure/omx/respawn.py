@@ -27,7 +27,7 @@ from pure import tmux as t
 from pure.agents import supervise
 from pure.convert import OMIT_NONE
 from pure.omx import dispatch as dsp
-from pure.omx import ids, layout, startup_script, strays, transcripts
+from pure.omx import effects, ids, layout, startup_script, strays, transcripts
 from pure.omx.codec import Json, render_json
 from pure.omx.locks import with_scaling_lock
 from pure.omx.names import sanitize_team_name
@@ -36,7 +36,17 @@ from pure.omx.scale_up.plan import CLI_NOT_READY, plan_placements, split_target,
 from pure.omx.scale_up.run import Abort
 from pure.omx.scale_up.worker import prove_split_target, tag_pane
 from pure.omx.state import TeamPaths, TeamState, resolve_state_root
-from pure.program import INTERRUPTED, Gen, Interrupted, PlanError, Program, expect, fail, uninterrupted
+from pure.program import (
+    INTERRUPTED,
+    Gen,
+    Interrupted,
+    PlanError,
+    Program,
+    changing,
+    expect,
+    fail,
+    uninterrupted,
+)
 
 
 @frozen(kw_only=True)
@@ -59,7 +69,8 @@ def respawn(req: RespawnRequest) -> Program:
     if version.exit_code != 0:
         raise fail("tmux is not available", status="refused")
     paths = TeamPaths(resolve_state_root(req.cwd, req.env), req.team)
-    return (yield from with_scaling_lock(paths, lambda: _respawn(req, paths)))
+    return (yield from with_scaling_lock(paths, lambda: changing(effects.worker(req.worker, "change"),
+                                                                 _respawn(req, paths))))
 
 
 def _refuse(message: str) -> PlanError:
@@ -86,9 +97,11 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     if not wrote.ok:
         raise fail(f"respawn_intent_not_written:{intent}:{wrote.error}")
     created = NewPane()
-    split = layout.placement_step(placement, proven_into, "-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c",
-                                  str(working_dir),
-                                  startup_script.gated_startup_command(script, paths.worker_dir(req.worker)))
+    split = m.stating(layout.placement_step(
+        placement, proven_into, "-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c", str(working_dir),
+        startup_script.gated_startup_command(script, paths.worker_dir(req.worker))), effects.worker(
+        req.worker, "change", f"{layout.placement_words(placement, proven_into.pane_id, '-v')}, replaces pane "
+                              f"{record.get('pane_id')}"))
     try:
         started = yield from _split_and_start(req, paths, state.config, record, owner, created, split)
     except Interrupted:
@@ -320,7 +333,8 @@ def _remove(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> G
 def _remove_now(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[None]:
     yield from transcripts.keep(paths, worker, pane, pid, owner)  # why it did not start is often on it
     yield from supervise.remove_dead(pane, pid, owner)
-    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=owner, authorize=True)
+    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=owner, authorize=True,
+                                   effects={pane: effects.worker(worker, "change", f"its new pane {pane} removed again")})
     if all(r.resolved for r in report.results):
         yield from expect(m.RemovePath(path=paths.intent(worker)), m.Ack)
 

@@ -25,7 +25,7 @@ from pure import model as m
 from pure import ops
 from pure import tmux as t
 from pure.omx import debt as d
-from pure.omx import kept_workers, locks, strays, transcripts, txn, undelivered
+from pure.omx import effects, kept_workers, locks, strays, transcripts, txn, undelivered
 from pure.omx.codec import Json, parse_json, parse_object, render_json
 from pure.omx.debt_report import explain as explain_debt
 from pure.omx.names import sanitize_team_name
@@ -113,10 +113,11 @@ def _restore_statuses(snapshots: list[StatusSnapshot], workers: list[str]) -> Ge
     for snap in snapshots:
         if snap.worker not in workers:
             continue
+        said = effects.worker(snap.worker, "change", "status restored")
         if snap.text is None:
-            yield from expect(m.RemovePath(path=snap.path, note="restore status"), m.Ack)
+            yield from expect(m.RemovePath(path=snap.path, note="restore status", effect=said), m.Ack)
         else:
-            yield from txn.write_text(snap.path, snap.text, note="restore status")
+            yield from txn.write_text(snap.path, snap.text, note="restore status", effect=said)
 
 
 def _status_state(paths: TeamPaths, worker: str) -> Gen[str]:
@@ -259,7 +260,8 @@ def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Json],
             task_old[tf.task_id] = yield from txn.read_text(paths.task(tf.task_id))
         marker = req.env.get("OMX_TEAM_SCALE_DOWN_POST_SNAPSHOT_MARKER")
         if marker:
-            yield from txn.write_text(posixpath.join(ctx.cwd, marker), "snapshot-held\n", note="marker")
+            yield from txn.write_text(posixpath.join(ctx.cwd, marker), "snapshot-held\n", note="marker",
+                                      effect=m.effect("add", "file", marker, "test marker (OMX_TEAM_SCALE_DOWN_POST_SNAPSHOT_MARKER)"))
         hold = _parse_int(req.env.get("OMX_TEAM_SCALE_DOWN_BOUNDARY_HOLD_MS", ""))
         if hold is not None and hold > 0:
             yield from expect(m.Sleep(ms=hold), m.Ack)
@@ -286,7 +288,7 @@ def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Json],
             recover_to_new_on_failure=True,
         )
         record = d.base_record(removable, (yield from _now()))
-        yield from txn.write_text(rpaths.debt, render_json(record), note="debt")
+        yield from txn.write_text(rpaths.debt, render_json(record), note="debt", effect=effects.CONFIG_COMPANION)
         yield from txn.commit(paths, barrier, transaction)
         committed = yield from txn.load_team(paths, barrier)
         if committed is None or any(w.get("name") in names for w in _workers(committed)):
@@ -347,15 +349,17 @@ def _teardown(state: TeamState, removable: list[Json], snapshots: list[StatusSna
     leader, hud = _str(state.config.get("leader_pane_id")), _str(state.config.get("hud_pane_id"))
     # each pane's transcript before any kill, after its own proof (pure/omx/transcripts.py)
     kept = yield from transcripts.keep_records(paths, pinned, owner_id, leader_pane_id=leader, hud_pane_id=hud)
+    killed = {str(w["pane_id"]): effects.killed(str(w.get("name")), str(w["pane_id"]), w["pid"], owner_id)
+              for w in pinned}
     report = yield from t.teardown(
         [t.TeardownTarget(pane_id=str(w["pane_id"]), pid=w["pid"]) for w in pinned],
-        owner_id=owner_id or None, authorize=True, leader_pane_id=leader, hud_pane_id=hud)
+        owner_id=owner_id or None, authorize=True, leader_pane_id=leader, hud_pane_id=hud, effects=killed)
     resolved.update(report.resolved_ids())
     warnings = transcripts.lost(kept, report)
     unresolved = [w for w in removable if isinstance(w.get("pane_id"), str) and w["pane_id"] not in resolved]
     if not unresolved:
         done_record = d.rewrite(record, "resource_cleanup_pending", (yield from _now()), [], None)
-        yield from txn.write_text(rpaths.debt, render_json(done_record), note="debt")
+        yield from txn.write_text(rpaths.debt, render_json(done_record), note="debt", effect=effects.CONFIG_COMPANION)
         return CommitOutcome(removable, None, count, transcript_warnings=warnings)
     yield from _restore_statuses(snapshots, [str(w.get("name")) for w in unresolved])
     proof_debt = unpinned_reasons + [f"{r.pane_id}:{r.reason}" for r in report.proof_failures()]
@@ -364,7 +368,8 @@ def _teardown(state: TeamState, removable: list[Json], snapshots: list[StatusSna
                         pid=w.get("pid")) for w in unresolved]
     debt_record = d.rewrite(record, "unresolved", (yield from _now()), [p.to_json() for p in panes],
                             proof_debt + kill_debt)
-    yield from txn.write_text(rpaths.debt, render_json(debt_record), note="debt")
+    yield from txn.write_text(rpaths.debt, render_json(debt_record), note="debt",
+                              effect=effects.cleanup_debt(existed=False, removed=False))
     if report.proof_failures():
         error = "scale_down_pane_proof_unavailable:" + ",".join(proof_debt)
     else:
@@ -404,7 +409,7 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[m.Done]:
             status = {"state": "draining", "reason": "scale_down requested by leader",
                       "updated_at": (yield from _now())}
             yield from txn.write_text(ctx.paths.worker_file(str(w.get("name")), "status.json"), render_json(status),
-                                      note="status")
+                                      note="status", effect=effects.worker(str(w.get("name")), "remove", "draining"))
         if not req.force:
             yield from _drain(ctx, req, names)
     except Interrupted:  # before the commit: the workers are as they were (docs/design-notes.md, "Interrupts")
@@ -433,7 +438,7 @@ def _commit_and_tear_down(ctx: d.Ctx, req: ScaleDownRequest, selected: list[Json
             m.Debt(kind="tmux_pane", subject=p.pane_id, reason=_reason_for(p.pane_id, outcome.reasons),
                    detail=f"worker {p.name}") for p in outcome.unresolved])
     removed = [str(w.get("name")) for w in outcome.removable]
-    cleanup = yield from d.reconcile(ctx)
+    cleanup = yield from d.reconcile(ctx, own=True)
     if cleanup is not None:
         raise fail(cleanup.message, cleanup.status, transcripts.with_warnings(
             {"ok": False, "error": cleanup.message}, outcome.transcript_warnings),
@@ -523,7 +528,7 @@ def _retry_kept(ctx: d.Ctx, req: DebtRequest, kept: tuple[kept_workers.Kept, ...
     members = {w.get("name") for w in _workers(state)} if state is not None else set(names)
     removed = tuple(name for name in names if name not in members)
     for name in removed:
-        yield from expect(m.RemovePath(path=ctx.paths.intent(name)), m.Ack)
+        yield from expect(m.RemovePath(path=ctx.paths.intent(name), effect=effects.worker(name, "remove")), m.Ack)
     still = tuple(m.Debt(kind="kept_worker", subject=k.worker, reason=error or "still a member",
                          detail=f"pane {k.pane_id}; {', '.join(k.debt)}") for k in kept if k.worker not in removed)
     return KeptRetry(workers=names, removed=removed, error=error, debt=(*debt, *still))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from pure import model as m
-from pure.omx import ids
+from pure.omx import effects, ids
 from pure.omx.state import TeamPaths
 from pure.program import Gen, expect
 
@@ -26,4 +26,4 @@ def leader_nudge(paths: TeamPaths, reason: str) -> Gen[m.Ack]:
     event = {"type": "team_leader_nudge", "worker": "leader-fixed", "reason": reason,
              "event_id": event_id, "team": paths.team, "created_at": now.value}
     line = json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n"
-    return (yield from expect(m.AppendFile(path=paths.events, content=line), m.Ack))
+    return (yield from expect(m.AppendFile(path=paths.events, content=line, effect=effects.EVENT), m.Ack))

@@ -29,11 +29,11 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure.agents import supervise
-from pure.omx import ids, locks, mailbox
+from pure.omx import effects, ids, locks, mailbox
 from pure.omx import state as st
 from pure.omx.codec import Json
 from pure.omx.peek import prove_recorded
-from pure.program import Gen, Program, expect, fail
+from pure.program import Gen, Program, changing, expect, fail
 from pure.team_ops import check_team_name, load_team
 
 MAX_MESSAGE_BYTES = 64 * 1024
@@ -126,8 +126,9 @@ def send(req: SendRequest) -> Program:
         if seen.screen is None or state in BLOCKING:
             results[target.worker] = _result(target, "blocked", state, seen.watch.reason or f"agent_at_{state}")
             continue
-        message_id = yield from locks.with_mailbox_lock(
-            paths, target.worker, partial(_store, paths, req, target.worker, text, team.config.get("created_at")))
+        message_id = yield from changing(effects.worker(target.worker, "change", "message added to its mailbox"),
+                                         locks.with_mailbox_lock(paths, target.worker, partial(
+                                             _store, paths, req, target.worker, text, team.config.get("created_at"))))
         messages.append(supervise.Message(worker=target.worker, cli=target.cli, pane=target.pane, pid=target.pid,
                                           text=text, token=token_of(text)))
         results[target.worker] = {"messageId": message_id}
@@ -141,8 +142,8 @@ def send(req: SendRequest) -> Program:
         results[message.worker] = {**_result(target, kind, state, delivery.reason), "messageId": message_id}
         now = yield from _now()
         if delivery.ok:
-            yield from locks.with_mailbox_lock(paths, message.worker,
-                                               partial(_notified, paths, message.worker, message_id, now))
+            yield from changing(effects.worker(message.worker), locks.with_mailbox_lock(
+                paths, message.worker, partial(_notified, paths, message.worker, message_id, now)))
         yield from _log(req, now, mailbox.dispatch_result_line(
             team=paths.team, worker=message.worker, message_id=message_id, now=now,
             result="confirmed" if delivery.ok else "failed", reason=f"{kind}:{delivery.reason}"))
@@ -194,7 +195,7 @@ def _store(paths: st.TeamPaths, req: SendRequest, worker: str, body: str, create
         raise fail(f"send_mailbox_not_written:{file}:{wrote.error}")
     event_id = yield from ids.fresh_uuid()
     yield from expect(m.AppendFile(path=paths.events, content=mailbox.render_line(mailbox.received_event(
-        team=paths.team, worker=worker, message_id=message_id, event_id=event_id, now=now))), m.Ack)
+        team=paths.team, worker=worker, message_id=message_id, event_id=event_id, now=now)), effect=effects.EVENT), m.Ack)
     yield from _log(req, now, mailbox.created_log_line(team=paths.team, message_id=message_id, from_worker=LEADER,
                                                        to_worker=worker, now=now))
     return message_id
@@ -212,7 +213,7 @@ def _log(req: SendRequest, now: str, line: Json) -> Gen[None]:
     """A line in oh-my-codex's delivery logs; best effort, as there."""
     local = yield from expect(m.Stat(path=posixpath.join(req.cwd, ".omx", "state", "team")), m.Value)
     for path in mailbox.delivery_log_paths(req.cwd, req.env, now, local_team_state=local.value == "dir"):
-        yield from expect(m.AppendFile(path=path, content=mailbox.render_line(line)), m.Ack)
+        yield from expect(m.AppendFile(path=path, content=mailbox.render_line(line), effect=effects.DELIVERY_LOG), m.Ack)
 
 
 ops.register("team.send", SendRequest, send)

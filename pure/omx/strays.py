@@ -34,11 +34,11 @@ from attrs import frozen
 
 from pure import model as m
 from pure import tmux as t
-from pure.omx import kept_workers, startup_script
+from pure.omx import effects, kept_workers, startup_script
 from pure.omx import worktree as wt
 from pure.omx.codec import Json, parse_object, render_json
 from pure.omx.state import WORKER_NAME, TeamPaths, runtime_file
-from pure.program import Gen, expect
+from pure.program import Gen, changing, expect
 from pure.tmux import facts
 
 STRAY_FORMAT = facts.PANES_STARTED.format
@@ -322,7 +322,10 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
         report = yield from t.teardown([t.TeardownTarget(pane_id=stray.pane_id, pid=stray.pid)], owner_id=owner,
                                        authorize=True, untagged_ok=pin.before_tag,
                                        leader_pane_id=_str(config.get("leader_pane_id")),
-                                       hud_pane_id=_str(config.get("hud_pane_id")))
+                                       hud_pane_id=_str(config.get("hud_pane_id")),
+                                       effects={stray.pane_id: effects.leftover(
+                                           stray.worker, f"stray pane {stray.pane_id} a killed run left, removed after "
+                                                         f"proof (pid {stray.pid})")})
         result = report.results[0] if report.results else None
         if result is not None and result.resolved:
             removed.append(stray)
@@ -335,7 +338,8 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
         for worker, tree, _there in leftovers.worktrees:
             if worker in in_use:
                 continue
-            gone, problems = yield from wt.remove_left(tree)
+            gone, problems = yield from changing(effects.leftover(worker, "leftover worktree removed"),
+                                                 wt.remove_left(tree))
             if gone:
                 trees_removed.append(tree.path)
             if problems:
@@ -353,9 +357,11 @@ def _clean(paths: TeamPaths, leftovers: Leftovers, in_use: set[str]) -> Gen[tupl
     for worker in leftovers.workers:
         if worker in in_use:
             continue
-        yield from expect(m.RemovePath(path=paths.worker_dir(worker), recursive=True, note="leftover"), m.Ack)
+        said = effects.leftover(worker, "leftover files removed")
+        yield from expect(m.RemovePath(path=paths.worker_dir(worker), recursive=True, note="leftover", effect=said),
+                          m.Ack)
         if worker in leftovers.scripts:
-            yield from expect(m.RemovePath(path=paths.startup_script(_index(worker)), note="leftover"),
+            yield from expect(m.RemovePath(path=paths.startup_script(_index(worker)), note="leftover", effect=said),
                               m.Ack)
         cleaned.append(worker)
     return tuple(cleaned)
@@ -368,7 +374,7 @@ def _forget_intents(paths: TeamPaths, keep: Collection[str]) -> Gen[None]:
     listing = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
     for worker, kind in filter(None, map(runtime_file, listing.names or ())):
         if kind == "intent" and worker not in keep:
-            yield from expect(m.RemovePath(path=paths.intent(worker)), m.Ack)
+            yield from expect(m.RemovePath(path=paths.intent(worker), effect=effects.leftover(worker)), m.Ack)
 
 
 def _str(value: object) -> str | None:

@@ -27,12 +27,12 @@ from returns.result import Failure
 
 from pure import model as m
 from pure import ops
-from pure.omx import ids, locks, txn
+from pure.omx import effects, ids, locks, txn
 from pure.omx.codec import Json, render_json
 from pure.omx.debt import Ctx
 from pure.omx.names import is_safe_task_id, validate_team_name
 from pure.omx.state import TASK_STATUSES, TeamPaths, check_task, resolve_state_root
-from pure.program import Gen, Program, expect, fail
+from pure.program import Gen, Program, changing, expect, fail
 
 TERMINAL = ("completed", "failed")
 TASK_FILE_RE = re.compile(r"task-([0-9]+)\.json")
@@ -138,6 +138,12 @@ def write_config_pair(paths: TeamPaths, barrier: locks.Barrier, config_text: str
                       manifest_text: str | None, new_manifest: Json | None) -> Gen[None]:
     """oh-my-codex ``writeConfig``: config alone, or config + manifest through a prepared journal."""
     del barrier
+    yield from changing(effects.config(config_text, render_json(new_config)),
+                        _config_pair_steps(paths, config_text, new_config, manifest_text, new_manifest))
+
+
+def _config_pair_steps(paths: TeamPaths, config_text: str, new_config: Json, manifest_text: str | None,
+                       new_manifest: Json | None) -> Gen[None]:
     if manifest_text is None or new_manifest is None:
         yield from txn.write_text(paths.config, render_json(new_config), note="config")
         return
@@ -179,7 +185,8 @@ def create_task(ctx: Ctx, req: TaskCreateRequest, held: locks.Barrier | None = N
         depends = given.get("depends_on", given.get("blocked_by"))
         created["depends_on"] = depends if depends is not None else []
         created["version"] = 1
-        yield from txn.write_text(ctx.paths.task(task_id), render_json(created), note="task")
+        yield from txn.write_text(ctx.paths.task(task_id), render_json(created), note="task",
+                                  effect=effects.created_task(task_id, created))
         raw_config = dict(state.raw_config)
         raw_config["next_task_id"] = next_id + 1
         manifest = dict(state.raw_manifest) if state.raw_manifest is not None else None
@@ -298,7 +305,8 @@ def claim_task(ctx: Ctx, req: TaskClaimRequest, held: locks.Barrier | None = Non
         task["claim"] = {"owner": req.worker, "token": token, "leased_until": iso_from_ms(now_ms + CLAIM_LEASE_MS)}
         task["version"] = int(current.get("version", 1)) + 1
         updated = {k: v for k, v in task.items() if v is not None or k not in ("owner", "claim")}
-        yield from txn.write_text(paths.task(req.task_id), render_json(updated), note="task")
+        yield from txn.write_text(paths.task(req.task_id), render_json(updated), note="task",
+                                  effect=effects.changed_task(req.task_id, current, updated))
         return {"ok": True, "task": updated, "claimToken": token}
 
     def body(barrier: locks.Barrier) -> Gen[Json]:

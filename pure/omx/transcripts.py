@@ -24,6 +24,7 @@ from attrs import evolve, frozen
 
 from pure import model as m
 from pure import tmux as t
+from pure.omx import effects
 from pure.omx.codec import Json
 from pure.omx.state import WORKER_NAME_RE, TeamPaths
 from pure.program import Gen, expect
@@ -95,7 +96,8 @@ def keep(paths: TeamPaths, worker: str, pane_id: str, pid: object, owner: str) -
                     f"pane {pane_id} ({shot.stderr.strip() or f'exit {shot.exit_code}'})")
     now = yield from expect(m.Clock(), m.Value)
     path = paths.transcript(worker, stamp(now.value))
-    wrote = yield from expect(m.WriteFile(path=path, content=text_of(shot.stdout), mode=MODE, note=NOTE), m.Ack)
+    wrote = yield from expect(m.WriteFile(path=path, content=text_of(shot.stdout), mode=MODE, note=NOTE,
+                                          effect=effects.worker(worker, "change", "transcript saved")), m.Ack)
     if not wrote.ok:
         return Kept(worker=worker, pane_id=pane_id, missing=f"no transcript of {worker}: {path} could not be "
                     f"written ({wrote.error})")

@@ -41,6 +41,7 @@ from attrs import frozen
 from returns.result import Failure, Result, Success
 
 from pure import model as m
+from pure.omx import effects
 from pure.omx.codec import Json, StateError, parse_json, parse_object, render_json
 from pure.omx.locks import Barrier
 from pure.omx.state import (
@@ -159,14 +160,14 @@ def read_text(path: str) -> Gen[str | None]:
     return data.content
 
 
-def write_text(path: str, text: str, note: str = "") -> Gen[None]:
-    ack = yield from expect(m.WriteFile(path=path, content=text, note=note), m.Ack)
+def write_text(path: str, text: str, note: str = "", effect: m.Effect | None = None) -> Gen[None]:
+    ack = yield from expect(m.WriteFile(path=path, content=text, note=note, effect=effect), m.Ack)
     if not ack.ok:
         raise fail(ack.error)
 
 
-def remove_file(path: str, note: str = "") -> Gen[None]:
-    ack = yield from expect(m.RemovePath(path=path, note=note), m.Ack)
+def remove_file(path: str, note: str = "", effect: m.Effect | None = None) -> Gen[None]:
+    ack = yield from expect(m.RemovePath(path=path, note=note, effect=effect), m.Ack)
     if not ack.ok:
         raise fail(ack.error)
 
@@ -181,11 +182,13 @@ def _realpath(path: str) -> Gen[str]:
 
 def _apply(files: tuple[JournalFile, ...], use_new: bool) -> Gen[None]:
     for f in files:
-        data = f.new if use_new else f.old
+        data, was = (f.new, f.old) if use_new else (f.old, f.new)
+        said = (effects.task_file(f.path, was, data) or
+                (effects.config(was, data) if posixpath.basename(f.path) == effects.CONFIG else effects.CONFIG_COMPANION))
         if data is None:
-            yield from remove_file(f.path, note="txn")
+            yield from remove_file(f.path, note="txn", effect=said)
         else:
-            yield from write_text(f.path, data, note="txn")
+            yield from write_text(f.path, data, note="txn", effect=said)
 
 
 # ---------------------------------------------------------------------------------------- validate
@@ -277,7 +280,7 @@ def recover(paths: TeamPaths, barrier: Barrier, retain: bool = False) -> Gen[Pha
     yield from check_applied_bytes(paths, journal)
     yield from _apply(journal.files, journal.phase == "committed")
     if not retain:
-        yield from remove_file(paths.journal, note="txn")
+        yield from remove_file(paths.journal, note="txn", effect=effects.CONFIG_COMPANION)
     return journal.phase
 
 
@@ -290,7 +293,7 @@ def finalize(paths: TeamPaths, barrier: Barrier) -> Gen[None]:
     if isinstance(parsed, Failure) or parsed.unwrap().phase != "committed":
         raise fail(f"Cannot finalize non-committed membership transaction for {paths.team}")
     yield from validate_files(paths, parsed.unwrap().files)
-    yield from remove_file(paths.journal, note="txn")
+    yield from remove_file(paths.journal, note="txn", effect=effects.CONFIG_COMPANION)
 
 
 def raw_generation(paths: TeamPaths) -> Gen[int | None]:
@@ -330,7 +333,8 @@ def commit(paths: TeamPaths, barrier: Barrier | None, txn: Transaction) -> Gen[i
         files.append(JournalFile(paths.manifest, txn.manifest.old, new_manifest))
     all_files = tuple(files)
     phase: Phase = "committed" if txn.recover_to_new_on_failure else "prepared"
-    yield from write_text(paths.journal, journal_text(Journal(phase, all_files)), note="txn-journal")
+    yield from write_text(paths.journal, journal_text(Journal(phase, all_files)), note="txn-journal",
+                          effect=effects.CONFIG_COMPANION)
     injected_rollback = txn.fail_rollback_persistence or txn.fail_rollback_persistence_after is not None
     try:
         if txn.interrupt_after_first_task_write and txn.tasks:
@@ -339,9 +343,10 @@ def commit(paths: TeamPaths, barrier: Barrier | None, txn: Transaction) -> Gen[i
         yield from _apply(all_files, True)
         if injected_rollback:
             raise fail(ROLLBACK_PERSISTENCE)
-        yield from write_text(paths.journal, journal_text(Journal("committed", all_files)), note="txn-journal")
+        yield from write_text(paths.journal, journal_text(Journal("committed", all_files)), note="txn-journal",
+                              effect=effects.CONFIG_COMPANION)
         if not txn.retain_journal_on_success:
-            yield from remove_file(paths.journal, note="txn-journal")
+            yield from remove_file(paths.journal, note="txn-journal", effect=effects.CONFIG_COMPANION)
     except Exception as error:
         message = str(error)
         if message == INTERRUPTION:
@@ -362,7 +367,7 @@ def commit(paths: TeamPaths, barrier: Barrier | None, txn: Transaction) -> Gen[i
             raise
         try:
             yield from _apply(all_files, False)
-            yield from remove_file(paths.journal, note="txn-journal")
+            yield from remove_file(paths.journal, note="txn-journal", effect=effects.CONFIG_COMPANION)
         except Exception:  # noqa: BLE001 - the prepared journal stays the recovery authority
             pass
         raise

@@ -195,8 +195,13 @@ def seen_owned(pane_id: str, pinned_pid: object, snapshot: Verdict, owner_answer
 HISTORY_LINES = 200  # how far back a dead pane is read: a CLI's error may have scrolled off screen
 
 
-def kill_pane_step(pane: OwnedPane) -> m.Run:
-    return tmux("kill-pane", "-t", pane.pane_id, mutates=True)
+# The steps below that change a pane take the effect the caller states (``m.Effect``: what the change
+# is, in the caller's words); without one, the part of the program they are in states it
+# (``pure.program.changing``).
+
+
+def kill_pane_step(pane: OwnedPane, effect: m.Effect | None = None) -> m.Run:
+    return tmux("kill-pane", "-t", pane.pane_id, mutates=True, effect=effect)
 
 
 # The key that submits a line (an agent's prompt, a gated pane's wait): tmux's named key ``Enter``, not
@@ -204,11 +209,11 @@ def kill_pane_step(pane: OwnedPane) -> m.Run:
 SUBMIT_KEY = "Enter"
 
 
-def send_keys_step(pane: OwnedPane, *keys: str, literal: bool = False) -> m.Run:
+def send_keys_step(pane: OwnedPane, *keys: str, literal: bool = False, effect: m.Effect | None = None) -> m.Run:
     """Keystrokes; ``literal`` types the text as it is (``-l --``), else the keys are key names."""
     if literal:
-        return tmux("send-keys", "-t", pane.pane_id, "-l", "--", *keys, mutates=True)
-    return tmux("send-keys", "-t", pane.pane_id, *keys, mutates=True)
+        return tmux("send-keys", "-t", pane.pane_id, "-l", "--", *keys, mutates=True, effect=effect)
+    return tmux("send-keys", "-t", pane.pane_id, *keys, mutates=True, effect=effect)
 
 
 def capture_step(pane: OwnedPane | SeenPane, *, history: bool = False) -> m.Run:
@@ -242,22 +247,22 @@ def locate_step(pane: OwnedPane) -> m.Run:
     return tmux("display-message", "-p", "-t", pane.pane_id, LOCATE_FORMAT)
 
 
-def remain_on_exit_step(pane: OwnedPane, on: bool) -> m.Run:
+def remain_on_exit_step(pane: OwnedPane, on: bool, effect: m.Effect | None = None) -> m.Run:
     """Keep a pane (dead) after its process exits, so its last lines can be read; or stop keeping it."""
     if on:
-        return tmux("set-option", "-p", "-t", pane.pane_id, "remain-on-exit", "on", mutates=True)
-    return tmux("set-option", "-p", "-u", "-t", pane.pane_id, "remain-on-exit", mutates=True)
+        return tmux("set-option", "-p", "-t", pane.pane_id, "remain-on-exit", "on", mutates=True, effect=effect)
+    return tmux("set-option", "-p", "-u", "-t", pane.pane_id, "remain-on-exit", mutates=True, effect=effect)
 
 
-def tag_step(pane: OwnedPane | ClaimedPane, owner: str) -> m.Run:
+def tag_step(pane: OwnedPane | ClaimedPane, owner: str, effect: m.Effect | None = None) -> m.Run:
     """Write the owner tag (docs/tmux-proofs.md, "The owner tag")."""
-    return tmux("set-option", "-p", "-t", pane.pane_id, OWNER_OPTION, owner, mutates=True)
+    return tmux("set-option", "-p", "-t", pane.pane_id, OWNER_OPTION, owner, mutates=True, effect=effect)
 
 
-def untag_step(pane: OwnedPane) -> m.Run:
+def untag_step(pane: OwnedPane, effect: m.Effect | None = None) -> m.Run:
     """Remove the owner tag of a pane proven ours (``team init`` undoing its adoption of a leader pane
     when the team's state cannot be written)."""
-    return tmux("set-option", "-p", "-u", "-t", pane.pane_id, OWNER_OPTION, mutates=True)
+    return tmux("set-option", "-p", "-u", "-t", pane.pane_id, OWNER_OPTION, mutates=True, effect=effect)
 
 
 # What a worker pane's ``split-window``/``new-window -P -F`` answers: the new pane and the pid of the
@@ -298,27 +303,27 @@ def pin_new_pane(answer: m.Proc) -> Gen[CreatedPane]:
     return CreatedPane(pane_id=pane, pid=verdict.pid)
 
 
-def split_step(into: OwnedPane, direction: str, *rest: str) -> m.Run:
+def split_step(into: OwnedPane, direction: str, *rest: str, effect: m.Effect | None = None) -> m.Run:
     """``split-window`` of a proven pane (``rest``: ``-d -P -F … -c DIR COMMAND``)."""
-    return tmux("split-window", direction, "-t", into.pane_id, *rest, mutates=True)
+    return tmux("split-window", direction, "-t", into.pane_id, *rest, mutates=True, effect=effect)
 
 
-def leader_window_step(session: str, cwd: str, command: str) -> m.Run:
+def leader_window_step(session: str, cwd: str, command: str, effect: m.Effect | None = None) -> m.Run:
     """A new window, in the background, of the session named exactly ``session``, for a team's new
     leader pane (``pure/fleet/leader.py``): it changes no existing pane, so no proof precedes it."""
     return tmux("new-window", "-d", "-t", f"={session}:", "-P", "-F", facts.PANE_ID.format, "-c", cwd, command,
-                mutates=True)
+                mutates=True, effect=effect)
 
 
-def new_session_step(session: str, cwd: str, *command: str) -> m.Run:
+def new_session_step(session: str, cwd: str, *command: str, effect: m.Effect | None = None) -> m.Run:
     """A new detached session named ``session`` (220x60) for a team's leader pane, answering the pane
     (``answered_pane``): it changes no existing pane, so no proof precedes it."""
     return tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "60", "-P", "-F", facts.PANE_ID.format,
-                "-c", cwd, *command, mutates=True)
+                "-c", cwd, *command, mutates=True, effect=effect)
 
 
-def new_window_step(beside: OwnedPane, session_id: str, *rest: str) -> m.Run:
+def new_window_step(beside: OwnedPane, session_id: str, *rest: str, effect: m.Effect | None = None) -> m.Run:
     """A new window in the session of ``beside``, a proven pane of the team (``rest`` as for
     ``split_step``)."""
     del beside  # the proof is the point: a team window opens only next to a pane proven ours
-    return tmux("new-window", "-t", f"{session_id}:", *rest, mutates=True)
+    return tmux("new-window", "-t", f"{session_id}:", *rest, mutates=True, effect=effect)

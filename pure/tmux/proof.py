@@ -55,8 +55,8 @@ def owner_from_answer(proc: m.Proc) -> OwnerAnswer:
 # ------------------------------------------------------------------------------------- step builders
 
 
-def tmux(*args: str, mutates: bool = False, note: str = "") -> m.Run:
-    return m.Run(tool="tmux", args=tuple(args), mutates=mutates, note=note)
+def tmux(*args: str, mutates: bool = False, note: str = "", effect: m.Effect | None = None) -> m.Run:
+    return m.Run(tool="tmux", args=tuple(args), mutates=mutates, note=note, effect=effect)
 
 
 def list_panes_step(note: str = "") -> m.Run:

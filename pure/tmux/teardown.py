@@ -3,7 +3,7 @@ of its own."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal, Union
 
 from attrs import frozen
@@ -147,6 +147,7 @@ def teardown(
     untagged_ok: bool = False,
     leader_pane_id: str | None = None,
     hud_pane_id: str | None = None,
+    effects: Mapping[str, m.Effect] | None = None,
 ) -> Gen[TeardownReport]:
     """The shared kill primitive (docs/tmux-proofs.md, "Teardown"), as a pure program.
 
@@ -158,7 +159,8 @@ def teardown(
     The loop stops at the first pane that is not resolved; later panes are reported
     ``not_attempted``. Leader and HUD panes, targets not starting with ``%`` and repeats are
     excluded before the loop; any other target (``%abc``, ``%13\\n``) is kept, and its first proof
-    refuses it as ``invalid_pane_id`` without asking tmux.
+    refuses it as ``invalid_pane_id`` without asking tmux. ``effects``: what a pane's kill removes, in
+    the caller's words, by pane id (else the pane itself, ``kill_pane_step``).
     """
     exclusions: list[Excluded] = []
     queue: list[TeardownTarget] = []
@@ -178,7 +180,7 @@ def teardown(
             results.append(PaneResult(pane_id=target.pane_id, fate="not_attempted"))
             continue
         result = yield from _teardown_one(target, owner_id=owner_id, authorize=authorize, untagged_ok=untagged_ok,
-                                          backoff=backoff)
+                                          backoff=backoff, effect=(effects or {}).get(target.pane_id))
         results.append(result)
         stopped = not result.resolved
     return TeardownReport(results=tuple(results), exclusions=tuple(exclusions))
@@ -208,13 +210,15 @@ def _unproven(proof: Proof, owner_id: str | None) -> PaneResult:
 
 
 def _teardown_one(target: TeardownTarget, *, owner_id: str | None, authorize: bool, untagged_ok: bool,
-                  backoff: Sequence[int]) -> Gen[PaneResult]:
+                  backoff: Sequence[int], effect: m.Effect | None) -> Gen[PaneResult]:
     pane = target.pane_id
     proof = yield from prove_owned(pane, target.pid, (owner_id or "") if authorize else None,
                                    untagged_ok=untagged_ok)
     if proof.token is None:
         return _unproven(proof, owner_id)
-    kill = yield from expect(kill_pane_step(proof.token), m.Proc)
+    tagged = f", tagged {owner_id}" if authorize and owner_id else ""
+    kill = yield from expect(kill_pane_step(proof.token, effect or m.effect(
+        "remove", "pane", pane, f"killed after proof (pid {proof.token.pid}{tagged})")), m.Proc)
     if kill.exit_code != 0:
         return PaneResult(pane_id=pane, fate="kill_failed", reason="kill_failed", stage="kill",
                           problem=KillFailed(exit_code=kill.exit_code, stderr=trim(kill.stderr)))

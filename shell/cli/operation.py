@@ -263,7 +263,7 @@ def plan_json(name: str, request: object, done: m.Done, journal: list[m.Entry], 
         "ok": predicted["ok"],
         "dryRun": True,
         "predicted": for_people(predicted, args),
-        "changes": [c.to_json() for c in changes(name, request, journal, predicted, done)],
+        "changes": [c.to_json() for c in changes(journal, done)],
         "steps": [{"change": is_change(e.step), "step": wire.unstructure(e.step),
                    "observation": wire.unstructure(e.observation)} for e in journal],
     }
@@ -277,7 +277,7 @@ def plan_text(name: str, request: object, done: m.Done, journal: list[m.Entry], 
     from shell.cli.plan_view import changes, count_line, render_changes
 
     predicted = answer_of(done)
-    found = changes(name, request, journal, predicted, done)
+    found = changes(journal, done)
     out = [f"What will change ({heading}):" if found else f"No changes ({heading})."]
     if found:
         out += render_changes(found)

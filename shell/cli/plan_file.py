@@ -71,7 +71,6 @@ def _command_line() -> str:
 def write_plan(path: str, operation: str, request: object, journal: Sequence[m.Entry], done: m.Done, *,
                env: Mapping[str, str], tmux_socket: str | None) -> None:
     from pure import wire
-    from shell.cli.answer import answer_of
     from shell.cli.plan_view import changes
     from shell.run.process import utc_now
 
@@ -89,7 +88,7 @@ def write_plan(path: str, operation: str, request: object, journal: Sequence[m.E
         "request": wire.unstructure(request),
         "journal": [wire.unstructure(e) for e in journal],
         "decision": wire.unstructure(done),
-        "changes": [c.to_json() for c in changes(operation, request, journal, answer_of(done), done)],
+        "changes": [c.to_json() for c in changes(journal, done)],
     }
     data["fingerprint"] = fingerprint(data)
     target = Path(path)

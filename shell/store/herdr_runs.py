@@ -20,6 +20,7 @@ from attrs import field, frozen
 from pure import model as m
 from pure import ops
 from pure.convert import OMIT_NONE
+from pure.herdr.fleet import effects
 from pure.program import Program, expect, fail
 
 
@@ -78,7 +79,9 @@ def run_start(req: RunStartRequest) -> Program:
     payload = {"run_id": req.run_id, "project": req.project, "issue": req.issue, "attempt": req.attempt,
                "pid": req.pid, "session_file": req.session_file, "session": req.session,
                **({"machine": req.machine} if req.machine is not None else {})}
-    done = yield from expect(m.Store(action="herdr.run.start", payload=m.JsonValue(payload)), m.JsonResult)
+    started = effects.run_started(req.run_id, req.project, req.issue, req.attempt)
+    done = yield from expect(m.Store(action="herdr.run.start", payload=m.JsonValue(payload), effect=started),
+                             m.JsonResult)
     if not done.ok:  # a run recorded otherwise since the read above: the store answers {"conflict": why}
         conflicted = isinstance(done.value, dict) and "conflict" in done.value
         raise _refuse(done.error) if conflicted else fail(done.error)
@@ -89,8 +92,8 @@ def run_settle(req: RunSettleRequest) -> Program:
     record = yield from _record(req.run_id)
     if record is None:
         raise _refuse(f"no run {req.run_id!r} in the store")
-    done = yield from expect(m.Store(action="herdr.run.settle", payload=m.JsonValue({"run_id": req.run_id})),
-                             m.JsonResult)
+    done = yield from expect(m.Store(action="herdr.run.settle", payload=m.JsonValue({"run_id": req.run_id}),
+                                     effect=effects.run_settled(req.run_id)), m.JsonResult)
     if not done.ok:
         raise fail(done.error)
     if done.value == m.JsonValue(False):

@@ -14,9 +14,7 @@ from typing import Any
 import pytest
 
 import cli
-from pure import model as m
 from pure.omx.launch import AGENTS
-from shell.cli.plan_view import changes
 from tests.conftest import TmuxServer
 from tests.omx_down.fixtures import Team
 
@@ -181,32 +179,6 @@ def test_blocked_by_on_an_unknown_team_leaves_it_to_the_command(cwd: Path, capsy
 
 
 # -------------------------------------------------------------------------------- plans of new tasks
-
-
-def test_a_task_the_plan_creates_is_new_even_when_it_reads_it_back() -> None:
-    """Scale-up re-reads its task list after writing its tasks: what a later read shows is the plan's
-    own write, not what was there before."""
-    tasks = "/s/team/t/tasks"
-    old = json.dumps({"id": "1", "subject": "one", "status": "pending"})
-    new = json.dumps({"id": "2", "subject": "two", "status": "pending"})
-    ok = m.Ack(ok=True)
-    journal = [
-        m.Entry(step=m.ListDir(path=tasks), observation=m.Listing(names=("task-1.json",))),
-        m.Entry(step=m.ReadFile(path=f"{tasks}/task-1.json"), observation=m.FileData(content=old)),
-        m.Entry(step=m.WriteFile(path=f"{tasks}/task-2.json", content=new), observation=ok),
-        m.Entry(step=m.ReadFile(path=f"{tasks}/task-2.json"), observation=m.FileData(content=new)),
-        m.Entry(step=m.WriteFile(path=f"{tasks}/task-1.json", content=old.replace("pending", "completed")),
-                observation=ok),
-        m.Entry(step=m.WriteFile(path=f"{tasks}/task-3.json", content=new.replace('"2"', '"3"')), observation=ok),
-        m.Entry(step=m.RemovePath(path=f"{tasks}/task-3.json"), observation=ok),
-    ]
-
-    class Request:
-        team, cwd, env = "t", "/w", {"OMX_TEAM_STATE_ROOT": "/s"}
-
-    found = {c.subject: (c.action, c.detail) for c in changes("team.scale_up", Request(), journal, {"ok": True})}
-    assert found == {"task 1": ("change", "status pending → completed"), "task 2": ("add", "created: two"),
-                     "task 3": ("add", "created, then removed again (rolled back)")}
 
 
 def test_task_create_plan_shows_the_new_task(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -26,7 +26,7 @@ def test_scale_up_dry_run_reads_as_a_plan(tmux_server: TmuxServer, team: Team) -
     for name in ("worker-2", "worker-3", "worker-4"):
         assert any(line.startswith(f"  + {name} ") and "new pane split from %" in line and "placeholder (executor)"
                    in line for line in lines), (name, done.stdout)
-    assert any(line.startswith("  ~ config.json") and "1 worker → 4" in line for line in lines), done.stdout
+    assert any(line.startswith("  ~ config.json") and "workers 1 → 4" in line for line in lines), done.stdout
     assert "Predicted result:" in lines and lines[-1] == "Plan: 3 to add, 4 to change, 0 to remove."
     assert "split-window" not in done.stdout  # the step trace only with --steps / -v
     traced = pf("team", "scale-up", "alpha", "--count", "3", "--cwd", str(work), "--dry-run", "--steps", env=env)
@@ -65,9 +65,10 @@ def test_scale_down_dry_run_names_each_pane_and_why_it_is_ours(tmux_server: Tmux
         line = next(line for line in done.stdout.splitlines() if f"pane {worker['pane_id']} killed" in line)
         assert line.startswith(f"  - {worker['name']} ")
         assert f"pid {worker['pid']} as pinned" in line and "tagged team:alpha" in line
-    # the changes: config.json, the event, and the two transcripts kept before the kills (pure/omx/transcripts.py)
-    assert "Plan: 0 to add, 4 to change, 2 to remove." in done.stdout
-    assert sum(1 for line in done.stdout.splitlines() if "transcripts/worker-" in line) == 4  # written, kept
+        assert "transcript saved" in line  # before the kill (pure/omx/transcripts.py)
+    # the changes: config.json and the event; the predicted result names each transcript's file
+    assert "Plan: 0 to add, 2 to change, 2 to remove." in done.stdout
+    assert sum(1 for line in done.stdout.splitlines() if "transcripts/worker-" in line) == 2
 
 
 def test_saved_plan_applies_when_nothing_changed(tmux_server: TmuxServer, team: Team, tmp_path: Path) -> None:

@@ -109,7 +109,8 @@ CASES: dict[str, tuple[str, str]] = {
     "answer_done": ("a whole run", q({**TARGETS, "owner_id": "team:a", "authorize": False}, [
         {"step": L_STEP, "observation": {**PROC, "stdout": "%13\t0\t513\n"}},
         {"step": L_STEP, "observation": {**PROC, "stdout": "%13\t0\t513\n"}},
-        {"step": {"op": "run", "tool": "tmux", "args": ["kill-pane", "-t", "%13"], "mutates": True},
+        {"step": {"op": "run", "tool": "tmux", "args": ["kill-pane", "-t", "%13"], "mutates": True, "effect": {
+            "action": "remove", "kind": "pane", "subject": "%13", "detail": "killed after proof (pid 513)"}},
          "observation": PROC},
         {"step": L_STEP, "observation": PROC}])),
     "answer_error_decision": ("a journal that does not fit is an error decision, exit 0",

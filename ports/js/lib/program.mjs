@@ -20,6 +20,16 @@ function differingField(want, got) {
   return Object.keys(want).sort(compareCodePoints).find((k) => !deepEqual(want[k], got[k])) ?? 'op';
 }
 
+/**
+ * A step as it is written: an `effect` of null (the decoder's default) is no effect, and left out
+ * (docs/ports.md, "Effects"). @param {any} step
+ */
+export function written(step) {
+  if (step.effect !== null && step.effect !== undefined) return step;
+  const { effect: _none, ...rest } = step;
+  return rest;
+}
+
 /** Whether a step changes the world (teardown's only ones are mutating runs). @param {any} step */
 const isMutation = (step) => step.op === 'run' ? step.mutates === true
   : ['write_file', 'append_file', 'remove', 'mkdir'].includes(step.op)
@@ -55,7 +65,8 @@ export function decide(factory, journal) {
     }
   };
   guard(() => gen.next(), -1);
-  journal.forEach(({ step, observation }, at) => {
+  journal.forEach(({ step: read, observation }, at) => {
+    const step = written(read);
     if (done !== null) {
       if (!settled) { done = errorDone({ code: 'journal_after_done', at, got_op: step.op }); settled = true; }
       return;

@@ -184,7 +184,10 @@ function* teardownOne(target, req, backoff) {
   if (final.pid !== target.pid) {
     return refused(pane, 'final_proof', { code: 'pid_mismatch', pinned_pid: target.pid, found_pid: final.pid });
   }
-  const kill = yield* expect(tmux(['kill-pane', '-t', pane], true), 'proc');
+  // the effect the step states (docs/ports.md "Effects"): what a plan shows for this kill
+  const tagged = req.authorize && req.owner_id ? `, tagged ${req.owner_id}` : '';
+  const effect = { action: 'remove', kind: 'pane', subject: pane, detail: `killed after proof (pid ${final.pid}${tagged})` };
+  const kill = yield* expect({ ...tmux(['kill-pane', '-t', pane], true), effect }, 'proc');
   if (kill.exit_code !== 0) {
     return result(pane, 'kill_failed', 'kill_failed', 'kill',
       { code: 'kill_failed', exit_code: kill.exit_code, stderr: trim(kill.stderr) });

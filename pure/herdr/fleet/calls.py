@@ -18,7 +18,7 @@ from pure.herdr.parse import (
     version_skew,
 )
 from pure.herdr.records import store_step
-from pure.model import JsonResult, Proc, Run
+from pure.model import Effect, JsonResult, Proc, Run
 from pure.program import Gen, expect, fail
 
 # ---------------------------------------------------------------------------------------- primitives
@@ -55,13 +55,14 @@ def probe_step(session: Target, pane_id: str) -> Run:
     return herdr_step(session, "pane", "process-info", "--pane", pane_id)
 
 
-def store(action: str, payload: Mapping[str, Any]) -> Gen[JsonResult]:
-    result = yield from expect(store_step(action, payload), JsonResult)
+def store(action: str, payload: Mapping[str, Any], effect: Effect | None = None) -> Gen[JsonResult]:
+    """A store access; a write states its ``effect`` (``pure/herdr/fleet/effects.py``)."""
+    result = yield from expect(store_step(action, payload, effect), JsonResult)
     return result
 
 
-def store_write(action: str, payload: Mapping[str, Any]) -> Gen[Result[None, str]]:
-    result = yield from store(action, payload)
+def store_write(action: str, payload: Mapping[str, Any], effect: Effect) -> Gen[Result[None, str]]:
+    result = yield from store(action, payload, effect)
     if not result.ok:
         return Failure(f"store: {action} failed: {result.error or 'unknown error'}")
     return Success(None)

@@ -8,6 +8,7 @@ from typing import Literal
 from attrs import frozen
 from returns.result import Failure
 
+from pure.herdr.fleet import effects
 from pure.herdr.fleet.calls import herdr, list_panes, store, store_write
 from pure.herdr.fleet.owned import (
     Owned,
@@ -51,17 +52,19 @@ from pure.herdr.parse import (
     succeeded,
 )
 from pure.herdr.records import RunRecord
-from pure.model import Proc
+from pure.model import Effect, Proc
 from pure.program import Gen
 
 
 @frozen
 class Ready:
-    """The workspace a pane is opened in, the pane it splits from, and whether this call made it."""
+    """The workspace a pane is opened in, the pane it splits from, and whether this call made it
+    (``new_anchor``: the anchor is the root pane of a tab this call made)."""
 
     workspace: Owned
     anchor: OwnedHerdrPane
     created: bool
+    new_anchor: bool = False
 
 
 # ------------------------------------------------------------------------------ the pass's surface
@@ -86,6 +89,8 @@ class Surface:
         self.gone: set[str] = set()
         # Root panes this pass made (workspace create, tab create): bare shells no run owns.
         self.fresh_roots: dict[str, str] = {}
+        # Workspaces this pass created (named by their label in the plan: pure/herdr/fleet/effects.py).
+        self.created: set[str] = set()
         # Workspaces holding a pane this pass made but could not identify (a split whose answer was
         # unreadable): never judged empty this pass; the next pass lists the pane and closes it.
         self.unknown: set[str] = set()
@@ -101,6 +106,8 @@ class Surface:
         return sorted(w for w, o in self.owned.items() if o.project == project and w not in self.gone)
 
     def add_workspace(self, owned: Owned, root: OwnedHerdrPane) -> None:
+        """A workspace this pass created, with its root pane."""
+        self.created.add(owned.workspace_id)
         self.owned[owned.workspace_id] = owned
         self.listed.add(owned.workspace_id)
         self.panes[owned.workspace_id] = [root.pane_id]
@@ -179,7 +186,7 @@ def _still_pending(verdict: PendingVerdict) -> Unavailable:
 
 
 def _fresh_tab(session: Target, workspace: Owned, surface: Surface | None) -> Gen[Ready | Unavailable]:
-    proc = yield from create_tab(session, workspace)
+    proc = yield from create_tab(session, workspace, effects.new_tab(workspace.workspace_id))
     if not succeeded(proc):
         reason = f"herdr tab create failed: {failure_text(proc)}"
         if outcome_unknown(proc) and surface is not None:
@@ -195,25 +202,30 @@ def _fresh_tab(session: Target, workspace: Owned, surface: Surface | None) -> Ge
     if surface is not None:
         surface.pane_opened(anchor)
         surface.fresh_roots[anchor.pane_id] = workspace.workspace_id
-    return Ready(workspace, anchor, False)
+    return Ready(workspace, anchor, False, new_anchor=True)
 
 
 def _closed_or_gone(proc: Proc) -> bool:
     return succeeded(proc) or error_code(proc) == "workspace_not_found"
 
 
-def _remember(session: Target, workspace: Owned) -> Gen[None]:
+# The three record writes of a workspace this call created, each stating the effect its caller gives.
+
+
+def _remember(session: Target, workspace: Owned, effect: Effect) -> Gen[None]:
     yield from store("herdr.workspace.remember",
-                     {**session.keys(), "project": workspace.project, "workspace_id": workspace.workspace_id})
+                     {**session.keys(), "project": workspace.project, "workspace_id": workspace.workspace_id},
+                     effect)
 
 
-def _forget(session: Target, workspace: Owned) -> Gen[None]:
+def _forget(session: Target, workspace: Owned, effect: Effect) -> Gen[None]:
     yield from store("herdr.workspace.forget",
-                     {**session.keys(), "project": workspace.project, "workspace_id": workspace.workspace_id})
+                     {**session.keys(), "project": workspace.project, "workspace_id": workspace.workspace_id},
+                     effect)
 
 
-def _resolve(session: Target, project: str) -> Gen[None]:
-    yield from store("herdr.workspace.resolve", {**session.keys(), "project": project})
+def _resolve(session: Target, project: str, effect: Effect) -> Gen[None]:
+    yield from store("herdr.workspace.resolve", {**session.keys(), "project": project}, effect)
 
 
 def _recover_created(
@@ -234,8 +246,9 @@ def _recover_created(
     if isinstance(listed, Failure):
         return Unavailable(f"{reason}; could not check for it: {listed.failure()}", residue=(unknown,)), True
     new = [ws.workspace_id for ws in listed.unwrap() if ws.workspace_id not in known and ws.label == label]
+    new_workspace = effects.new_workspace(project)
     if not new:
-        yield from _resolve(session, project)
+        yield from _resolve(session, project, new_workspace)
         return Unavailable(f"{reason}; herdr lists no workspace it created"), False
     if len(new) > 1:
         # More than one new workspace with our label: another party is creating them too. Which one
@@ -243,17 +256,17 @@ def _recover_created(
         return Unavailable(f"{reason}; herdr lists several new {label} workspaces, none provably ours",
                            residue=tuple(new)), True
     made = created_workspace(new[0], project)
-    closed = yield from close_workspace(session, made)
+    closed = yield from close_workspace(session, made, effects.workspace_rolled_back(project))
     if _closed_or_gone(closed):
-        yield from _resolve(session, project)
+        yield from _resolve(session, project, new_workspace)
         return Unavailable(f"{reason}; closed workspace {made.workspace_id}, which herdr created anyway"), False
     # Keep it recorded and mark it, so the next reconcile owns it and removes it (a record alone holds
     # a workspace only with a pane we recorded in it: owned.py ``prove_recorded``); unmarked, it stays
     # the pending create's, which the next listing claims.
-    marked = yield from mark_workspace(session, made)
-    yield from _remember(session, made)
+    marked = yield from mark_workspace(session, made, new_workspace)
+    yield from _remember(session, made, effects.workspace_kept_recorded(project))
     if succeeded(marked):
-        yield from _resolve(session, project)
+        yield from _resolve(session, project, new_workspace)
     return Unavailable(
         f"{reason}; herdr created workspace {made.workspace_id} anyway and closing it failed ({failure_text(closed)}); "
         "it stays recorded for the next reconcile",
@@ -277,18 +290,22 @@ def _create_workspace(
 ) -> Gen[Ready | Unavailable]:
     if surface is not None and project in surface.pending:
         return _still_pending(surface.pending[project])
+    # Every step that makes the workspace, records it or rolls it back names it by its label
+    # (pure/herdr/fleet/effects.py): the plan shows one line for it.
+    new_workspace, rolled_back = effects.new_workspace(project), effects.workspace_rolled_back(project)
     # The durable intent: recorded before the create is sent, so a workspace it makes has a record
     # naming it even when the answer is lost and so is every listing after it (docs/herdr-fleet.md,
     # "Saved machines"). No record, no create.
     intended = yield from store_write("herdr.workspace.intend",
-                                      {**session.keys(), "project": project, "listed_before": sorted(known)})
+                                      {**session.keys(), "project": project, "listed_before": sorted(known)},
+                                      new_workspace)
     if isinstance(intended, Failure):
         return Unavailable(intended.failure())
-    proc = yield from create_workspace(session, project)
+    proc = yield from create_workspace(session, project, new_workspace)
     if not succeeded(proc):
         reason = f"herdr workspace create failed: {failure_text(proc)}"
         if error_code(proc) is not None and not outcome_unknown(proc):
-            yield from _resolve(session, project)
+            yield from _resolve(session, project, new_workspace)
             return Unavailable(reason)  # a definite error: herdr made nothing
         # No answer, or a dropped connection: the workspace may exist; a fresh listing decides.
         recovered, kept = yield from _recover_created(session, project, known, reason)
@@ -303,33 +320,34 @@ def _create_workspace(
     made = created_workspace(answer.workspace_id, project)
 
     def discard(reason: str, is_marked: bool) -> Gen[Ready | Unavailable]:
-        closed = yield from close_workspace(session, made)
+        closed = yield from close_workspace(session, made, rolled_back)
         if not _closed_or_gone(closed):
             # Keep the record: the next reconcile owns the workspace through it (and its token) and
             # removes it; unmarked, the pending create stays too, and the next listing claims it.
-            yield from _remember(session, made)
+            yield from _remember(session, made, effects.workspace_kept_recorded(project))
             if is_marked:
-                yield from _resolve(session, project)
+                yield from _resolve(session, project, new_workspace)
             return _left_pending(surface, project, known, Unavailable(
                 f"{reason}; closing workspace {made.workspace_id} failed: {failure_text(closed)}",
                 residue=(made.workspace_id,)), not is_marked)
-        yield from _forget(session, made)
-        yield from _resolve(session, project)
+        yield from _forget(session, made, rolled_back)
+        yield from _resolve(session, project, rolled_back)
         return Unavailable(reason)
 
-    marked = yield from mark_workspace(session, made)
+    marked = yield from mark_workspace(session, made, new_workspace)
     if not succeeded(marked):
         return (yield from discard(f"herdr workspace report-metadata failed: {failure_text(marked)}", False))
     if answer.root_pane_id is None:
         return (yield from discard("herdr workspace create reported no root pane", True))
     remembered = yield from store_write(
-        "herdr.workspace.remember", {**session.keys(), "project": project, "workspace_id": made.workspace_id}
+        "herdr.workspace.remember", {**session.keys(), "project": project, "workspace_id": made.workspace_id},
+        new_workspace,
     )
     if isinstance(remembered, Failure):
         return (yield from discard(remembered.failure(), True))
     # The pending create becomes the record it names (a failed clear is harmless: the workspace carries
     # our token, so the next listing finds no candidate and clears it).
-    yield from _resolve(session, project)
+    yield from _resolve(session, project, new_workspace)
     root = created_pane(made, answer.root_pane_id)
     if surface is not None:
         surface.add_workspace(made, root)
@@ -356,22 +374,28 @@ def open_pane(
     if isinstance(ensured, Unavailable):
         return ensured
     workspace = ensured.workspace
+    # The split, the pane's set-up and its rollback make one line, named by the pane's label
+    # (pure/herdr/fleet/effects.py); the anchor is named when it stood before this call.
+    fresh_anchor = ensured.created or ensured.new_anchor or (
+        surface is not None and ensured.anchor.pane_id in surface.fresh_roots)
+    opened = effects.follower_pane(label, run.run_id, None if fresh_anchor else ensured.anchor.pane_id)
 
     def abandon(
         reason: str, phase: Literal["split"] | None, pane: OwnedHerdrPane | None, unknown_pane: bool = False
     ) -> Gen[Unavailable]:
         residue: list[str] = []
         if pane is not None:
-            closed = yield from close_pane_answer(session, pane)
+            closed = yield from close_pane_answer(session, pane, effects.follower_rolled_back(label))
             if not succeeded(closed) and error_code(closed) != "pane_not_found":
                 residue.append(pane.pane_id)
         elif unknown_pane:
             residue.append(f"an unidentified pane in workspace {workspace.workspace_id}")
         if ensured.created:
-            closed = yield from close_workspace(session, workspace)
+            rolled_back = effects.workspace_rolled_back(workspace.project)
+            closed = yield from close_workspace(session, workspace, rolled_back)
             if _closed_or_gone(closed):
                 residue = []  # the workspace took every pane of this attempt with it
-                yield from _forget(session, workspace)
+                yield from _forget(session, workspace, rolled_back)
                 if surface is not None:
                     surface.drop_workspace(workspace.workspace_id)
             else:
@@ -379,7 +403,7 @@ def open_pane(
                 residue.append(workspace.workspace_id)
         return Unavailable(reason, phase, tuple(residue))
 
-    split = yield from split_below(session, ensured.anchor)
+    split = yield from split_below(session, ensured.anchor, opened)
     if not succeeded(split) and outcome_unknown(split):
         # The pane may have been made (its answer was lost): like an unreadable answer, never "no pane",
         # and not herdr refusing the split (the budget is not spent as for one).
@@ -404,7 +428,7 @@ def open_pane(
         ("report-agent", ("--source", WORKER_PANE_SOURCE, "--agent", label, "--state", "working")),
     )
     for verb, rest in steps:
-        proc = yield from set_up_pane(session, pane, verb, *rest)
+        proc = yield from set_up_pane(session, pane, verb, *rest, effect=opened)
         if not succeeded(proc):
             if outcome_unknown(proc) and surface is not None:
                 surface.lost = f"herdr pane {verb} failed: {failure_text(proc)}"

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from attrs import frozen
 from returns.result import Failure, Result, Success
 
+from pure.herdr.fleet import effects
 from pure.herdr.fleet.calls import answered, herdr, list_panes, pane_list_step, store, store_write
 from pure.herdr.fleet.vocabulary import (
     WORKER_PANE_SOURCE,
@@ -36,7 +37,7 @@ from pure.herdr.fleet.vocabulary import (
 )
 from pure.herdr.parse import PaneFact, failure_text, parse_workspace_list, succeeded
 from pure.herdr.records import parse_pending, parse_recorded
-from pure.model import Proc, Run
+from pure.model import Effect, Proc, Run
 from pure.program import Gen, announce
 
 # ------------------------------------------------------------------------------------------ tokens
@@ -164,13 +165,15 @@ def discover(session: Target, projects: Sequence[str]) -> Gen[Result[Discovery, 
 def apply_ownership(disc: Discovery) -> Gen[Result[None, str]]:
     for project, wid in disc.adopt:
         done = yield from store_write(
-            "herdr.workspace.remember", {**disc.session.keys(), "project": project, "workspace_id": wid}
+            "herdr.workspace.remember", {**disc.session.keys(), "project": project, "workspace_id": wid},
+            effects.workspace_recorded(wid),
         )
         if isinstance(done, Failure):
             return done
     for project, wid in disc.forget:
         done = yield from store_write(
-            "herdr.workspace.forget", {**disc.session.keys(), "project": project, "workspace_id": wid}
+            "herdr.workspace.forget", {**disc.session.keys(), "project": project, "workspace_id": wid},
+            effects.workspace_forgotten(wid),
         )
         if isinstance(done, Failure):
             return done
@@ -282,9 +285,13 @@ def settle_pending(
         if verdict.claim is None and verdict.candidates:
             kept.append(verdict)
             continue
+        # The claimed workspace's mark, record and cleared create make one line; a create that made
+        # nothing is the label's.
+        said = effects.pending_cleared(create.project)
         if verdict.claim is not None:
             made = created_workspace(verdict.claim[0], create.project)
-            marked = yield from mark_workspace(session, made)
+            said = effects.workspace_claimed(made.workspace_id)
+            marked = yield from mark_workspace(session, made, said)
             if not succeeded(marked):
                 # Not claimed this time; the next listing decides again (a mark that was applied all
                 # the same makes it ours by its token, and the pending create is then cleared).
@@ -292,11 +299,11 @@ def settle_pending(
                     f"claiming workspace {made.workspace_id} failed: herdr workspace report-metadata failed: "
                     f"{failure_text(marked)}")))
                 continue
-            done = yield from store_write("herdr.workspace.remember", {**keys, "workspace_id": made.workspace_id})
+            done = yield from store_write("herdr.workspace.remember", {**keys, "workspace_id": made.workspace_id}, said)
             if isinstance(done, Failure):
                 return done
             claimed.append((made, verdict.claim[1]))
-        done = yield from store_write("herdr.workspace.resolve", keys)
+        done = yield from store_write("herdr.workspace.resolve", keys, said)
         if isinstance(done, Failure):
             return done
     return Success((claimed, kept))
@@ -305,62 +312,71 @@ def settle_pending(
 # ------------------------------------------------------------------------------ the changing steps
 
 
-def _change(session: Target, *args: str) -> Gen[Proc]:
+# Each step below states the effect its caller gives (``effect``: what the change is, in the words of
+# ``pure/herdr/fleet/effects.py``, which names the thing as the caller knows it).
+
+
+def _change(session: Target, effect: Effect | None, *args: str) -> Gen[Proc]:
     """One herdr call that changes something, led by its target (``Target.argv``) as every read is."""
-    return (yield from answered(Run(tool="herdr", args=(*session.argv(), *args), mutates=True)))
+    return (yield from answered(Run(tool="herdr", args=(*session.argv(), *args), mutates=True, effect=effect)))
 
 
-def create_workspace(session: Target, project: str) -> Gen[Proc]:
-    return (yield from _change(session, "workspace", "create", "--label", workspace_label(project), "--no-focus"))
+def create_workspace(session: Target, project: str, effect: Effect | None = None) -> Gen[Proc]:
+    return (yield from _change(session, effect, "workspace", "create", "--label", workspace_label(project),
+                               "--no-focus"))
 
 
-def mark_workspace(session: Target, workspace: Owned) -> Gen[Proc]:
+def mark_workspace(session: Target, workspace: Owned, effect: Effect | None = None) -> Gen[Proc]:
     """Give a workspace this call created the token that makes it ours for every later pass."""
-    return (yield from _change(session, "workspace", "report-metadata", workspace.workspace_id, "--source",
+    return (yield from _change(session, effect, "workspace", "report-metadata", workspace.workspace_id, "--source",
                                WORKER_PANE_SOURCE, "--token", f"{WORKER_WORKSPACE_TOKEN}={workspace.project}"))
 
 
-def close_workspace(session: Target, workspace: Owned) -> Gen[Proc]:
-    return (yield from _change(session, "workspace", "close", workspace.workspace_id))
+def close_workspace(session: Target, workspace: Owned, effect: Effect | None = None) -> Gen[Proc]:
+    return (yield from _change(session, effect, "workspace", "close", workspace.workspace_id))
 
 
-def create_tab(session: Target, workspace: Owned) -> Gen[Proc]:
-    return (yield from _change(session, "tab", "create", "--workspace", workspace.workspace_id, "--no-focus"))
+def create_tab(session: Target, workspace: Owned, effect: Effect | None = None) -> Gen[Proc]:
+    return (yield from _change(session, effect, "tab", "create", "--workspace", workspace.workspace_id,
+                               "--no-focus"))
 
 
-def split_below(session: Target, anchor: OwnedHerdrPane) -> Gen[Proc]:
-    return (yield from _change(session, "pane", "split", "--pane", anchor.pane_id, "--direction", "down",
+def split_below(session: Target, anchor: OwnedHerdrPane, effect: Effect | None = None) -> Gen[Proc]:
+    return (yield from _change(session, effect, "pane", "split", "--pane", anchor.pane_id, "--direction", "down",
                                "--ratio", "0.3", "--no-focus"))
 
 
-def set_up_pane(session: Target, pane: OwnedHerdrPane, verb: str, *rest: str) -> Gen[Proc]:
+def set_up_pane(session: Target, pane: OwnedHerdrPane, verb: str, *rest: str,
+                effect: Effect | None = None) -> Gen[Proc]:
     """``pane rename|report-agent-session|run|report-agent`` of a pane this call created."""
-    return (yield from _change(session, "pane", verb, pane.pane_id, *rest))
+    return (yield from _change(session, effect, "pane", verb, pane.pane_id, *rest))
 
 
-def close_pane_answer(session: Target, pane: OwnedHerdrPane) -> Gen[Proc]:
+def close_pane_answer(session: Target, pane: OwnedHerdrPane, effect: Effect | None = None) -> Gen[Proc]:
     """``pane close``, answered as it is (for a caller that reads the error code itself)."""
-    return (yield from _change(session, "pane", "close", pane.pane_id))
+    return (yield from _change(session, effect, "pane", "close", pane.pane_id))
 
 
-def close_pane(session: Target, pane: OwnedHerdrPane) -> Gen[Result[None, str]]:
-    proc = yield from close_pane_answer(session, pane)
+def close_pane(session: Target, pane: OwnedHerdrPane, effect: Effect | None = None) -> Gen[Result[None, str]]:
+    proc = yield from close_pane_answer(session, pane, effect)
     if not succeeded(proc):
         return Failure(f"herdr pane close failed: {failure_text(proc)}")
     return Success(None)
 
 
-def release_agent(session: Target, pane: OwnedHerdrPane, agent: str) -> Gen[Result[None, str]]:
-    proc = yield from _change(session, "pane", "release-agent", pane.pane_id, "--source", WORKER_PANE_SOURCE,
-                              "--agent", agent)
+def release_agent(session: Target, pane: OwnedHerdrPane, agent: str,
+                  effect: Effect | None = None) -> Gen[Result[None, str]]:
+    proc = yield from _change(session, effect, "pane", "release-agent", pane.pane_id, "--source",
+                              WORKER_PANE_SOURCE, "--agent", agent)
     if not succeeded(proc):
         return Failure(f"herdr pane release-agent failed: {failure_text(proc)}")
     return Success(None)
 
 
-def retire_pane(session: Target, pane: OwnedHerdrPane, label: str) -> Gen[Result[None, str]]:
-    """``retireWorkerPane``: hand authority back, then close."""
-    released = yield from release_agent(session, pane, label)
+def retire_pane(session: Target, pane: OwnedHerdrPane, label: str,
+                effect: Effect | None = None) -> Gen[Result[None, str]]:
+    """``retireWorkerPane``: hand authority back, then close (both steps stating ``effect``)."""
+    released = yield from release_agent(session, pane, label, effect)
     if isinstance(released, Failure):
         return released
-    return (yield from close_pane(session, pane))
+    return (yield from close_pane(session, pane, effect))

@@ -9,6 +9,7 @@ from attrs import evolve, field, frozen
 from returns.result import Failure, Result, Success
 
 from pure.convert import OMIT_NONE
+from pure.herdr.fleet import effects
 from pure.herdr.fleet.calls import probe, probe_step, store, store_write
 from pure.herdr.fleet.opening import Surface, ensure_workspace, open_pane
 from pure.herdr.fleet.outcomes import debt_of
@@ -92,7 +93,8 @@ def _reconcile_body(request: ReconcileRequest) -> Program:
     # the pass's debt replaces the last pass's record, which `herdr status` reads (pure/herdr/records.py)
     recorded = yield from store_write("herdr.debt.replace", {
         **target_of(request.session, request.machine).keys(),
-        "debts": [{"kind": d.kind, "subject": d.subject, "reason": d.reason, "detail": d.detail} for d in debt]})
+        "debts": [{"kind": d.kind, "subject": d.subject, "reason": d.reason, "detail": d.detail} for d in debt]},
+        effects.debt_record(len(debt)))
     if isinstance(recorded, Failure):
         why = f"{recorded.failure()}: the pass's debt is in this answer only"
         return done_with("error", {**answer, "ok": False, "error": why}, why, debt=debt)
@@ -189,7 +191,8 @@ def _open_body(request: OpenRequest) -> Program:
     if isinstance(opened, Unavailable):
         return done_with("error", opened_json(opened), opened.reason)
     yield from store(
-        "herdr.run.set_pane", {"run_id": run.run_id, "pane_id": opened.pane_id, "pane_label": opened.label}
+        "herdr.run.set_pane", {"run_id": run.run_id, "pane_id": opened.pane_id, "pane_label": opened.label},
+        effects.follower_recorded(opened.label),
     )
     return done_with("ok", opened_json(opened))
 
@@ -207,7 +210,7 @@ def _retire_body(request: RetireRequest) -> Program:
     run = loaded.unwrap()
     released = yield from release_orphaned(target, run.pane_id, run.pane_label, run.run_id, run.project)
     if released.kind in ("released", "none") and run.pane_id is not None:
-        yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
+        yield from store("herdr.run.clear_pane", {"run_id": run.run_id}, effects.run_pane_cleared(run.run_id))
     status: Status = "ok" if released.kind in ("released", "none") else (
         "refused" if released.kind == "unowned" else "error"
     )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from attrs import evolve, frozen
 from returns.result import Failure, Result, Success
 
+from pure.herdr.fleet import effects
 from pure.herdr.fleet.calls import probe, probe_step, store
 from pure.herdr.fleet.opening import Surface, open_pane
 from pure.herdr.fleet.outcomes import (
@@ -55,6 +56,7 @@ from pure.herdr.parse import (
     succeeded,
 )
 from pure.herdr.records import RunRecord, parse_runs
+from pure.model import Effect
 from pure.program import Gen, announce
 
 # ------------------------------------------------------------------------------------- reconcile
@@ -158,7 +160,7 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
         if owned.recorded_only:
             # Proven by a pane we recorded (after a restart dropped our token): mark it again, so a
             # pane this pass leaves unidentified (an unreadable split answer) is still ours next pass.
-            yield from mark_workspace(session, owned)
+            yield from mark_workspace(session, owned, effects.workspace_remarked(owned.workspace_id))
 
     surface = Surface(entries, disc.listed, kept)
     held, junk = attribute(entries, runs)
@@ -184,9 +186,11 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
                     yield from store(
                         "herdr.run.set_pane",
                         {"run_id": run.run_id, "pane_id": pane.pane_id, "pane_label": run_label(run)},
+                        effects.run_pane(run.run_id, pane.pane_id),
                     )
                 if run.attempts:
-                    yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": 0})
+                    yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": 0},
+                                     effects.run_attempts(run.run_id, 0))
             else:
                 outcomes.append(VisualUnreadable(run_id=run.run_id, pane_id=pane.pane_id, reason=pulse.reason))
             continue
@@ -194,14 +198,15 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
             outcomes.append(Untracked(
                 run_id=run.run_id, reason="follower exited but no session-host pid was ever recorded; not replacing"))
             if run.pane_id is not None:
-                yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
+                yield from store("herdr.run.clear_pane", {"run_id": run.run_id}, effects.run_pane_cleared(run.run_id))
             continue
         replaced = yield from _reopen(session, run, request, surface, opened_ws, outcomes)
         if isinstance(replaced, Tracked):
             junk[pane.pane_id] = _Junk(run.run_id, "duplicate", pane.agent)
         elif replaced is not None:
             # The replacement failed: the dead pane has nothing left to show, so it goes now.
-            closed = yield from close_pane(session, surface.ours[pane.pane_id])
+            closed = yield from close_pane(session, surface.ours[pane.pane_id],
+                                           effects.pane_closed(pane.pane_id, run.run_id, "exited"))
             if isinstance(closed, Success):
                 standing.pop(pane.pane_id, None)
                 surface.pane_closed(pane.pane_id)
@@ -217,12 +222,13 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
     # ask for confirmation, or answer as a group close would): the workspace is closed explicitly below.
     deferred: dict[str, tuple[_Junk, str]] = {}
     for pane_id, info in junk.items():
+        said = _junk_effect(surface, pane_id, info)
         if info.agent is not None:
-            released = yield from release_agent(session, surface.ours[pane_id], info.agent)
+            released = yield from release_agent(session, surface.ours[pane_id], info.agent, said)
             if isinstance(released, Failure):
                 outcomes.append(_stale_failed(pane_id, info, released.failure()))
                 continue
-        proc = yield from close_pane_answer(session, surface.ours[pane_id])
+        proc = yield from close_pane_answer(session, surface.ours[pane_id], said)
         if error_code(proc) in WITH_ITS_WORKSPACE:
             deferred[pane_id] = (info, f"herdr pane close failed: {failure_text(proc)}")
             continue
@@ -242,12 +248,13 @@ def reconcile(request: ReconcileRequest) -> Gen[Result[list[ReconcileOutcome], s
         forget = {**session.keys(), "project": owned.project, "workspace_id": wid}
         if panes and wid in surface.gone and not surface.panes.get(wid):
             # Every listed pane was closed by this pass: herdr closed the workspace with the last.
-            yield from store("herdr.workspace.forget", forget)
+            yield from store("herdr.workspace.forget", forget, effects.workspace_closed_with_last_pane(wid))
             outcomes.append(WorkspaceRemoved(project=owned.project, workspace_id=wid, reason=IMPLICIT_CLOSE_REASON))
             continue
-        proc = yield from close_workspace(session, owned)
+        closing = effects.workspace_closed(wid)
+        proc = yield from close_workspace(session, owned, closing)
         if succeeded(proc) or error_code(proc) == "workspace_not_found":
-            yield from store("herdr.workspace.forget", forget)
+            yield from store("herdr.workspace.forget", forget, closing)
             surface.drop_workspace(wid)
             for pid in waiting:
                 info, _why = deferred.pop(pid)
@@ -312,15 +319,28 @@ def _reopen(session: Target, run: RunRecord, request: ReconcileRequest, surface:
 def _record_attempt(run: RunRecord, opened: Tracked | Unavailable, max_attempts: int) -> Gen[None]:
     if isinstance(opened, Tracked):
         yield from store(
-            "herdr.run.set_pane", {"run_id": run.run_id, "pane_id": opened.pane_id, "pane_label": opened.label}
+            "herdr.run.set_pane", {"run_id": run.run_id, "pane_id": opened.pane_id, "pane_label": opened.label},
+            effects.follower_recorded(opened.label),
         )
         if run.attempts:
-            yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": 0})
+            yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": 0},
+                             effects.run_attempts(run.run_id, 0))
         return
-    spent = max_attempts if opened.phase == "split" else run.attempts + 1
-    yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": max(spent, run.attempts + 1)})
+    spent = max(max_attempts if opened.phase == "split" else run.attempts + 1, run.attempts + 1)
+    yield from store("herdr.run.set_attempts", {"run_id": run.run_id, "attempts": spent},
+                     effects.run_attempts(run.run_id, spent))
     if run.pane_id is not None:
-        yield from store("herdr.run.clear_pane", {"run_id": run.run_id})
+        yield from store("herdr.run.clear_pane", {"run_id": run.run_id}, effects.run_pane_cleared(run.run_id))
+
+
+def _junk_effect(surface: Surface, pane_id: str, info: _Junk) -> Effect:
+    """What closing a junk pane changes: the root shell of a workspace (or tab) this pass made is part
+    of that workspace's line; any other pane is closed for its cause."""
+    wid = surface.fresh_roots.get(pane_id)
+    if wid is None:
+        return effects.pane_closed(pane_id, info.run_id, info.cause)
+    owned = surface.owned[wid]
+    return effects.root_shell_closed(effects.workspace_subject(wid, owned.project, wid in surface.created))
 
 
 def _stale_failed(pane_id: str, info: _Junk, reason: str) -> StaleReleaseFailed:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from attrs import frozen
 from returns.result import Failure
 
+from pure.herdr.fleet import effects
 from pure.herdr.fleet.calls import list_panes
 from pure.herdr.fleet.owned import Owned, apply_ownership, discover, listed_panes, retire_pane
 from pure.herdr.fleet.vocabulary import Target
@@ -72,7 +73,8 @@ def release_orphaned(
             f"pane {pane_id} in marked workspace {home.workspace_id} reports another identity "
             f"(agent {hit.agent or 'none'}, label {hit.label or 'none'}, session {session_id or 'none'})",
         )
-    retired = yield from retire_pane(session, listed_panes(home, [hit])[pane_id], label)
+    retired = yield from retire_pane(session, listed_panes(home, [hit])[pane_id], label,
+                                     effects.pane_retired(pane_id, run_id))
     if isinstance(retired, Failure):
         return Released("failed", pane_id, retired.failure())
     return Released("released", pane_id)

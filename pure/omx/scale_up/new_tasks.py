@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from pure import model as m
-from pure.omx import tasks, txn
+from pure.omx import effects, tasks, txn
 from pure.omx.codec import Json, render_json
 from pure.omx.locks import Barrier, with_barrier
 from pure.omx.scale_up import undo
@@ -82,8 +82,9 @@ def create_tasks(run: Run) -> Gen[list[Json]]:
                 next_id += 1
                 now = yield from expect(m.Clock(), m.Value)
                 run.undo.add(undo.Task(task_id, spec.owner))  # before the write: a half-written file goes too
-                yield from acked(m.WriteFile(path=paths.task(task_id),
-                                            content=render_json(_task_json(spec, task_id, now.value))))
+                record = _task_json(spec, task_id, now.value)
+                yield from acked(m.WriteFile(path=paths.task(task_id), content=render_json(record),
+                                             effect=effects.created_task(task_id, record)))
                 yield from _advance_next_task_id(paths, next_id)
         return (yield from existing_tasks(paths))
     except StepFailure as error:

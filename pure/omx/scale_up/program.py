@@ -10,7 +10,7 @@ from pure import ops
 from pure import tmux as t
 from pure.agents import supervise
 from pure.omx import dispatch as dsp
-from pure.omx import strays
+from pure.omx import effects, strays
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
 from pure.omx.locks import with_scaling_lock
@@ -42,6 +42,7 @@ from pure.program import (
     Interrupted,
     PlanError,
     Program,
+    changing,
     expect,
     fail,
     refused,
@@ -81,7 +82,8 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
 
 def _forget_intents(paths: TeamPaths, members: list[Json]) -> Gen[None]:
     for added in members:
-        yield from expect(m.RemovePath(path=paths.intent(added["name"])), m.Ack)
+        yield from expect(m.RemovePath(path=paths.intent(added["name"]), effect=effects.worker(added["name"], "add")),
+                          m.Ack)
 
 
 @frozen(kw_only=True)
@@ -189,8 +191,8 @@ def _create_workers(planned: _Planned) -> Gen[m.Done | None]:
             for name, index, position in launch:
                 worker = yield from launch_worker(run, name, index, planned.launches, position)
                 request = yield from hand_over(run, worker, tasks)
-                delivery = yield from dsp.deliver_trigger(worker.pane, worker.pid, run.owner,
-                                                          request["trigger_message"])
+                delivery = yield from changing(effects.worker(worker.name, "add"), dsp.deliver_trigger(
+                    worker.pane, worker.pid, run.owner, request["trigger_message"]))
                 yield from settle(run, worker, request, delivery)
         yield from finish_event(run)
     except Abort as abort:

@@ -4,6 +4,7 @@ debt what cannot be proven ours."""
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Callable
 
 from attrs import frozen
@@ -13,7 +14,7 @@ from pure import model as m
 from pure import tmux as t
 from pure.agents import supervise
 from pure.omx import dispatch as dsp
-from pure.omx import kept_workers, transcripts, txn
+from pure.omx import effects, kept_workers, transcripts, txn
 from pure.omx import worktree as wt
 from pure.omx.codec import Json
 from pure.omx.locks import Barrier, with_barrier
@@ -38,7 +39,7 @@ from pure.omx.scale_up.run import (
 from pure.omx.scale_up.undo import InFlight
 from pure.omx.scale_up.worker import leader_event
 from pure.omx.state import read_team_state
-from pure.program import Gen, PlanError, expect, fail, uninterrupted
+from pure.program import Gen, PlanError, changing, expect, fail, uninterrupted
 
 # ------------------------------------------------------------------------------------------ rollback
 
@@ -254,14 +255,15 @@ def _remove_panes(run: Run, rollback_workers: list[Json], in_flight: InFlight,
     names = {w.get("pane_id"): str(w["name"]) for w in rollback_workers}
     kept = []
     for target in targets:  # each split with its worker's start-up (pure/omx/scale_up/worker.py)
-        kept.append((yield from transcripts.keep(run.paths, names[target.pane_id], target.pane_id, target.pid,
-                                                 run.owner)))
+        kept.append((yield from changing(effects.rolled_back(names[target.pane_id]), transcripts.keep(
+            run.paths, names[target.pane_id], target.pane_id, target.pid, run.owner))))
     if run.supervised:
         # A CLI that exited during start-up left its pane dead (remain-on-exit): remove it first, so
         # that the teardown below proves it absent instead of leaving a dead pane on screen.
         for target in targets:
             if target.pid is not None:
-                problem = yield from supervise.remove_dead(target.pane_id, target.pid, run.owner)
+                problem = yield from changing(effects.rolled_back(names[target.pane_id]), supervise.remove_dead(
+                    target.pane_id, target.pid, run.owner))
                 if problem is not None:
                     debts.append(CleanupDebt("pane_teardown_failed", target.pane_id))
     resolved: set[str] = set()
@@ -269,7 +271,8 @@ def _remove_panes(run: Run, rollback_workers: list[Json], in_flight: InFlight,
     if targets:
         report, problem = yield from _guard(lambda: t.teardown(
             targets, owner_id=run.owner, authorize=True,
-            leader_pane_id=str_or_none(run.config.get("leader_pane_id")), hud_pane_id=str_or_none(run.config.get("hud_pane_id"))))
+            leader_pane_id=str_or_none(run.config.get("leader_pane_id")), hud_pane_id=str_or_none(run.config.get("hud_pane_id")),
+            effects={target.pane_id: effects.rolled_back(names[target.pane_id]) for target in targets}))
         if report is None:
             debts.append(CleanupDebt("pane_cleanup_exception", str(problem)))
         else:
@@ -294,12 +297,13 @@ def _canonical_cleanup(run: Run, rollback_workers: list[Json], in_flight: InFlig
     paths = run.paths
     for task in run.undo.of(undo.Task):
         if task.owner not in unresolved:
-            yield from acked(m.RemovePath(path=paths.task(task.task_id)))
+            yield from acked(m.RemovePath(path=paths.task(task.task_id), effect=m.effect(
+                "remove", "task", f"task {task.task_id}", "removed again (rolled back)")))
     doomed = [w["name"] for w in rollback_workers if w["name"] not in unresolved]
     if in_flight.worker and in_flight.worker not in unresolved and in_flight.worker not in doomed:
         doomed.append(in_flight.worker)
     for name in doomed:
-        yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
+        yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True, effect=effects.rolled_back(name)))
         kind = yield from expect(m.Stat(path=paths.worker_dir(name)), m.Value)
         if kind.value != "absent":
             raise StepFailure(f"worker directory still present: {paths.worker_dir(name)}")
@@ -316,31 +320,33 @@ def _resource_cleanup(run: Run, unresolved: set[str], kept: dict[str, m.WriteFil
     for agents in log.of(undo.RootAgents):
         if agents.worker in unresolved or log.tree(agents.worker) is not None:
             continue  # a created worktree goes away whole; an unresolved one stays as it is
-        yield from wt.restore_root_agents(agents.tree_path, agents.backup)
+        yield from changing(effects.rolled_back(agents.worker), wt.restore_root_agents(agents.tree_path, agents.backup))
     kept_trees: set[str] = set()  # a worktree not removed keeps its intent, for the next command to retry
     for made in log.of(undo.Tree):
         if made.worker not in unresolved:
-            found = yield from wt.remove(made.tree)
+            found = yield from changing(effects.rolled_back(made.worker), wt.remove(made.tree))
             if found:
                 kept_trees.add(made.worker)
             problems += found
     folders = [folder.worker for folder in log.of(undo.Folder)]
     for name in folders:
         if name not in unresolved:
-            yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True))
+            yield from acked(m.RemovePath(path=paths.worker_dir(name), recursive=True, effect=effects.rolled_back(name)))
     for script in log.of(undo.Script):
         if script.worker not in unresolved:
-            yield from acked(m.RemovePath(path=script.path))
+            yield from acked(m.RemovePath(path=script.path, effect=effects.rolled_back(script.worker)))
     for worker in folders:  # an intent is written from a worker's worktree or split on
         if worker in kept:
             yield from acked(kept[worker])
         elif worker not in unresolved and worker not in kept_trees:
-            yield from acked(m.RemovePath(path=paths.intent(worker)))  # its pane gone
+            yield from acked(m.RemovePath(path=paths.intent(worker), effect=effects.rolled_back(worker)))  # its pane gone
     if not run.runtime_existed and not unresolved and not kept_trees:  # it holds the kept intents
-        yield from acked(m.RemovePath(path=paths.runtime_dir, recursive=True))
+        yield from acked(m.RemovePath(path=paths.runtime_dir, recursive=True, effect=m.effect(
+            "remove", "file", posixpath.basename(paths.runtime_dir), "removed again (rolled back)")))
     for instructions in log.of(undo.Instructions):
         if not unresolved:
-            yield from acked(m.RemovePath(path=instructions.path))
+            yield from acked(m.RemovePath(path=instructions.path, effect=m.effect(
+                "remove", "file", posixpath.basename(instructions.path), "removed again (rolled back)")))
     if problems:
         raise StepFailure("; ".join(problems))
 

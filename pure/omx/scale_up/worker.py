@@ -14,7 +14,7 @@ from pure import model as m
 from pure import tmux as t
 from pure.agents import supervise
 from pure.omx import dispatch as dsp
-from pure.omx import ids, instructions, layout, startup_script, strays, transcripts
+from pure.omx import effects, ids, instructions, layout, startup_script, strays, transcripts
 from pure.omx import launch as ln
 from pure.omx import worktree as wt
 from pure.omx.codec import Json, render_json
@@ -42,7 +42,7 @@ from pure.omx.scale_up.run import (
 )
 from pure.omx.scaling import leader_nudge
 from pure.omx.state import TeamPaths
-from pure.program import Gen, PlanError, expect, uninterrupted
+from pure.program import Gen, PlanError, changing, expect, uninterrupted
 
 # ------------------------------------------------------------------------------------- one worker
 
@@ -74,7 +74,7 @@ def launch_worker(run: Run, name: str, index: int, launches: Launches, position:
     """A new worker: its files (15), then its pane (16-20)."""
     run.undo.add(undo.Attempt(name))
     _split_target_of(run, position)  # a team without a pinned split target fails before any file is written
-    prepared = yield from _prepare(run, name, index, launches, position)
+    prepared = yield from changing(effects.worker(name, "add"), _prepare(run, name, index, launches, position))
     return (yield from split_worker(run, prepared))
 
 
@@ -176,6 +176,10 @@ def _write_startup_script(run: Run, script: str, plan: ln.LaunchPlan, working_di
 def split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
     """Steps 16-20 for a prepared worker: a new pane running its startup script (also the fresh pane
     a worker that did not start is tried once more in, ``await_started``)."""
+    return (yield from changing(effects.worker(worker.name, "add"), _split_worker(run, worker)))
+
+
+def _split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
     paths, owner = run.paths, run.owner
     name, index, tree, working_dir = worker.name, worker.index, worker.tree, worker.working_dir
     placement, target, pid, leader = _split_target_of(run, worker.position)
@@ -194,6 +198,10 @@ def split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
     rest = ("-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c", working_dir, command)
     step = (t.split_step(into, "-h" if leader else "-v", *rest) if placement is None
             else layout.placement_step(placement, into, *rest))
+    step = m.stating(step, effects.worker(name, "add", ", ".join(filter(None, (
+        layout.placement_words(placement, target, "-h" if leader else "-v"), f"{worker.cli} ({worker.role or '?'})",
+        f"worktree {tree.path}" if tree is not None else
+        (f"cwd {working_dir}" if working_dir != run.req.cwd else ""))))))
     # 17-20 with interrupts held: an interrupt between the split and the pin would leave a pane
     # that the rollback cannot prove (docs/design-notes.md, "Interrupts")
     pane, pid, record = yield from uninterrupted(
@@ -271,7 +279,7 @@ def await_started(run: Run, launched: Sequence[Launched]) -> Gen[list[Launched]]
     retried = []
     for worker in failed:
         if outcomes[worker.name].reason.startswith(supervise.NOT_READY):
-            yield from remove_worker_pane(run, worker)
+            yield from remove_worker_pane(run, worker, "its agent was not ready, so it is tried in a fresh pane")
             fresh = yield from split_worker(run, worker)
             run.undo.relaunched(fresh.record)
             current[worker.name] = fresh
@@ -306,16 +314,22 @@ def _wait_started(run: Run, launched: Sequence[Launched], policy: supervise.Poli
     return {outcome.worker: outcome for outcome in started}
 
 
-def remove_worker_pane(run: Run, worker: Launched) -> Gen[transcripts.Kept]:
+def remove_worker_pane(run: Run, worker: Launched, why: str = "its agent did not start") -> Gen[transcripts.Kept]:
     """Kill the pane of a launched worker that did not start, behind its proof (a dead pane first, as
     kept by ``remain-on-exit``), its transcript kept first (``pure/omx/transcripts.py``: why it did not
     start is often on it); one that cannot be proven gone aborts the scale-up (whose rollback keeps it
     as debt)."""
+    said = effects.worker(worker.name, "remove", f"its pane is removed: {why}")
+    return (yield from changing(said, _remove_worker_pane(run, worker, said)))
+
+
+def _remove_worker_pane(run: Run, worker: Launched, said: m.Effect) -> Gen[transcripts.Kept]:
     kept = yield from transcripts.keep(run.paths, worker.name, worker.pane, worker.pid, run.owner)
     problem = yield from supervise.remove_dead(worker.pane, worker.pid, run.owner)
     report = yield from t.teardown([t.TeardownTarget(pane_id=worker.pane, pid=worker.pid)], owner_id=run.owner,
                                    authorize=True, leader_pane_id=str_or_none(run.config.get("leader_pane_id")),
-                                   hud_pane_id=str_or_none(run.config.get("hud_pane_id")))
+                                   hud_pane_id=str_or_none(run.config.get("hud_pane_id")),
+                                   effects={worker.pane: said})
     if problem is not None or worker.pane not in report.resolved_ids():
         reason = problem or ",".join(r.reason or r.fate for r in report.results)
         raise Abort(f"scale_up_worker_pane_not_removed:{worker.name}:{worker.pane}:{reason}")
@@ -330,10 +344,22 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
     rollback does not look for it; its delivery entry says why it was removed (the result's
     ``removedWorkers`` and ``worker_start`` debt, program.py)."""
     kept = yield from remove_worker_pane(run, worker)
+    yield from changing(effects.worker(worker.name, "remove", "removed: its agent did not start"),
+                        _drop_files(run, worker))
+    run.undo.forget(worker.name)
+    for entry in run.deliveries:
+        if entry["worker"] == worker.name:
+            entry.update(status="removed", reason=f"scale_up_{outcome.reason}", lastLines=list(outcome.last_lines))
+            entry.update({"transcript": kept.path} if kept.path else {"transcriptWarning": kept.missing}
+                         if kept.missing else {})
+
+
+def _drop_files(run: Run, worker: Launched) -> Gen[None]:
     paths, name = run.paths, worker.name
     try:
         for task in [task for task in run.undo.of(undo.Task) if task.owner == name]:
-            yield from acked(m.RemovePath(path=paths.task(task.task_id)))
+            yield from acked(m.RemovePath(path=paths.task(task.task_id), effect=m.effect(
+                "remove", "task", f"task {task.task_id}", f"removed with {name}")))
             run.undo.drop(task)
         problems: list[str] = []
         tree = run.undo.tree(name)  # forgotten once removed: a rollback retries one that was not
@@ -351,12 +377,6 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
         yield from acked(m.RemovePath(path=paths.intent(name)))
     except (StepFailure, wt.WorktreeError) as error:
         raise Abort(f"scale_up_worker_cleanup_failed:{name}:{error}") from None
-    run.undo.forget(name)
-    for entry in run.deliveries:
-        if entry["worker"] == name:
-            entry.update(status="removed", reason=f"scale_up_{outcome.reason}", lastLines=list(outcome.last_lines))
-            entry.update({"transcript": kept.path} if kept.path else {"transcriptWarning": kept.missing}
-                         if kept.missing else {})
 
 
 def _materializing(worker: Launched, action: Gen[T]) -> Gen[T]:
@@ -370,7 +390,8 @@ def _materializing(worker: Launched, action: Gen[T]) -> Gen[T]:
 def hand_over(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]:
     """Steps 21-22 for one launched worker (started, when watched): its inbox and its pending
     dispatch request, whose trigger is then typed (``settle`` records how that went)."""
-    return (yield from _materializing(worker, _hand_over_steps(run, worker, tasks)))
+    return (yield from _materializing(worker, changing(effects.worker(worker.name, "add"),
+                                                       _hand_over_steps(run, worker, tasks))))
 
 
 def _hand_over_steps(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]:
@@ -385,14 +406,17 @@ def _hand_over_steps(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]
     inbox = dsp.render_inbox(team=paths.team, worker=name, role=worker.role or "", tasks=mine, paths=paths,
                              leader_cwd=run.req.cwd, specialization=None if worker.tree is not None else worker.prompt,
                              context=tuple(c for c in (run.approved_section, section) if c is not None))
-    yield from acked(m.WriteFile(path=paths.worker_file(name, "inbox.md"), content=inbox))
+    yield from acked(m.WriteFile(path=paths.worker_file(name, "inbox.md"), content=inbox, effect=effects.worker(
+        name, "add", " ".join(["tasks" if len(mine) > 1 else "task", *(f"#{task.get('id')}" for task in mine)])
+        if mine else "")))
     run.maybe_inject("inbox")
     return (yield from _enqueue(run, worker))
 
 
 def settle(run: Run, worker: Launched, request: Json, delivery: dsp.Delivery | supervise.Delivery) -> Gen[None]:
     """Step 22's end and step 23: record the delivery, then commit the worker as a member."""
-    failure = yield from _materializing(worker, _record_delivery(run, worker, request, delivery))
+    failure = yield from _materializing(worker, changing(effects.worker(worker.name, "add"),
+                                                         _record_delivery(run, worker, request, delivery)))
     if failure is not None:
         raise Abort(f"scale_up_dispatch_failed:{worker.name}:{failure}")
     yield from _materializing(worker, _commit_member(run, worker))
@@ -427,7 +451,8 @@ def _ensure_instructions(run: Run) -> Gen[None]:
     sources = []
     for source in instructions.source_paths(run.req.env, run.req.cwd):
         sources.append((yield from read_optional(source)))
-    yield from acked(m.WriteFile(path=path, content=instructions.compose(run.paths.team, sources)))
+    yield from acked(m.WriteFile(path=path, content=instructions.compose(run.paths.team, sources),
+                                 effect=m.effect("add", "file", instructions.FILE_NAME, "the team's worker instructions")))
     run.undo.add(undo.Instructions(path))
 
 
