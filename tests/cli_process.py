@@ -57,6 +57,9 @@ def _forked(argv: list[str], env: Mapping[str, str], cwd: str, stdin: str,
             for fd in (child_in, parent_in, parent_out, child_out, parent_err, child_err):
                 os.close(fd)
             _as_a_fresh_process(argv, env, cwd)
+            from tests.herdr.in_process import in_forked_cli
+
+            in_forked_cli()
             code = _main()
         except BaseException:  # noqa: BLE001 - told on its stderr, as an uncaught error would be
             traceback.print_exc()

@@ -17,10 +17,10 @@ from pure.program import ProgramFactory, decide
 from shell.run.executor import Executor
 from shell.run.loop import run_program
 from shell.store.herdr import HerdrStore
+from tests.herdr import in_process
 from tests.herdr.fake_herdr.fake import FakeHerdr
 
 FAKE_DIR = Path(__file__).parent / "fake_herdr"
-DIRECT_SPAWN = "PANEFLEET_TEST_HERDR_DIRECT"  # 1: the ``world`` fixture spawns herdr without ``sh``
 FOLLOWER = ("panefleet",)
 
 
@@ -57,8 +57,8 @@ class SubprocessExecutor(Executor):
 class InProcessExecutor(Executor):
     """The shell executor with herdr answered by the fake's model in this process (no spawn at all).
 
-    For property tests that run thousands of passes; the fake's parser, model and answers are the
-    very code the ``herdr`` executable runs."""
+    For property tests that run thousands of passes, and the fast tier; the fake's parser, model and
+    answers are the very code the ``herdr`` executable runs."""
 
     def __init__(self, fake: FakeHerdr, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -67,8 +67,8 @@ class InProcessExecutor(Executor):
 
     def run_tool(self, step: m.Run, guards: set[Any] | None = None) -> m.Proc:
         if step.tool == "herdr":
-            code, stdout, stderr = self.fake.call(list(step.args))
-            return m.Proc(exit_code=code, stdout=stdout, stderr=stderr)
+            return in_process.answer(self.fake, step, self.env.get("PATH"), lambda: super(
+                InProcessExecutor, self).run_tool(step, guards))
         return super().run_tool(step, guards)
 
 
@@ -76,6 +76,7 @@ class World:
     """One fake herdr server, one store, and the real shell loop between them.
 
     ``mode``: ``sh`` (the production executor spawning the fake ``herdr`` through ``sh``),
+    ``shared`` (answered in this process over the state file a spawned fake uses too),
     ``subprocess`` (the same executable, spawned without ``sh``), ``inprocess`` (no spawn)."""
 
     def __init__(self, root: Path, session: str = "fleet", fast: bool = False, mode: str | None = None,
@@ -100,7 +101,9 @@ class World:
         self.fake.configure(version=version, last_pane=last_pane)
         self.store = HerdrStore(self.state_dir / "herdr.sqlite3")
         self.executor: Executor
-        if mode == "inprocess":
+        if mode == "shared":
+            self.executor = InProcessExecutor(self.fake, env=self.env, store=self.store.handle)
+        elif mode == "inprocess":
             self.executor = InProcessExecutor(self.fake, env=self.env, store=self.store.handle)
         elif mode == "subprocess":
             self.executor = SubprocessExecutor(env=self.env, store=self.store.handle)
@@ -220,9 +223,9 @@ def world(herdr_mode: str, tmp_path: Path) -> Iterator[World]:
     version, last_pane = HERDR_MODES[herdr_mode]
     # 0.8.2 goes through the production executor (herdr spawned by ``sh``); 0.9, the same executable
     # spawned directly, to keep the doubled suite's time bounded (SubprocessExecutor). The fast tier
-    # (``./dev test fast``) spawns 0.8.2 directly too; the full run keeps ``sh``.
-    direct = version != "0.8.2" or os.environ.get(DIRECT_SPAWN) == "1"
-    w = World(tmp_path, version=version, last_pane=last_pane, mode="subprocess" if direct else None)
+    # (``./dev test fast``) answers both in the test's process (tests/herdr/in_process.py); the full run spawns.
+    mode = "shared" if in_process.shared() else "subprocess" if version != "0.8.2" else None
+    w = World(tmp_path, version=version, last_pane=last_pane, mode=mode)
     try:
         yield w
     finally:

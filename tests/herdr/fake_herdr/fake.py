@@ -1029,6 +1029,11 @@ class FakeHerdr:
         with locked_state(self.path) as state:
             yield state
 
+    def hangs(self) -> bool:
+        """Whether a planted fault makes a call sleep (``hang_after``): what only a spawned fake does."""
+        with self.edit() as state:
+            return any(fault.get("mode") == "hang_after" for fault in state.get("faults", ()))
+
     def call(self, argv: list[str]) -> tuple[int, str, str]:
         """One herdr invocation without a process: same parser, model and answers as the executable."""
         with self.edit() as state:
