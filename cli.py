@@ -58,7 +58,7 @@ EXIT_CODES = """exit codes:
 
 # Team commands whose oh-my-codex operation acts on sanitizeTeamName(TEAM): when that differs from the
 # name given, they are refused here (exit 2), so that `scale-down ../ALPHA` never touches team alpha.
-# init, respawn and the task commands refuse such names themselves (exit 4, pure/team_ops.py,
+# init, respawn and the task commands refuse such names themselves (exit 4, pure/team.py,
 # pure/omx/respawn.py, pure/omx/tasks.py).
 
 class UsageError(Exception):
@@ -183,7 +183,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
     from returns.result import Failure
 
     from pure import model as m
-    from pure import ops, wire
+    from pure import operations, wire
     from pure.program import decide
 
     data = wire.loads(sys.stdin.read())
@@ -191,9 +191,9 @@ def cmd_decide(args: argparse.Namespace) -> int:
         sys.stderr.write("panefleet decide: stdin must be a JSON object {operation, request, journal}\n")
         return 2
     body: dict[str, Any] = data.unwrap()
-    op = ops.get(str(body.get("operation")))
+    op = operations.get(str(body.get("operation")))
     if op is None:
-        known = ", ".join(sorted(ops.load_all()))
+        known = ", ".join(sorted(operations.load_all()))
         sys.stderr.write(f"panefleet decide: unknown operation {body.get('operation')!r} (known: {known})\n")
         return 2
     request = wire.structure(body.get("request"), op.request_type)
@@ -230,7 +230,7 @@ def _leader_pane(args: argparse.Namespace) -> str | None:
 
 
 def cmd_team_init(args: argparse.Namespace) -> int:
-    from pure.team_ops import TeamInitRequest
+    from pure.team import TeamInitRequest
     from shell.cli.operation import run_cli_operation, usage_error
     from shell.cli.render import render_init
     from shell.cli.task_input import check_against_team
@@ -257,7 +257,7 @@ def cmd_team_init(args: argparse.Namespace) -> int:
 
 
 def cmd_team_status(args: argparse.Namespace) -> int:
-    from pure.team_ops import TeamStatusRequest
+    from pure.team import TeamStatusRequest
     from shell.cli.operation import run_cli_operation, usage_error
     from shell.cli.status_view import render_status_explained
 

@@ -14,14 +14,14 @@ import attrs
 from attrs import field, frozen
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure import tmux as t
 from pure.omx import startup_script, strays
 from pure.omx.locks import with_scaling_lock
 from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.state import TeamPaths, resolve_state_root
 from pure.program import Gen, PlanError, Program, expect, fail, uninterrupted
-from pure.team_ops import TeamInitRequest, check_team_name, team_init
+from pure.team import TeamInitRequest, check_team_name, team_init
 
 
 @frozen(kw_only=True)
@@ -161,5 +161,5 @@ def _restore(req: RestoreLeaderRequest, paths: TeamPaths) -> Gen[m.Done]:
          "previousLeaderPaneId": recorded, "tmuxSession": session, "restored": True})))
 
 
-ops.register("fleet.team_up", TeamUpRequest, team_up)
-ops.register("fleet.restore_leader", RestoreLeaderRequest, restore_leader)
+operations.register("fleet.team_up", TeamUpRequest, team_up)
+operations.register("fleet.restore_leader", RestoreLeaderRequest, restore_leader)

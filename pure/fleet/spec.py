@@ -31,7 +31,7 @@ from returns.result import Failure, Result, Success
 from pure.omx.launch import AGENTS, CLI_NAMES
 from pure.omx.names import rewritten_team_name
 from pure.omx.state import DEFAULT_MAX_WORKERS
-from pure.team_ops import SESSION_NAME_RE
+from pure.team import SESSION_NAME_RE
 from pure.tmux import is_pane_id
 
 FLEET_CLIS: Final[tuple[str, ...]] = (*CLI_NAMES, "placeholder")

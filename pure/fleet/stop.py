@@ -20,7 +20,7 @@ from typing import Any
 from attrs import field, frozen
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure import tmux as t
 from pure.omx import effects, transcripts
 from pure.omx.codec import parse_object, render_json
@@ -30,7 +30,7 @@ from pure.omx.state import TeamPaths, resolve_state_root
 from pure.omx.tasks import parse_iso_ms
 from pure.omx.txn import read_text
 from pure.program import Gen, Program, expect, fail
-from pure.team_ops import check_team_name
+from pure.team import check_team_name
 
 REQUESTED_BY = "leader-fixed"  # who oh-my-codex's shutdown names as the requester
 ACK_POLL_MS = 250
@@ -134,4 +134,4 @@ def _ack(name: str, text: str | None, since_ms: int) -> str | None:
     return str(parsed["status"])
 
 
-ops.register("fleet.stop", StopRequest, stop_team)
+operations.register("fleet.stop", StopRequest, stop_team)

@@ -8,7 +8,8 @@
 * ``fleet``    — ownership discovery, ensure-workspace, open-pane, release / retire and reconcile as
   generator programs; outcome kinds and field names are the seed's. Its docstring lists every
   deliberate deviation from the seed (notably how a workspace herdr already closed with its last
-  pane is reported: ``workspace-removed`` with ``reason``, and no ``workspace close`` call).
-* ``ops``      — registration in ``pure.ops`` (``herdr.reconcile``, ``herdr.open``, ``herdr.retire``,
-  ``herdr.release``, ``herdr.ensure``) for replay, ``panefleet decide`` and the golden runner.
+  pane is reported: ``workspace-removed`` with ``reason``, and no ``workspace close`` call). Its
+  ``programs`` module registers them in ``pure.operations`` (``herdr.reconcile``, ``herdr.open``,
+  ``herdr.retire``, ``herdr.release``, ``herdr.ensure``, ``herdr.status``) for replay, ``panefleet
+  decide`` and the golden runner.
 """

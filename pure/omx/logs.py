@@ -13,7 +13,7 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure import tmux as t
 from pure.omx import state as st
 from pure.omx import transcripts as tr
@@ -85,4 +85,4 @@ def _done(result: Json) -> m.Done:
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(result)))
 
 
-ops.register("team.logs", LogsRequest, logs)
+operations.register("team.logs", LogsRequest, logs)

@@ -13,13 +13,13 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure import tmux as t
 from pure.agents import screen as sc
 from pure.omx import state as st
 from pure.omx.codec import Json
 from pure.program import Gen, Program, expect, fail
-from pure.team_ops import check_team_name, load_team
+from pure.team import check_team_name, load_team
 from pure.tmux import facts
 
 MAX_LINES = 10_000
@@ -118,5 +118,5 @@ def locate(req: LocateRequest) -> Program:
         "sessionId": session_id, "windowId": window_id, "sessionName": session_name})))
 
 
-ops.register("team.peek", PeekRequest, peek)
-ops.register("team.locate", LocateRequest, locate)
+operations.register("team.peek", PeekRequest, peek)
+operations.register("team.locate", LocateRequest, locate)

@@ -22,7 +22,7 @@ from attrs import define, field, frozen
 from returns.result import Failure
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure import tmux as t
 from pure.agents import supervise
 from pure.convert import OMIT_NONE
@@ -348,4 +348,4 @@ def _failed(message: str, kept_pane: str | None) -> m.Done:
                   debt=(m.Debt(kind="tmux_pane", subject=kept_pane, reason=message),))
 
 
-ops.register("team.respawn", RespawnRequest, respawn)
+operations.register("team.respawn", RespawnRequest, respawn)

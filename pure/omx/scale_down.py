@@ -22,7 +22,7 @@ from attrs import field, frozen
 from returns.result import Failure
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure import tmux as t
 from pure.omx import debt as d
 from pure.omx import effects, kept_workers, locks, strays, transcripts, txn, undelivered
@@ -561,6 +561,6 @@ def debt_show_program(req: DebtRequest) -> Program:
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(report)))
 
 
-ops.register("team.scale_down", ScaleDownRequest, scale_down_program)
-ops.register("team.debt_reconcile", DebtRequest, debt_reconcile_program)
-ops.register("team.debt_show", DebtRequest, debt_show_program)
+operations.register("team.scale_down", ScaleDownRequest, scale_down_program)
+operations.register("team.debt_reconcile", DebtRequest, debt_reconcile_program)
+operations.register("team.debt_show", DebtRequest, debt_show_program)

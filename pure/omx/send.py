@@ -27,14 +27,14 @@ from functools import partial
 from attrs import field, frozen
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure.agents import supervise
 from pure.omx import effects, ids, locks, mailbox
 from pure.omx import state as st
 from pure.omx.codec import Json
 from pure.omx.peek import prove_recorded
 from pure.program import Gen, Program, changing, expect, fail
-from pure.team_ops import check_team_name, load_team
+from pure.team import check_team_name, load_team
 
 MAX_MESSAGE_BYTES = 64 * 1024
 TOKEN_CHARS = 60  # how much of the message's last line is looked for on screen
@@ -216,4 +216,4 @@ def _log(req: SendRequest, now: str, line: Json) -> Gen[None]:
         yield from expect(m.AppendFile(path=path, content=mailbox.render_line(line), effect=effects.DELIVERY_LOG), m.Ack)
 
 
-ops.register("team.send", SendRequest, send)
+operations.register("team.send", SendRequest, send)

@@ -26,7 +26,7 @@ from attrs import field, frozen
 from returns.result import Failure
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure.omx import effects, ids, locks, txn
 from pure.omx.codec import Json, render_json
 from pure.omx.debt import Ctx
@@ -338,8 +338,8 @@ def task_claim_program(req: TaskClaimRequest) -> Program:
 
 
 def _register() -> None:
-    ops.register("team.task_create", TaskCreateRequest, task_create_program)
-    ops.register("team.task_claim", TaskClaimRequest, task_claim_program)
+    operations.register("team.task_create", TaskCreateRequest, task_create_program)
+    operations.register("team.task_claim", TaskClaimRequest, task_claim_program)
 
 
 _register()

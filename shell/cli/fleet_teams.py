@@ -97,7 +97,7 @@ def observe(target: Target) -> Observed:
 
 
 def _status(target: Target) -> tuple[dict[str, Any], str]:
-    from pure.team_ops import TeamStatusRequest, team_status
+    from pure.team import TeamStatusRequest, team_status
     from shell.run.loop import run_program
 
     request = TeamStatusRequest(team=target.spec.name, cwd=target.spec.cwd, env=target.env, screens=False)

@@ -4,7 +4,7 @@ Found are the teams under the folder given (``--cwd``, default ``.``) and each f
 ``.omx/state/team/<team>/`` of them (with ``OMX_TEAM_STATE_ROOT``, ``OMX_ROOT`` or ``OMX_STATE_ROOT``
 set, that state root's teams instead) — and every team of the registry (``shell/store/registry.py``).
 
-Each team is read by the ``team.status`` program (``pure/team_ops.py``): its members, the proof of
+Each team is read by the ``team.status`` program (``pure/team.py``): its members, the proof of
 every pane, what each agent's screen shows and its cleanup debt. The teams on one tmux server share
 one read of its pane table (:class:`OnePaneTable`), and a server that cannot be asked makes that row
 say ``server down``, not the list fail. A row's tmux server is the one the team's record names, else
@@ -175,7 +175,7 @@ def _counts(result: dict[str, Any], row: dict[str, Any], server_read: bool) -> N
 def read_row(found: Found, socket_given: str | None, environ: Mapping[str, str],
              executors: dict[str | None, OnePaneTable]) -> tuple[dict[str, Any], bool]:
     """One team's row, and whether the read was interrupted."""
-    from pure.team_ops import TeamStatusRequest, team_status
+    from pure.team import TeamStatusRequest, team_status
     from shell.cli.environment import recorded_env
     from shell.run.executor import Executor
     from shell.run.loop import run_program

@@ -74,11 +74,11 @@ def cmd_logs(args: argparse.Namespace) -> int:
 def _follow(args: argparse.Namespace, request: Any, environ: dict[str, str]) -> int:
     """The scrollback, then each second the lines that are new (``added``), while the pane is the one
     first read and proven its; Ctrl-C or the pane going end it with exit 0."""
-    from pure import ops
+    from pure import operations
     from shell.cli.operation import emit_json, exit_code, make_executor, print_outcome
     from shell.run.loop import run_program
 
-    op = ops.get("team.logs")
+    op = operations.get("team.logs")
     assert op is not None
     executor = make_executor(args, environ)
     as_json = args.output == "json"

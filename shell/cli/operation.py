@@ -66,9 +66,9 @@ def is_change(step: m.Step) -> bool:
 def load_operations() -> dict[str, Any]:
     """Every registered operation: ``pure/``'s and the shell's (``shell/store/herdr_runs.py``)."""
     import shell.store.herdr_runs  # noqa: F401 - registers herdr.run_start and herdr.run_settle
-    from pure import ops
+    from pure import operations
 
-    return ops.load_all()
+    return operations.load_all()
 
 
 def emit_json(data: object) -> None:
@@ -163,11 +163,11 @@ def run_cli_operation(
 
 def dry_run(name: str, request: object, executor: Executor, predictors: Predictors | None,
             predicted_capture: str | None) -> tuple[m.Done, list[m.Entry]]:
-    from pure import ops
+    from pure import operations
     from shell.run.dryrun import DryRunExecutor
     from shell.run.loop import run_program
 
-    op = ops.get(name)
+    op = operations.get(name)
     assert op is not None, name
     chosen = predictors(executor) if callable(predictors) else predictors
     dry = DryRunExecutor(executor, chosen, predicted_capture=predicted_capture)

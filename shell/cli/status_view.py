@@ -1,7 +1,7 @@
 """``team status`` for people: the table of ``shell/cli/render.py`` ``render_status``, followed by what
 each state it shows means — only the states that appear, one line each.
 
-The states are those of ``pure/team_ops.py`` ``team_status``: a pane's verdict (``pure/tmux/parse.py``),
+The states are those of ``pure/team.py`` ``team_status``: a pane's verdict (``pure/tmux/parse.py``),
 its pid against the pinned one, its owner tag, what its agent's screen shows
 (``pure/agents/screen.py``) and what the worker last wrote to its ``status.json``
 (``pure/omx/state.py`` ``worker_status``).
@@ -82,7 +82,7 @@ def render_status_explained(result: dict[str, Any]) -> str:
     for lock in result.get("locks") or []:
         verdict = f"stale ({lock['stale']}): the next run takes it over at once" if lock.get("stale") else "held"
         text += f"\nlock: {lock['lock']} lock {verdict}: {lock['holder']}"
-    if result.get("readUnlocked"):  # pure/team_ops.py load_team: team state that cannot be written
+    if result.get("readUnlocked"):  # pure/team.py load_team: team state that cannot be written
         text += f"\nnote: read without the membership lock, which cannot be taken ({result['readUnlocked']})"
     lines = legend(result) if "panes" in result else []
     return text + ("\n" + "\n".join(lines) if lines else "")
@@ -101,11 +101,11 @@ def watch(request: Any, args: Any, interval: float, *, operation: str = "team.st
     import sys
     import time
 
-    from pure import ops
+    from pure import operations
     from shell.cli.operation import make_executor
     from shell.run.loop import run_program
 
-    op = ops.get(operation)
+    op = operations.get(operation)
     assert op is not None, operation
     executor = make_executor(args, dict(os.environ), store)
     draw = render or render_status_explained

@@ -1,5 +1,5 @@
 """``panefleet team watch TEAM [--on-needs-input CMD] [--on-idle CMD] [--on-exit CMD]``: one ``team status``
-snapshot per refresh (every pane proven, every live worker's screen classified, ``pure/team_ops.py``); a
+snapshot per refresh (every pane proven, every live worker's screen classified, ``pure/team.py``); a
 line for each change of a worker's state, and on each change into ``needs_input`` (mid-task, its agent
 asks to approve something), ``idle`` (a finished turn waiting for the next message) or ``exited`` (its
 agent exited, or its pane is gone) a hook, once per transition: the command given, else a tmux message
@@ -71,8 +71,8 @@ def transitions(before: dict[str, str], now: dict[str, str]) -> list[tuple[str, 
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from pure import ops
-    from pure.team_ops import TeamStatusRequest
+    from pure import operations
+    from pure.team import TeamStatusRequest
     from shell.cli.operation import (
         emit_json,
         exit_code,
@@ -87,7 +87,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         return usage_error(args, "team watch", "--interval must be between 0.2 and 3600 s and --refreshes at least 0")
     environ = dict(os.environ)
     request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=recorded_env(environ))
-    op = ops.get("team.status")
+    op = operations.get("team.status")
     assert op is not None
     executor = make_executor(args, environ)
     socket = tmux_socket(args, environ)
@@ -156,11 +156,11 @@ def _hook(command: str | None, team: str, worker: str, state: str, pane: dict[st
 
 def _screen(executor: Any, status: Any, worker: str) -> str:
     """The worker's last screen lines, read after its pane proof (``team.peek``); "" when refused."""
-    from pure import ops
+    from pure import operations
     from pure.omx.peek import PeekRequest
     from shell.run.loop import run_program
 
-    peek = ops.get("team.peek")
+    peek = operations.get("team.peek")
     assert peek is not None
     request = PeekRequest(team=status.team, worker=worker, cwd=status.cwd, env=status.env, lines=SCREEN_LINES)
     done, _journal = run_program(lambda: peek.program(request), executor)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from attrs import evolve, frozen
 
 from pure import model as m
-from pure import ops, wire
+from pure import operations, wire
 from pure.program import Driver, ProgramFactory
 from shell.run.step_text import describe_step
 
@@ -191,7 +191,7 @@ def run_operation(
     audit: bool = True,
     listener: Listener | None = None,
 ) -> tuple[m.Done, list[m.Entry], Path | None]:
-    op = ops.get(name)
+    op = operations.get(name)
     if op is None:
         raise KeyError(f"unknown operation {name}")
     log: AuditLog | None = None
@@ -288,7 +288,7 @@ def replay(path: Path) -> ReplayReport:
         raise AuditError(f"{path}: unsupported format_version {start.get('format_version')!r}")
     name = str(start.get("operation"))
     version = str(start.get("panefleet_version", "unknown"))
-    op = ops.get(name)
+    op = operations.get(name)
     if op is None:
         raise AuditError(f"{path}: unknown operation {name!r}")
     request = wire.structure(start.get("request"), op.request_type).value_or(None)

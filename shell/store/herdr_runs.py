@@ -7,7 +7,7 @@ answered by ``shell/cli/herdr.py`` (``store_handler``) through ``HerdrStore.star
 which check again inside their transaction, so a concurrent change is still refused.
 
 The programs are pure (steps in, observations out) and could live in ``pure/herdr/``; they are
-registered with ``pure.ops`` when this module is imported (``shell/cli/operation.py``
+registered with ``pure.operations`` when this module is imported (``shell/cli/operation.py``
 ``load_operations``).
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from attrs import field, frozen
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure.convert import OMIT_NONE
 from pure.herdr.fleet import effects
 from pure.program import Program, expect, fail
@@ -101,5 +101,5 @@ def run_settle(req: RunSettleRequest) -> Program:
     return _done({"ok": True, "runId": req.run_id})
 
 
-ops.register("herdr.run_start", RunStartRequest, run_start)
-ops.register("herdr.run_settle", RunSettleRequest, run_settle)
+operations.register("herdr.run_start", RunStartRequest, run_start)
+operations.register("herdr.run_settle", RunSettleRequest, run_settle)

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure.omx.codec import render_json
 from pure.omx.scale_down import DebtRequest, ScaleDownRequest
 from pure.omx.scale_up import ScaleUpRequest, TaskSpec
 from pure.omx.tasks import TaskClaimRequest
 from pure.program import Program
-from pure.team_ops import TeamStatusRequest
+from pure.team import TeamStatusRequest
 from tests.adversary.sim import OWNER, TmuxServer
 from tests.fixtures.omx_team import init_team_config
 from tests.omx_down.fixtures import manifest_for
@@ -154,7 +154,7 @@ OPERATIONS: dict[str, Request] = {
 
 
 def program(name: str, request: object) -> Callable[[], Program]:
-    op = ops.get(name)
+    op = operations.get(name)
     assert op is not None, name
     return lambda: op.program(request)
 

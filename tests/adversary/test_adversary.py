@@ -77,7 +77,7 @@ from pure.omx.scale_down import DebtRequest, ScaleDownRequest
 from pure.omx.scale_up import ScaleUpRequest, TaskSpec
 from pure.omx.state import TeamPaths
 from pure.program import Program
-from pure.team_ops import TeamInitRequest, TeamStatusRequest
+from pure.team import TeamInitRequest, TeamStatusRequest
 from tests.adversary import team as tm
 from tests.adversary.sim import OWNER, SimExecutor, TmuxServer, World, drive
 
@@ -343,7 +343,7 @@ class AdversaryMachine(RuleBasedStateMachine):
         team = next(t for t in TEAMS if t not in self.teams)
         leader = self.world.server.new_pane(command="bash")
         request = TeamInitRequest(team=team, cwd=str(self.cwd), env=ENV, leader_pane=leader.id)
-        from pure.team_ops import team_init
+        from pure.team import team_init
 
         self._op(team, "init", team_init(request), plan, adopting=True)
         if (self.state_root / "team" / team / "config.json").exists():
@@ -426,7 +426,7 @@ class AdversaryMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.teams))
     @rule(choice=st.integers(0, 5), plan=PLANS)
     def status(self, choice: int, plan: Plan) -> None:
-        from pure.team_ops import team_status
+        from pure.team import team_status
 
         team = self._team(choice)
         assert team is not None
@@ -437,7 +437,7 @@ class AdversaryMachine(RuleBasedStateMachine):
         """``team status`` and ``team debt show``, run now without faults, name the same debt, stray panes,
         leftover workers and kept workers (both read ``strays.survey``, pure/omx/strays.py)."""
         from pure.omx.scale_down import debt_show_program
-        from pure.team_ops import team_status
+        from pure.team import team_status
 
         status, _ = self.run(team, team_status(TeamStatusRequest(team=team, cwd=str(self.cwd), env=ENV,
                                                                  screens=False)), QUIET)
@@ -819,7 +819,7 @@ def test_status_reports_a_pane_kept_as_debt_once(machine: AdversaryMachine) -> N
     """A removed worker's pane kept as cleanup debt (its pid changed) still runs that worker's
     startup script: ``team status`` names it in the debt, not a second time as a stray."""
     from pure.omx.scale_down import scale_down_program
-    from pure.team_ops import team_status
+    from pure.team import team_status
 
     machine.team_init(plan=QUIET)
     machine.scale_up(choice=0, count=2, with_task=False, plan=QUIET)

@@ -6,10 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure import tmux as t
 from pure.program import Driver, decide
-from pure.team_ops import TeamInitRequest, TeamStatusRequest
+from pure.team import TeamInitRequest, TeamStatusRequest
 
 garbage = st.one_of(
     st.text(max_size=60),
@@ -39,7 +39,7 @@ NAMES = {TeamStatusRequest: "team.status", TeamInitRequest: "team.init", t.Teard
 @settings(max_examples=300, deadline=None)
 @given(requests, st.lists(observations, max_size=25))
 def test_decide_never_raises_and_is_deterministic(request: object, answers: list[m.Observation]) -> None:
-    op = ops.get(NAMES[type(request)])
+    op = operations.get(NAMES[type(request)])
     assert op is not None
     driver = Driver(lambda: op.program(request))
     journal: list[m.Entry] = []
@@ -58,7 +58,7 @@ def test_decide_never_raises_and_is_deterministic(request: object, answers: list
 
 
 def test_divergent_journal_is_a_typed_error() -> None:
-    op = ops.get("team.status")
+    op = operations.get("team.status")
     assert op is not None
     req = TeamStatusRequest(team="alpha", cwd="/w")
     bogus = m.Entry(step=m.Run(tool="tmux", args=("kill-server",)), observation=m.Proc(exit_code=0))
@@ -71,7 +71,7 @@ def test_divergent_journal_is_a_typed_error() -> None:
 
 
 def test_the_first_entry_that_does_not_fit_decides() -> None:
-    op = ops.get("tmux.teardown")
+    op = operations.get("tmux.teardown")
     assert op is not None
     req = t.TeardownRequest(targets=(t.TeardownTarget(pane_id="%1", pid=1),), owner_id="team:a")
     listing = m.Entry(step=t.list_panes_step(), observation=m.Value(value="x"))

@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 from pure import model as m
-from pure import ops, wire
+from pure import operations, wire
 from pure.program import decide
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ DECISION = _validator("Decision")
 def test_decision_golden_replays(path: Path) -> None:
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     assert data["format_version"].split(".")[0] == m.FORMAT_VERSION.split(".")[0]
-    op = ops.get(data["operation"])
+    op = operations.get(data["operation"])
     assert op is not None, f"unknown operation {data['operation']}"
     request = wire.structure(data["request"], op.request_type).unwrap()
     journal: list[m.Entry] = []

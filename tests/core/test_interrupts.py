@@ -12,7 +12,7 @@ import pytest
 from attrs import frozen
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure.program import INTERRUPTED, Driver, Gen, Interrupted, Program, expect, uninterrupted
 from shell.run.interrupts import Interrupts
 from shell.run.loop import AuditLog, replay, run_program
@@ -102,7 +102,7 @@ class WritesRequest:
     undo: bool
 
 
-ops.register("test.writes", WritesRequest, lambda request: writes(request.undo))
+operations.register("test.writes", WritesRequest, lambda request: writes(request.undo))
 
 
 def undo_then_release() -> Program:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from pure import model as m
-from pure import ops, wire
+from pure import operations, wire
 from pure import tmux as t
 from pure.program import Program, decide
 from shell.cli.render import teardown_lines
@@ -255,7 +255,7 @@ VERB = {"list-panes": "L", "show-option": "S", "kill-pane": "K"}
 
 
 def _program(raw: dict[str, Any]) -> Callable[[], Program]:
-    op = ops.get("tmux.teardown")
+    op = operations.get("tmux.teardown")
     assert op is not None
     req = wire.structure(raw, op.request_type).unwrap()
     return lambda: op.program(req)

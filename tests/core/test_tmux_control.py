@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from pure import model as m
 from pure.program import Gen, expect
-from pure.team_ops import TeamInitRequest
+from pure.team import TeamInitRequest
 from shell.run import tmux_control as tc
 from shell.run import tmux_protocol as tp
 from shell.run.executor import Executor

@@ -130,9 +130,9 @@ class World:
         return done, journal
 
     def op(self, name: str, request: Any, goldens: Any = None, golden: str | None = None) -> tuple[m.Done, list[m.Entry]]:
-        from pure import ops
+        from pure import operations
 
-        operation = ops.get(name)
+        operation = operations.get(name)
         assert operation is not None
         done, journal = self.run(lambda: operation.program(request))
         # The goldens pin herdr 0.8.2's call log; a 0.9 world checks the same outcomes without them.

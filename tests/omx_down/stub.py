@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure.program import Program
 from shell.run.loop import run_program
 from tests.harness import Goldens, ScenarioExecutor, err, journal_json, normalize, ok, snapshot_files
@@ -55,7 +55,7 @@ class Stub:
 
 
 def run_op(name: str, request: Any, executor: ScenarioExecutor) -> tuple[m.Done, list[m.Entry]]:
-    op = ops.get(name)
+    op = operations.get(name)
     assert op is not None, name
 
     def factory() -> Program:

@@ -12,7 +12,7 @@ from typing import Any
 from pure import model as m
 from pure.omx.scale_down import DebtRequest, debt_reconcile_program, debt_show_program
 from pure.omx.scale_up import scale_up
-from pure.team_ops import TeamStatusRequest, team_status
+from pure.team import TeamStatusRequest, team_status
 from tests.harness import ScenarioExecutor, run_scenario
 from tests.omx_up.fixtures import E_UP, StubTmux, UpTeam, request
 

@@ -42,6 +42,6 @@ def decide_cli(stdin: str) -> Answer:
 
 
 def known_operations() -> str:
-    from pure import ops
+    from pure import operations
 
-    return ", ".join(sorted(ops.load_all()))
+    return ", ".join(sorted(operations.load_all()))

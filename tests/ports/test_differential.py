@@ -16,7 +16,7 @@ import subprocess
 from typing import Any
 
 from pure import model as m
-from pure import ops, wire
+from pure import operations, wire
 from pure import tmux as t
 from pure.program import Driver
 from tests.ports.decide_cli import Answer, decide_cli, decide_in_process, known_operations
@@ -125,7 +125,7 @@ class Gen:
     def run(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """A simulated teardown run (with a fault now and then), cut at a random length."""
         request = self.request()
-        op = ops.get("tmux.teardown")
+        op = operations.get("tmux.teardown")
         assert op is not None
         req = wire.structure(request, op.request_type).unwrap()
         driver = Driver(lambda: op.program(req))

@@ -8,6 +8,7 @@ from typing import Any
 from attrs import evolve, field, frozen
 from returns.result import Failure, Result, Success
 
+from pure import operations
 from pure.convert import OMIT_NONE
 from pure.herdr.fleet import effects
 from pure.herdr.fleet.calls import probe, probe_step, store, store_write
@@ -323,3 +324,11 @@ def _pending_json(verdict: PendingVerdict) -> dict[str, Any]:
     else:
         out["next"] = "clear"
     return out
+
+
+operations.register("herdr.reconcile", ReconcileRequest, reconcile_program)
+operations.register("herdr.open", OpenRequest, open_program)
+operations.register("herdr.retire", RetireRequest, retire_program)
+operations.register("herdr.release", ReleaseRequest, release_program)
+operations.register("herdr.ensure", EnsureRequest, ensure_program)
+operations.register("herdr.status", StatusRequest, status_program)

@@ -10,7 +10,7 @@ from pure.omx.codec import Json, render_json
 from pure.omx.locks import Barrier, with_barrier
 from pure.omx.scale_up import undo
 from pure.omx.scale_up.config import json_object
-from pure.omx.scale_up.run import Abort, Run, StepFailure, TaskSpec, acked, positive_or
+from pure.omx.scale_up.run import Abort, ScaleUpRun, StepFailure, TaskSpec, acked, positive_or
 from pure.omx.state import TeamPaths
 from pure.program import Gen, PlanError, expect
 
@@ -66,7 +66,7 @@ def _advance_next_task_id(paths: TeamPaths, next_id: int) -> Gen[None]:
         raise StepFailure(error.outcome.message) from None
 
 
-def create_tasks(run: Run) -> Gen[list[Json]]:
+def create_tasks(run: ScaleUpRun) -> Gen[list[Json]]:
     """Step 12: create every incoming task (``pending``), then re-list all tasks."""
     paths = run.paths
     try:

@@ -22,8 +22,8 @@ from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.scale_up.new_tasks import existing_tasks
 from pure.omx.scale_up.run import (
     PLACEHOLDER,
-    Run,
     ScaleUpRequest,
+    ScaleUpRun,
     read_optional,
     str_or_none,
     team_state_file,
@@ -84,7 +84,7 @@ def plan_placements(config: Json, target: str, expected: int | None, count: int)
     return planned.unwrap()
 
 
-def placed_target(run: Run, position: int) -> tuple[layout.Placement, str, int | None]:
+def placed_target(run: ScaleUpRun, position: int) -> tuple[layout.Placement, str, int | None]:
     """The placement of the worker at ``position``, its real target pane (the leader's, for a new
     window) and that pane's pinned pid."""
     placement = run.placements[position]

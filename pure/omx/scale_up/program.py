@@ -6,7 +6,7 @@ from attrs import frozen
 from returns.result import Failure
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure import tmux as t
 from pure.agents import supervise
 from pure.omx import dispatch as dsp
@@ -28,8 +28,8 @@ from pure.omx.scale_up.plan import (
 from pure.omx.scale_up.rollback import rollback
 from pure.omx.scale_up.run import (
     Abort,
-    Run,
     ScaleUpRequest,
+    ScaleUpRun,
     ok_done,
     positive_or,
 )
@@ -90,7 +90,7 @@ def _forget_intents(paths: TeamPaths, members: list[Json]) -> Gen[None]:
 class _Planned:
     """What the read-and-plan phase settled, before anything is created."""
 
-    run: Run
+    run: ScaleUpRun
     start: int  # the first new worker's index
     names: tuple[str, ...]
     launches: Launches
@@ -129,7 +129,7 @@ def _read_and_plan(req: ScaleUpRequest, paths: TeamPaths) -> Gen[_Planned]:
     return _Planned(run=run, start=start, names=names, launches=launches, swept=swept)
 
 
-def _new_run(req: ScaleUpRequest, paths: TeamPaths, state: TeamState, owner: str) -> Gen[Run]:
+def _new_run(req: ScaleUpRequest, paths: TeamPaths, state: TeamState, owner: str) -> Gen[ScaleUpRun]:
     """The run's baseline: the split target proven (its legacy pid migrated first), the placements,
     the worktree mode and whether the runtime directory existed."""
     target, expected, _leader = split_target(state.config)
@@ -138,7 +138,7 @@ def _new_run(req: ScaleUpRequest, paths: TeamPaths, state: TeamState, owner: str
     if migrated:
         state = yield from migrate_legacy_pid(paths, state, owner)
         target, expected, _leader = split_target(state.config)
-    run = Run(req, paths, state, owner)
+    run = ScaleUpRun(req, paths, state, owner)
     if run.supervised:
         run.placements = yield from plan_placements(state.config, target, expected, req.count)
     else:
@@ -206,7 +206,7 @@ def _create_workers(planned: _Planned) -> Gen[m.Done | None]:
     return None
 
 
-def _result(run: Run, swept: strays.Sweep) -> m.Done:
+def _result(run: ScaleUpRun, swept: strays.Sweep) -> m.Done:
     """The answer: the workers added, their deliveries, those removed and the strays; ``debt`` when a
     worker was removed, a task may not have reached its worker or a stray pane could not be proven ours."""
     result: Json = {"ok": True, "addedWorkers": run.undo.members(), "newWorkerCount": run.config["worker_count"],
@@ -228,4 +228,4 @@ def _result(run: Run, swept: strays.Sweep) -> m.Done:
                              debt=(*not_started, *undelivered)))
 
 
-ops.register("team.scale_up", ScaleUpRequest, scale_up)
+operations.register("team.scale_up", ScaleUpRequest, scale_up)

@@ -28,7 +28,7 @@ from pure.omx.scale_up.config import (
 )
 from pure.omx.scale_up.run import (
     Abort,
-    Run,
+    ScaleUpRun,
     StepFailure,
     T,
     acked,
@@ -49,7 +49,7 @@ def _persistence_failure(error: BaseException) -> str:
     return f"Error: {message}"
 
 
-def _rollback_workers(run: Run, in_flight: InFlight) -> list[Json]:
+def _rollback_workers(run: ScaleUpRun, in_flight: InFlight) -> list[Json]:
     """The workers this run added or launched, and the one in flight; of a worker launched twice (its
     retry in a fresh pane, worker.py ``await_started``) the latest record, which names its live pane."""
     workers: dict[str, Json] = {}
@@ -59,7 +59,7 @@ def _rollback_workers(run: Run, in_flight: InFlight) -> list[Json]:
     return list(workers.values())
 
 
-def _tracking_commit(run: Run, rollback_workers: list[Json]) -> Gen[None]:
+def _tracking_commit(run: ScaleUpRun, rollback_workers: list[Json]) -> Gen[None]:
     """Tracking commit: record every rollback worker in canonical state before any teardown."""
     paths = run.paths
 
@@ -106,7 +106,7 @@ class CleanupDebt:
         return f"{self.code}:{self.subject}"
 
 
-def _authorize(run: Run, rollback_workers: list[Json], in_flight: InFlight,
+def _authorize(run: ScaleUpRun, rollback_workers: list[Json], in_flight: InFlight,
                debts: list[CleanupDebt]) -> tuple[list[str], list[t.TeardownTarget]]:
     """Which panes may be killed: the candidates, and those this run may kill (pinned and tagged by it)."""
     candidates: list[str] = []
@@ -126,7 +126,7 @@ def _authorize(run: Run, rollback_workers: list[Json], in_flight: InFlight,
     return candidates, targets
 
 
-def _membership_commit(run: Run, unresolved: list[Json]) -> Gen[None]:
+def _membership_commit(run: ScaleUpRun, unresolved: list[Json]) -> Gen[None]:
     """Membership commit: canonical membership = baseline + unresolved workers, with their tasks."""
     paths = run.paths
     keep = {w["name"] for w in unresolved}
@@ -179,7 +179,7 @@ def _membership_commit(run: Run, unresolved: list[Json]) -> Gen[None]:
     yield from with_barrier(paths, body)
 
 
-def _in_baseline(run: Run, name: str) -> bool:
+def _in_baseline(run: ScaleUpRun, name: str) -> bool:
     base = json_object(run.base_manifest_text) or json_object(run.base_config_text) or {}
     return any(isinstance(w, dict) and w.get("name") == name for w in base.get("workers") or [])
 
@@ -195,13 +195,13 @@ def _guard(action: Callable[[], Gen[T]]) -> Gen[tuple[T | None, str | None]]:
     return value, None
 
 
-def rollback(run: Run, abort: Abort) -> Gen[m.Done]:
+def rollback(run: ScaleUpRun, abort: Abort) -> Gen[m.Done]:
     """Undo what the run created, with interrupts held: one that comes during the undo is answered by
     it, never parts it (docs/design-notes.md, "Interrupts")."""
     return (yield from uninterrupted(_rollback(run, abort), answers=True))
 
 
-def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
+def _rollback(run: ScaleUpRun, abort: Abort) -> Gen[m.Done]:
     paths, in_flight = run.paths, run.undo.in_flight()
     rollback_workers = _rollback_workers(run, in_flight)
     _, problem = yield from _guard(lambda: _tracking_commit(run, rollback_workers))
@@ -247,7 +247,7 @@ def _rollback(run: Run, abort: Abort) -> Gen[m.Done]:
     return transcripts.noted(done, transcripts.with_warnings({}, warnings))
 
 
-def _remove_panes(run: Run, rollback_workers: list[Json], in_flight: InFlight,
+def _remove_panes(run: ScaleUpRun, rollback_workers: list[Json], in_flight: InFlight,
                   debts: list[CleanupDebt]) -> Gen[tuple[list[str], set[str], list[str]]]:
     """Kill the panes this run may kill, each one's transcript kept first (``pure/omx/transcripts.py``):
     the candidates, the panes resolved, and why a pane it killed has no transcript."""
@@ -291,7 +291,7 @@ def _remove_panes(run: Run, rollback_workers: list[Json], in_flight: InFlight,
     return candidates, resolved, transcripts.lost(kept, report)
 
 
-def _canonical_cleanup(run: Run, rollback_workers: list[Json], in_flight: InFlight,
+def _canonical_cleanup(run: ScaleUpRun, rollback_workers: list[Json], in_flight: InFlight,
                        unresolved: set[str]) -> Gen[None]:
     """Canonical cleanup: tasks of resolved workers and their worker directories go."""
     paths = run.paths
@@ -309,7 +309,7 @@ def _canonical_cleanup(run: Run, rollback_workers: list[Json], in_flight: InFlig
             raise StepFailure(f"worker directory still present: {paths.worker_dir(name)}")
 
 
-def _resource_cleanup(run: Run, unresolved: set[str], kept: dict[str, m.WriteFile]) -> Gen[None]:
+def _resource_cleanup(run: ScaleUpRun, unresolved: set[str], kept: dict[str, m.WriteFile]) -> Gen[None]:
     """Resource cleanup: root AGENTS, created worktrees (and branches), prepared dirs, startup scripts,
     and the intents (``pure/omx/strays.py``) but of a pane neither proven gone nor kept as a member, or
     of a worktree that could not be removed. A worker ``kept`` as a member gets its record instead

@@ -1,4 +1,4 @@
-"""The scale-up's request, what one run has created so far (``Run``), and the failures that end it."""
+"""The scale-up's request, what one run has created so far (``ScaleUpRun``), and the failures that end it."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ class StepFailure(Exception):
     """A failed file step inside preparation/materialization (message as oh-my-codex words it)."""
 
 
-class Run:
+class ScaleUpRun:
     """One scale-up's working state: the request, the config as it grows, and in ``undo`` everything
     this call created, so that a rollback can undo exactly that."""
 

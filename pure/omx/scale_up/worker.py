@@ -32,7 +32,7 @@ from pure.omx.scale_up.plan import (
 from pure.omx.scale_up.run import (
     PLACEHOLDER,
     Abort,
-    Run,
+    ScaleUpRun,
     StepFailure,
     T,
     acked,
@@ -70,7 +70,7 @@ class Launched(Prepared):
     record: Json
 
 
-def launch_worker(run: Run, name: str, index: int, launches: Launches, position: int) -> Gen[Launched]:
+def launch_worker(run: ScaleUpRun, name: str, index: int, launches: Launches, position: int) -> Gen[Launched]:
     """A new worker: its files (15), then its pane (16-20)."""
     run.undo.add(undo.Attempt(name))
     _split_target_of(run, position)  # a team without a pinned split target fails before any file is written
@@ -78,7 +78,7 @@ def launch_worker(run: Run, name: str, index: int, launches: Launches, position:
     return (yield from split_worker(run, prepared))
 
 
-def _split_target_of(run: Run, position: int) -> tuple[layout.Placement | None, str, int, bool]:
+def _split_target_of(run: ScaleUpRun, position: int) -> tuple[layout.Placement | None, str, int, bool]:
     """Where the worker at ``position`` is split: its placement (watched), the pane and its pinned pid,
     and whether that pane is the leader's."""
     target, pid, leader = split_target(run.config)
@@ -90,7 +90,7 @@ def _split_target_of(run: Run, position: int) -> tuple[layout.Placement | None, 
     return placement, target, pid, leader
 
 
-def _prepare(run: Run, name: str, index: int, launches: Launches, position: int) -> Gen[Prepared]:
+def _prepare(run: ScaleUpRun, name: str, index: int, launches: Launches, position: int) -> Gen[Prepared]:
     """Step 15: the worker's folder, worktree, instructions and startup script."""
     paths = run.paths
     policy = launches.policies[position]
@@ -140,7 +140,7 @@ def _prepare(run: Run, name: str, index: int, launches: Launches, position: int)
                     working_dir=working_dir, cli=PLACEHOLDER if launches.placeholder is not None else plan.worker_cli)
 
 
-def _install_instructions(run: Run, name: str, tree: wt.Worktree | None, block: str | None) -> Gen[dict[str, str]]:
+def _install_instructions(run: ScaleUpRun, name: str, tree: wt.Worktree | None, block: str | None) -> Gen[dict[str, str]]:
     """The worker's instructions: the worktree's root ``AGENTS.md`` (the original backed up), else its
     own role ``AGENTS.md``, else the team's file; the environment that names them to the worker."""
     paths = run.paths
@@ -161,7 +161,7 @@ def _install_instructions(run: Run, name: str, tree: wt.Worktree | None, block: 
     return env
 
 
-def _write_startup_script(run: Run, script: str, plan: ln.LaunchPlan, working_dir: str,
+def _write_startup_script(run: ScaleUpRun, script: str, plan: ln.LaunchPlan, working_dir: str,
                           extra: dict[str, str]) -> Gen[None]:
     """The worker's startup script, in the worker shell chosen from ``$SHELL`` and those that exist."""
     shell, rc_file = startup_script.choose_worker_shell(run.req.env.get("SHELL"), run.req.existing_shells)
@@ -173,13 +173,13 @@ def _write_startup_script(run: Run, script: str, plan: ln.LaunchPlan, working_di
     yield from acked(m.WriteFile(path=script, content=rendered.unwrap(), mode=0o700))
 
 
-def split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
+def split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
     """Steps 16-20 for a prepared worker: a new pane running its startup script (also the fresh pane
     a worker that did not start is tried once more in, ``await_started``)."""
     return (yield from changing(effects.worker(worker.name, "add"), _split_worker(run, worker)))
 
 
-def _split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
+def _split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
     paths, owner = run.paths, run.owner
     name, index, tree, working_dir = worker.name, worker.index, worker.tree, worker.working_dir
     placement, target, pid, leader = _split_target_of(run, worker.position)
@@ -210,7 +210,7 @@ def _split_worker(run: Run, worker: Prepared) -> Gen[Launched]:
                     prompt=worker.prompt, tree=tree, working_dir=working_dir, pane=pane, pid=pid, record=record)
 
 
-def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step: m.Run, working_dir: str,
+def _new_pane(run: ScaleUpRun, name: str, index: int, role: str | None, cli: str, step: m.Run, working_dir: str,
               tree: wt.Worktree | None) -> Gen[tuple[str, int, Json]]:
     """Steps 17-20: the split, the pin, the tag (and, watched, the release of the gated pane), the
     identity that records the pin, each logged for the rollback as it happens; the pane, its pid and
@@ -259,7 +259,7 @@ def _new_pane(run: Run, name: str, index: int, role: str | None, cli: str, step:
     return pane, pinned.pid, record
 
 
-def await_started(run: Run, launched: Sequence[Launched]) -> Gen[list[Launched]]:
+def await_started(run: ScaleUpRun, launched: Sequence[Launched]) -> Gen[list[Launched]]:
     """Wait for every launched agent to start (``pure/agents/supervise.py``); the workers that started.
 
     One worker that does not start costs only itself (docs/scale-up.md, "One slow worker"): one that
@@ -300,7 +300,7 @@ def await_started(run: Run, launched: Sequence[Launched]) -> Gen[list[Launched]]
 _UNPROVEN = frozenset({"changed", "unavailable"})
 
 
-def _wait_started(run: Run, launched: Sequence[Launched], policy: supervise.Policy,
+def _wait_started(run: ScaleUpRun, launched: Sequence[Launched], policy: supervise.Policy,
                   retry: bool = False) -> Gen[dict[str, supervise.Started]]:
     """Wait for ``launched`` to start together; each outcome is recorded in ``run.deliveries``."""
     items = [supervise.Starting(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid) for w in launched]
@@ -314,7 +314,7 @@ def _wait_started(run: Run, launched: Sequence[Launched], policy: supervise.Poli
     return {outcome.worker: outcome for outcome in started}
 
 
-def remove_worker_pane(run: Run, worker: Launched, why: str = "its agent did not start") -> Gen[transcripts.Kept]:
+def remove_worker_pane(run: ScaleUpRun, worker: Launched, why: str = "its agent did not start") -> Gen[transcripts.Kept]:
     """Kill the pane of a launched worker that did not start, behind its proof (a dead pane first, as
     kept by ``remain-on-exit``), its transcript kept first (``pure/omx/transcripts.py``: why it did not
     start is often on it); one that cannot be proven gone aborts the scale-up (whose rollback keeps it
@@ -323,7 +323,7 @@ def remove_worker_pane(run: Run, worker: Launched, why: str = "its agent did not
     return (yield from changing(said, _remove_worker_pane(run, worker, said)))
 
 
-def _remove_worker_pane(run: Run, worker: Launched, said: m.Effect) -> Gen[transcripts.Kept]:
+def _remove_worker_pane(run: ScaleUpRun, worker: Launched, said: m.Effect) -> Gen[transcripts.Kept]:
     kept = yield from transcripts.keep(run.paths, worker.name, worker.pane, worker.pid, run.owner)
     problem = yield from supervise.remove_dead(worker.pane, worker.pid, run.owner)
     report = yield from t.teardown([t.TeardownTarget(pane_id=worker.pane, pid=worker.pid)], owner_id=run.owner,
@@ -338,7 +338,7 @@ def _remove_worker_pane(run: Run, worker: Launched, said: m.Effect) -> Gen[trans
     return kept
 
 
-def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[None]:
+def drop_worker(run: ScaleUpRun, worker: Launched, outcome: supervise.Started) -> Gen[None]:
     """Remove one worker that did not start, and only it: its pane, then its tasks, worktree (or the
     worktree's restored ``AGENTS.md``), folder and startup script. The run forgets it, so a later
     rollback does not look for it; its delivery entry says why it was removed (the result's
@@ -354,7 +354,7 @@ def drop_worker(run: Run, worker: Launched, outcome: supervise.Started) -> Gen[N
                          if kept.missing else {})
 
 
-def _drop_files(run: Run, worker: Launched) -> Gen[None]:
+def _drop_files(run: ScaleUpRun, worker: Launched) -> Gen[None]:
     paths, name = run.paths, worker.name
     try:
         for task in [task for task in run.undo.of(undo.Task) if task.owner == name]:
@@ -387,14 +387,14 @@ def _materializing(worker: Launched, action: Gen[T]) -> Gen[T]:
         raise Abort(f"scale_up_worker_materialization_failed:{worker.name}:{error}") from None
 
 
-def hand_over(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]:
+def hand_over(run: ScaleUpRun, worker: Launched, tasks: list[Json]) -> Gen[Json]:
     """Steps 21-22 for one launched worker (started, when watched): its inbox and its pending
     dispatch request, whose trigger is then typed (``settle`` records how that went)."""
     return (yield from _materializing(worker, changing(effects.worker(worker.name, "add"),
                                                        _hand_over_steps(run, worker, tasks))))
 
 
-def _hand_over_steps(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]:
+def _hand_over_steps(run: ScaleUpRun, worker: Launched, tasks: list[Json]) -> Gen[Json]:
     paths, name = run.paths, worker.name
     if run.supervised:  # started: stop keeping the pane after its process exits (oh-my-codex's default)
         problem = yield from supervise.keep_on_exit(worker.pane, worker.pid, run.owner, False)
@@ -413,7 +413,7 @@ def _hand_over_steps(run: Run, worker: Launched, tasks: list[Json]) -> Gen[Json]
     return (yield from _enqueue(run, worker))
 
 
-def settle(run: Run, worker: Launched, request: Json, delivery: dsp.Delivery | supervise.Delivery) -> Gen[None]:
+def settle(run: ScaleUpRun, worker: Launched, request: Json, delivery: dsp.Delivery | supervise.Delivery) -> Gen[None]:
     """Step 22's end and step 23: record the delivery, then commit the worker as a member."""
     failure = yield from _materializing(worker, changing(effects.worker(worker.name, "add"),
                                                          _record_delivery(run, worker, request, delivery)))
@@ -422,7 +422,7 @@ def settle(run: Run, worker: Launched, request: Json, delivery: dsp.Delivery | s
     yield from _materializing(worker, _commit_member(run, worker))
 
 
-def _commit_member(run: Run, worker: Launched) -> Gen[None]:
+def _commit_member(run: ScaleUpRun, worker: Launched) -> Gen[None]:
     run.maybe_inject("post-dispatch-rollback")
     run.config["workers"] = [*run.config.get("workers", []), worker.record]
     run.config["worker_count"] = len(run.config["workers"])
@@ -443,7 +443,7 @@ def _commit_member(run: Run, worker: Launched) -> Gen[None]:
     run.maybe_inject("finalization")
 
 
-def _ensure_instructions(run: Run) -> Gen[None]:
+def _ensure_instructions(run: ScaleUpRun) -> Gen[None]:
     """Write the team's ``worker-agents.md`` when it is missing (``pure/omx/instructions.py``)."""
     path = posixpath.join(run.paths.team_dir, instructions.FILE_NAME)
     if run.undo.of(undo.Instructions) or (yield from read_optional(path)) is not None:
@@ -465,7 +465,7 @@ def worktree_instructions(team: str, worker: str, team_text: str | None, role_bl
     return head if role_block is None else head.rstrip("\n") + "\n\n" + role_block
 
 
-def _worker_record(run: Run, *, name: str, index: int, role: str | None, cli: str, pid: int | None, pane: str,
+def _worker_record(run: ScaleUpRun, *, name: str, index: int, role: str | None, cli: str, pid: int | None, pane: str,
                    working_dir: str, tree: wt.Worktree | None) -> Json:
     record: Json = {"name": name, "index": index}
     if role is not None:
@@ -510,7 +510,7 @@ def tag_pane(pane: str, pid: int, owner: str) -> Gen[str | None]:
     return None
 
 
-def _enqueue(run: Run, worker: Launched) -> Gen[Json]:
+def _enqueue(run: ScaleUpRun, worker: Launched) -> Gen[Json]:
     """Step 22: append the worker's inbox request (``pending``) to ``dispatch/requests.json``."""
     paths = run.paths
     mode = dsp.dispatch_mode(run.manifest)
@@ -527,7 +527,7 @@ def _enqueue(run: Run, worker: Launched) -> Gen[Json]:
     return request
 
 
-def _record_delivery(run: Run, worker: Launched, request: Json,
+def _record_delivery(run: ScaleUpRun, worker: Launched, request: Json,
                      delivery: dsp.Delivery | supervise.Delivery) -> Gen[str | None]:
     """The request's outcome. Returns the failure that aborts the scale-up; a delivery the screen did
     not confirm is recorded and reported instead (docs/scale-up.md, "Watched start-up")."""
@@ -563,7 +563,7 @@ def leader_event(paths: TeamPaths, reason: str) -> Gen[None]:
         raise StepFailure(ack.error)
 
 
-def finish_event(run: Run) -> Gen[None]:
+def finish_event(run: ScaleUpRun) -> Gen[None]:
     try:
         yield from leader_event(run.paths, f"scale_up: added {len(run.undo.members())} worker(s), "
                                      f"new count={run.config['worker_count']}")

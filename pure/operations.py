@@ -27,8 +27,8 @@ _REGISTRY: dict[str, Operation] = {}
 
 # Modules that define operations (imported by load_all; each calls register()).
 OPERATION_MODULES: tuple[str, ...] = (
-    "pure.herdr.ops",
-    "pure.team_ops",
+    "pure.herdr.fleet.programs",
+    "pure.team",
     "pure.omx.scale_up",
     "pure.omx.respawn",
     "pure.omx.scale_down",

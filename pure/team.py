@@ -18,7 +18,7 @@ from typing import Any
 from attrs import field, frozen
 
 from pure import model as m
-from pure import ops
+from pure import operations
 from pure import tmux as t
 from pure.convert import OMIT_NONE
 from pure.omx import codec, instructions, locks, strays, txn, undelivered
@@ -356,6 +356,6 @@ def team_status(req: TeamStatusRequest) -> Program:
     return _ok(result, status="ok" if result["healthy"] else "debt")
 
 
-ops.register("team.init", TeamInitRequest, team_init)
-ops.register("team.status", TeamStatusRequest, team_status)
-ops.register("tmux.teardown", t.TeardownRequest, t.teardown_program)
+operations.register("team.init", TeamInitRequest, team_init)
+operations.register("team.status", TeamStatusRequest, team_status)
+operations.register("tmux.teardown", t.TeardownRequest, t.teardown_program)
