@@ -156,26 +156,3 @@ def describe_decide_problem(problem: dict[str, Any]) -> str:
         return (f"journal entry {at} answers the {problem.get('op')} step with an observation of kind "
                 f"{problem.get('got_kind')}; it needs kind {problem.get('expected_kind')}")
     return str(code)
-
-
-def teardown_lines(result: dict[str, Any]) -> list[str]:
-    """One line of prose per pane of a ``tmux.teardown`` result (or the error); informative only."""
-    from pure.tmux import describe
-
-    if "problem" in result:
-        return [f"error: {describe_decide_problem(result['problem'])}"]
-    lines = []
-    for pane in result.get("results", []):
-        text = f"{pane.get('pane_id')}: {pane.get('fate')}"
-        if pane.get("stage"):
-            text += f" ({pane['stage']})"
-        problem = pane.get("problem")
-        if problem:
-            text += f": {describe(problem)}"
-            owner = problem.get("owner")
-            if isinstance(owner, dict):
-                text += f" (owner read: {owner.get('kind')}" + (f" {owner.get('value')}" if owner.get("value") else "") \
-                        + (f", {describe(owner.get('problem'))}" if owner.get("problem") else "") + ")"
-        lines.append(text)
-    lines += [f"{e.get('pane_id')}: excluded ({e.get('rule')})" for e in result.get("excluded", [])]
-    return lines

@@ -18,7 +18,7 @@ from pure import model as m
 from pure import operations, wire
 from pure import tmux as t
 from pure.program import Program, decide
-from shell.cli.render import teardown_lines
+from shell.cli.render import describe_decide_problem
 from tests.harness import Goldens, err, ok, pane_rows
 
 OWNER = "team:alpha"
@@ -378,3 +378,25 @@ def test_kill_bound_scales_with_panes_and_the_back_off_fills_it() -> None:
     assert t.kill_settle_ms(3) == 666
     assert t.kill_settle_ms(10) == 200
     assert t.kill_settle_ms(50) == 100
+
+
+def teardown_lines(result: dict[str, Any]) -> list[str]:
+    """One line of prose per pane of a ``tmux.teardown`` result (or the error): a golden's informative
+    lines (docs/ports.md), never compared."""
+    if "problem" in result:
+        return [f"error: {describe_decide_problem(result['problem'])}"]
+    lines = []
+    for pane in result.get("results", []):
+        text = f"{pane.get('pane_id')}: {pane.get('fate')}"
+        if pane.get("stage"):
+            text += f" ({pane['stage']})"
+        problem = pane.get("problem")
+        if problem:
+            text += f": {t.describe(problem)}"
+            owner = problem.get("owner")
+            if isinstance(owner, dict):
+                text += f" (owner read: {owner.get('kind')}" + (f" {owner.get('value')}" if owner.get("value") else "") \
+                        + (f", {t.describe(owner.get('problem'))}" if owner.get("problem") else "") + ")"
+        lines.append(text)
+    lines += [f"{e.get('pane_id')}: excluded ({e.get('rule')})" for e in result.get("excluded", [])]
+    return lines

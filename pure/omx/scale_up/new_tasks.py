@@ -1,4 +1,4 @@
-"""Step 12: the incoming tasks, written as oh-my-codex's ``createTask`` writes them, and the task list."""
+"""Step 5: the incoming tasks, written as oh-my-codex's ``createTask`` writes them, and the task list."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pure.program import Gen, PlanError, expect
 def existing_tasks(paths: TeamPaths) -> Gen[list[Json]]:
     """Every task of the team as its file has it, in id order, read the way every operation reads
     them (``pure/omx/tasks.py``): a task file that is not a valid task, or a tasks directory that
-    cannot be listed, ends the scale-up (``team_state_malformed:<file>…``, ``cannot read …``). Step 6
+    cannot be listed, ends the scale-up (``team_state_malformed:<file>…``, ``cannot read …``). Step 3
     reads them before anything is written, so a corrupt task is refused with nothing changed."""
     return [tf.raw for tf in (yield from tasks.list_tasks(paths))]
 
@@ -67,7 +67,7 @@ def _advance_next_task_id(paths: TeamPaths, next_id: int) -> Gen[None]:
 
 
 def create_tasks(run: ScaleUpRun) -> Gen[list[Json]]:
-    """Step 12: create every incoming task (``pending``), then re-list all tasks."""
+    """Step 5: create every incoming task (``pending``), then re-list all tasks."""
     paths = run.paths
     try:
         if run.req.tasks:
@@ -89,5 +89,5 @@ def create_tasks(run: ScaleUpRun) -> Gen[list[Json]]:
         return (yield from existing_tasks(paths))
     except StepFailure as error:
         raise Abort(f"scale_up_task_materialization_failed:{error}") from None
-    except PlanError as error:  # the task list re-read after the writes: changed since step 6
+    except PlanError as error:  # the task list re-read after the writes: changed since step 3
         raise Abort(f"scale_up_task_materialization_failed:{error.outcome.message}") from None

@@ -100,7 +100,7 @@ def placed_target(run: ScaleUpRun, position: int) -> tuple[layout.Placement, str
 
 
 def approved_execution_gate(paths: TeamPaths, config: Json, cwd: str) -> Gen[str | None]:
-    """Step 7: a persisted approved-execution binding must resolve before any worker launches
+    """Step 3: a persisted approved-execution binding must resolve before any worker launches
     (``pure/omx/approved.py``). ``missing`` passes with no context; ``malformed``, ``stale`` and
     ``ambiguous`` fail closed with oh-my-codex's errors; a valid binding passes and answers the
     ``## Approved Handoff Context`` section every new worker's inbox carries."""
@@ -114,7 +114,7 @@ def approved_execution_gate(paths: TeamPaths, config: Json, cwd: str) -> Gen[str
 
 @frozen(kw_only=True)
 class Launches:
-    """Step 6: every worker's launch policy, frozen before any mutation, and what stage 2 needs."""
+    """Step 3: every worker's launch policy, frozen before any mutation, and what stage 2 needs."""
 
     policies: tuple[ln.WorkerLaunchPolicy, ...]
     host: ln.LaunchHost

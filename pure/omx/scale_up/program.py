@@ -103,7 +103,7 @@ def _read_and_plan(req: ScaleUpRequest, paths: TeamPaths) -> Gen[_Planned]:
     state = yield from locked_state(paths)
     if state is None:
         raise refused(f"Team {paths.team} not found")
-    yield from dsp.read_requests(paths)  # step 22 appends to it: a malformed file is refused before anything changes
+    yield from dsp.read_requests(paths)  # step 6i appends to it: a malformed file is refused before anything changes
     config = state.config
     workers = [w for w in config.get("workers") or [] if isinstance(w, dict)]
     maximum = positive_or(config.get("max_workers"), 20)

@@ -49,7 +49,7 @@ from pure.program import Gen, PlanError, changing, expect, uninterrupted
 
 @frozen(kw_only=True)
 class Prepared:
-    """A worker whose files are written (step 15): what its pane is split with."""
+    """A worker whose files are written (step 6a): what its pane is split with."""
 
     name: str
     index: int
@@ -71,7 +71,7 @@ class Launched(Prepared):
 
 
 def launch_worker(run: ScaleUpRun, name: str, index: int, launches: Launches, position: int) -> Gen[Launched]:
-    """A new worker: its files (15), then its pane (16-20)."""
+    """A new worker: its files (step 6a), then its pane (6b-6f)."""
     run.undo.add(undo.Attempt(name))
     _split_target_of(run, position)  # a team without a pinned split target fails before any file is written
     prepared = yield from changing(effects.worker(name, "add"), _prepare(run, name, index, launches, position))
@@ -91,14 +91,14 @@ def _split_target_of(run: ScaleUpRun, position: int) -> tuple[layout.Placement |
 
 
 def _prepare(run: ScaleUpRun, name: str, index: int, launches: Launches, position: int) -> Gen[Prepared]:
-    """Step 15: the worker's folder, worktree, instructions and startup script."""
+    """Step 6a: the worker's folder, worktree, instructions and startup script."""
     paths = run.paths
     policy = launches.policies[position]
     role = policy.role or run.req.agent_type
     working_dir = run.req.cwd
     tree: wt.Worktree | None = None
     script = paths.startup_script(index)
-    # 15. prepare
+    # 6a. prepare
     try:
         yield from acked(m.MakeDir(path=paths.worker_dir(name)))
         run.undo.add(undo.Folder(name))
@@ -174,7 +174,7 @@ def _write_startup_script(run: ScaleUpRun, script: str, plan: ln.LaunchPlan, wor
 
 
 def split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
-    """Steps 16-20 for a prepared worker: a new pane running its startup script (also the fresh pane
+    """Steps 6b-6f for a prepared worker: a new pane running its startup script (also the fresh pane
     a worker that did not start is tried once more in, ``await_started``)."""
     return (yield from changing(effects.worker(worker.name, "add"), _split_worker(run, worker)))
 
@@ -183,10 +183,10 @@ def _split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
     paths, owner = run.paths, run.owner
     name, index, tree, working_dir = worker.name, worker.index, worker.tree, worker.working_dir
     placement, target, pid, leader = _split_target_of(run, worker.position)
-    # 16. L S L
+    # 6b. L S L
     run.undo.add(undo.Attempt(name))
     into = yield from prove_split_target(target, pid, owner)
-    # 17. the intent, then the split: a run killed from here on leaves a record naming the pane it
+    # 6c. the intent, then the split: a run killed from here on leaves a record naming the pane it
     # may have made (pure/omx/strays.py)
     try:
         yield from acked(strays.intent_step(paths, "scale_up", name, worktree=run.undo.tree(name)))
@@ -202,7 +202,7 @@ def _split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
         layout.placement_words(placement, target, "-h" if leader else "-v"), f"{worker.cli} ({worker.role or '?'})",
         f"worktree {tree.path}" if tree is not None else
         (f"cwd {working_dir}" if working_dir != run.req.cwd else ""))))))
-    # 17-20 with interrupts held: an interrupt between the split and the pin would leave a pane
+    # 6c-6f with interrupts held: an interrupt between the split and the pin would leave a pane
     # that the rollback cannot prove (docs/design-notes.md, "Interrupts")
     pane, pid, record = yield from uninterrupted(
         _new_pane(run, name, index, worker.role, worker.cli, step, working_dir, tree))
@@ -212,7 +212,7 @@ def _split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
 
 def _new_pane(run: ScaleUpRun, name: str, index: int, role: str | None, cli: str, step: m.Run, working_dir: str,
               tree: wt.Worktree | None) -> Gen[tuple[str, int, Json]]:
-    """Steps 17-20: the split, the pin, the tag (and, watched, the release of the gated pane), the
+    """Steps 6c-6f: the split, the pin, the tag (and, watched, the release of the gated pane), the
     identity that records the pin, each logged for the rollback as it happens; the pane, its pid and
     the worker record."""
     paths, owner = run.paths, run.owner
@@ -222,7 +222,7 @@ def _new_pane(run: ScaleUpRun, name: str, index: int, role: str | None, cli: str
     pane = t.answered_pane(split)[0]
     if not pane.startswith("%"):
         raise Abort(f"Failed to capture pane ID for {name}")
-    # 18. pin: from the split's own answer (pure/tmux/owned.py, ``pin_new_pane``)
+    # 6d. pin: from the split's own answer (pure/tmux/owned.py, ``pin_new_pane``)
     # A pane exists from here on: an exception before the record below still names it.
     run.undo.add(undo.Pane(name, pane))
     pinned = yield from t.pin_new_pane(split)
@@ -236,12 +236,12 @@ def _new_pane(run: ScaleUpRun, name: str, index: int, role: str | None, cli: str
                                             worktree=run.undo.tree(name)))
     except StepFailure as error:
         raise Abort(f"scale_up_intent_not_written:{name}:{error}") from None
-    # 19. tag, after a listing shows the pane still running the pinned process
+    # 6e. tag, after a listing shows the pane still running the pinned process
     problem = yield from tag_pane(pane, pinned.pid, owner)
     if problem is not None:
         raise Abort(f"Failed to tag tmux pane for {name}: {problem}")
     run.undo.add(undo.Tagged(record))
-    # 20. identity, right after the tag: from here a crash leaves a stray the next sweep can prove
+    # 6f. identity, right after the tag: from here a crash leaves a stray the next sweep can prove
     # (pure/omx/strays.py); only then may the gated pane start its agent
     try:
         yield from acked(m.WriteFile(path=paths.worker_file(name, "identity.json"), content=render_json(record)))
@@ -388,7 +388,7 @@ def _materializing(worker: Launched, action: Gen[T]) -> Gen[T]:
 
 
 def hand_over(run: ScaleUpRun, worker: Launched, tasks: list[Json]) -> Gen[Json]:
-    """Steps 21-22 for one launched worker (started, when watched): its inbox and its pending
+    """Steps 6h-6i for one launched worker (started, when watched, 6g): its inbox and its pending
     dispatch request, whose trigger is then typed (``settle`` records how that went)."""
     return (yield from _materializing(worker, changing(effects.worker(worker.name, "add"),
                                                        _hand_over_steps(run, worker, tasks))))
@@ -414,7 +414,7 @@ def _hand_over_steps(run: ScaleUpRun, worker: Launched, tasks: list[Json]) -> Ge
 
 
 def settle(run: ScaleUpRun, worker: Launched, request: Json, delivery: dsp.Delivery | supervise.Delivery) -> Gen[None]:
-    """Step 22's end and step 23: record the delivery, then commit the worker as a member."""
+    """Step 6i's end and step 6j: record the delivery, then commit the worker as a member."""
     failure = yield from _materializing(worker, changing(effects.worker(worker.name, "add"),
                                                          _record_delivery(run, worker, request, delivery)))
     if failure is not None:
@@ -487,7 +487,7 @@ def _worker_record(run: ScaleUpRun, *, name: str, index: int, role: str | None, 
 
 
 def prove_split_target(target: str, pid: int, owner: str) -> Gen[t.OwnedPane]:
-    """Step 16: ``L, S, L`` of the pane about to be split."""
+    """Step 6b: ``L, S, L`` of the pane about to be split."""
     proof = yield from t.prove_owned(target, pid, owner)
     if proof.token is None:
         raise Abort(split_target_problem(proof))
@@ -511,7 +511,7 @@ def tag_pane(pane: str, pid: int, owner: str) -> Gen[str | None]:
 
 
 def _enqueue(run: ScaleUpRun, worker: Launched) -> Gen[Json]:
-    """Step 22: append the worker's inbox request (``pending``) to ``dispatch/requests.json``."""
+    """Step 6i: append the worker's inbox request (``pending``) to ``dispatch/requests.json``."""
     paths = run.paths
     mode = dsp.dispatch_mode(run.manifest)
     trigger = dsp.trigger_message(paths, worker.name, run.req.cwd, worker.tree is not None)
