@@ -150,11 +150,11 @@ def run_cli_operation(
     if getattr(args, "dry_run", False) or plan_out:
         done, journal = dry_run(name, request, executor, predictors, predicted_capture)
         if plan_out:
-            from shell.cli.plan_file import PlanError, write_plan
+            from shell.cli.plan_file import PlanFileError, write_plan
 
             try:
                 write_plan(plan_out, name, request, journal, done, env=environ, tmux_socket=executor.tmux_socket)
-            except PlanError as exc:
+            except PlanFileError as exc:
                 return usage_error(args, "--plan-out", str(exc))
         print_dry_run(name, request, done, journal, args, renderer, plan_file=plan_out)
         return exit_code(done)

@@ -17,7 +17,7 @@ PLAN_FORMAT = 1
 KIND = "panefleet-plan"
 
 
-class PlanError(Exception):
+class PlanFileError(Exception):
     """A plan file that cannot be used. ``code`` 2: unreadable input; 4: refused."""
 
     def __init__(self, message: str, code: int = 4) -> None:
@@ -97,4 +97,4 @@ def write_plan(path: str, operation: str, request: object, journal: Sequence[m.E
 
         fs.atomic_write(target, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"), None)
     except OSError as exc:
-        raise PlanError(f"cannot write the plan to {path}: {exc.strerror or exc}", code=2) from None
+        raise PlanFileError(f"cannot write the plan to {path}: {exc.strerror or exc}", code=2) from None

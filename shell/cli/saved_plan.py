@@ -36,7 +36,7 @@ from attrs import frozen
 
 from pure import model as m
 from pure.tmux import facts
-from shell.cli.plan_file import KIND, PLAN_FORMAT, PlanError, fingerprint, state_root_of, version
+from shell.cli.plan_file import KIND, PLAN_FORMAT, PlanFileError, fingerprint, state_root_of, version
 
 if TYPE_CHECKING:
     from pure.program import ProgramFactory
@@ -78,31 +78,31 @@ def load_plan(path: str) -> SavedPlan:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise PlanError(f"cannot read the plan {path}: {reason}", code=2) from None
+        raise PlanFileError(f"cannot read the plan {path}: {reason}", code=2) from None
     try:
         data = json.loads(text)
     except ValueError:
-        raise PlanError(f"{path} is not a panefleet plan (not JSON)", code=2) from None
+        raise PlanFileError(f"{path} is not a panefleet plan (not JSON)", code=2) from None
     if not isinstance(data, dict) or data.get("kind") != KIND:
-        raise PlanError(f"{path} is not a panefleet plan (make one with a command's --plan-out FILE)", code=2)
+        raise PlanFileError(f"{path} is not a panefleet plan (make one with a command's --plan-out FILE)", code=2)
     if data.get("format") != PLAN_FORMAT:
-        raise PlanError(f"{path} is a plan of format {data.get('format')!r} (panefleet {data.get('panefleetVersion')}); "
+        raise PlanFileError(f"{path} is a plan of format {data.get('format')!r} (panefleet {data.get('panefleetVersion')}); "
                         f"this panefleet reads plans of format {PLAN_FORMAT} only: make the plan again")
     if data.get("fingerprint") != fingerprint(data):
-        raise PlanError(f"{path} does not match its fingerprint: the file was changed after it was written; "
+        raise PlanFileError(f"{path} does not match its fingerprint: the file was changed after it was written; "
                         "make the plan again")
     if data.get("panefleetVersion") != version():
-        raise PlanError(f"{path} was made by panefleet {data.get('panefleetVersion')}, this is panefleet {version()}: "
+        raise PlanFileError(f"{path} was made by panefleet {data.get('panefleetVersion')}, this is panefleet {version()}: "
                         "a plan is applied by the version that made it; make the plan again")
     operation = str(data.get("operation"))
     op = load_operations().get(operation)
     if op is None:
-        raise PlanError(f"{path}: unknown operation {operation!r}")
+        raise PlanFileError(f"{path}: unknown operation {operation!r}")
     request = wire.structure(data.get("request"), op.request_type).value_or(None)
     decision = wire.structure(data.get("decision"), m.Done).value_or(None)
     entries = [wire.structure(raw, m.Entry).value_or(None) for raw in data.get("journal") or []]
     if request is None or decision is None or any(e is None for e in entries):
-        raise PlanError(f"{path}: the plan's request, journal or decision does not fit {operation}")
+        raise PlanFileError(f"{path}: the plan's request, journal or decision does not fit {operation}")
     return SavedPlan(path=path, data=data, operation=operation, request=request,
                      journal=[e for e in entries if e is not None], decision=decision)
 
@@ -443,7 +443,7 @@ def _refuse(args: argparse.Namespace, message: str, code: int = 4, **extra: Any)
 def _load(args: argparse.Namespace, command: str) -> SavedPlan | int:
     try:
         return load_plan(str(args.plan_file))
-    except PlanError as exc:
+    except PlanFileError as exc:
         if exc.code == 2:
             from shell.cli.operation import usage_error
 
