@@ -235,6 +235,7 @@ class CheckedExecutor:
         self.shadow = Driver(program)  # the plan's program, fed the plan's answers (real exempt Values)
         self.known: dict[int, m.Value] = {}  # index -> the real answer of an exempt Value read
         self.exempt_note = ""
+        self.ran: list[m.Entry] = []  # every step run and what it observed, for :func:`not_as_planned`
 
     def _note(self, step: m.Step, observed: m.Observation, planned: m.Observation) -> None:
         """An answer not compared that differs: it may be why the run then takes another path."""
@@ -276,6 +277,11 @@ class CheckedExecutor:
                                 entry.observation, observed)
 
     def execute(self, step: m.Step) -> m.Observation:
+        observed = self._checked(step)
+        self.ran.append(m.Entry(step=step, observation=observed))
+        return observed
+
+    def _checked(self, step: m.Step) -> m.Observation:
         from pure.program import is_mutation
         from shell.run.step_text import describe_step
 
@@ -507,7 +513,8 @@ def apply_plan(args: argparse.Namespace) -> int:
         op = load_operations()[plan.operation]
         checked = CheckedExecutor(real, lambda: op.program(plan.request), plan.journal, team_dir)
         try:
-            return run_and_print(plan.operation, plan.request, planned_scene(args, plan), checked, env, renderer)
+            return run_and_print(plan.operation, plan.request, planned_scene(args, plan), checked, env, renderer,
+                                 annotate=lambda _result: not_as_planned(plan.journal, checked.ran))
         except StalePlan as stale:
             from pure import wire
 
@@ -518,6 +525,26 @@ def apply_plan(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
+
+
+def not_as_planned(planned: Sequence[m.Entry], ran: Sequence[m.Entry]) -> dict[str, Any]:
+    """What the run changed otherwise than its plan said (the effects its steps stated,
+    ``shell/cli/plan_view.py``): nothing when it did as planned, else ``changesNotAsPlanned`` (told on
+    stderr too). After its first change a run may take another path (an agent that does not start, a
+    rollback): the plan was checked before anything changed, and this says where the run went."""
+    from shell.cli.plan_view import Change, changes
+
+    def lines(found: Sequence[Change]) -> list[str]:
+        return [f"{c.action} {c.kind} {c.subject}: {c.detail}".rstrip(": ") for c in found]
+
+    said, made = lines(changes(planned)), lines(changes(ran))
+    differences = [f"planned, not made: {line}" for line in said if line not in made] + \
+                  [f"made, not planned: {line}" for line in made if line not in said]
+    if not differences:
+        return {}
+    sys.stderr.write("note: the run changed otherwise than its plan said:\n"
+                     + "".join(f"  {line}\n" for line in differences))
+    return {"changesNotAsPlanned": differences}
 
 
 def show_plan(args: argparse.Namespace) -> int:

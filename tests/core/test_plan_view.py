@@ -12,6 +12,7 @@ from pure import model as m
 from pure.omx import effects
 from pure.program import changing
 from shell.cli.plan_view import changes, count_line, render_changes
+from shell.cli.saved_plan import not_as_planned
 
 GOLDENS = Path(__file__).resolve().parents[1] / "goldens"
 OK = m.Ack(ok=True)
@@ -131,3 +132,19 @@ def test_every_change_step_of_every_golden_states_its_effect() -> None:
         unstated += [f"{path.relative_to(GOLDENS)}: {json.dumps(s)[:160]}" for s in found if "effect" not in s]
     assert total > 1000, total  # the corpus holds the planners' change steps
     assert not unstated, "\n".join(unstated[:20])
+
+
+def test_a_saved_plan_run_says_where_its_changes_differ_from_the_plan(capsys: Any) -> None:
+    split = m.Run(tool="tmux", args=("split-window",), mutates=True,
+                  effect=effects.worker("worker-2", "add", "new pane split from %0 (below)"))
+    config = m.WriteFile(path="/t/config.json", content="{}", effect=m.effect("change", "config", "config.json",
+                                                                              "workers 1 → 2"))
+    planned = [_entry(split, m.Proc(exit_code=0)), _entry(config)]
+    assert not_as_planned(planned, planned) == {}
+    rolled_back = [_entry(split, m.Proc(exit_code=0)),
+                   _entry(m.RemovePath(path="/t/workers/worker-2", effect=effects.rolled_back("worker-2")))]
+    assert not_as_planned(planned, rolled_back) == {"changesNotAsPlanned": [
+        "planned, not made: add worker worker-2: new pane split from %0 (below)",
+        "planned, not made: change config config.json: workers 1 → 2",
+        "made, not planned: add worker worker-2: new pane split from %0 (below), removed again (rolled back)"]}
+    assert "the run changed otherwise than its plan said" in capsys.readouterr().err

@@ -355,6 +355,7 @@ def test_saved_herdr_plans_apply_or_refuse_when_stale(pf: Panefleet, world: Worl
     done = pf("apply", str(plan_file), "-o", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["outcomes"][0]["kind"] == "reassociated"
+    assert "changesNotAsPlanned" not in json.loads(done.stdout), done.stdout  # its effects are the plan's
     assert world.store.run("r1").pane_id is not None
     # the run set changes between plan and apply: refused, nothing done
     stale_file = tmp_path / "stale.plan"

@@ -88,6 +88,7 @@ def test_saved_plan_applies_when_nothing_changed(tmux_server: TmuxServer, team: 
     code, result = pf_json("apply", str(plan_file), env=env)
     assert code == 0, result
     assert result["ok"] is True and [w["name"] for w in result["addedWorkers"]] == ["worker-2", "worker-3"]
+    assert "changesNotAsPlanned" not in result  # the run's stated effects are the plan's
     panes = tmux_server.panes()
     assert all(panes[w["pane_id"]] == (False, w["pid"]) for w in result["addedWorkers"])
 
