@@ -58,8 +58,8 @@ class Change:
             self.action = said.action
         if step is not None:
             self.steps.append(step)
-        pieces = self.detail.split(", ") if self.detail else []
-        for piece in filter(None, said.detail.split(", ")):
+        pieces = _pieces(self.detail)
+        for piece in _pieces(said.detail):
             move = _MOVE.match(piece)
             earlier = next((i for i, p in enumerate(pieces) if move and (e := _MOVE.match(p)) and
                             e["what"] == move["what"] and e["now"] == move["was"]), None)
@@ -68,6 +68,17 @@ class Change:
             elif piece not in pieces:
                 pieces.append(piece)
         self.detail = ", ".join(pieces)
+
+
+def _pieces(detail: str) -> list[str]:
+    """A detail's parts: what its ``, `` separates outside parentheses (``pid 5, tagged t`` stays whole)."""
+    pieces, depth, start = [], 0, 0
+    for at, char in enumerate(detail):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and detail.startswith(", ", at):
+            pieces.append(detail[start:at])
+            start = at + 2
+    return [p for p in [*pieces, detail[start:]] if p]
 
 
 def _observed_to_fail(entry: m.Entry) -> bool:

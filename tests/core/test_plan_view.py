@@ -40,6 +40,16 @@ def test_the_steps_of_one_thing_make_one_line_with_the_strongest_action_and_each
     assert line.detail == "new pane split from %1 (below), task #1, removed again (rolled back)"
 
 
+def test_details_part_at_commas_outside_parentheses_and_each_part_is_said_once() -> None:
+    draining = effects.worker("worker-1", "remove", "draining")
+    journal = [_entry(m.WriteFile(path="/t/status.json", content="", effect=draining))] + [
+        _entry(m.Run(tool="tmux", args=("kill-pane",), mutates=True, effect=effects.killed("worker-1", pane, pid, "t")),
+               m.Proc(exit_code=0)) for pane, pid in (("%4", 41), ("%5", 42), ("%5", 42))]
+    [line] = changes(journal)
+    assert line.detail == ("draining, pane %4 killed after proof (pid 41 as pinned, tagged t), "
+                           "pane %5 killed after proof (pid 42 as pinned, tagged t)")
+
+
 def test_a_change_step_that_states_nothing_still_gets_a_line() -> None:
     [line] = changes([_entry(m.Run(tool="git", args=("branch", "-D", "x"), mutates=True), m.Proc(exit_code=0))])
     assert (line.action, line.kind, line.subject) == ("change", "step", "git branch -D x")
