@@ -7,9 +7,9 @@ language needs only the committed JSON Schema and the golden corpus.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NewType, TypeVar, Union
+from typing import Any, Literal, NewType, Union
 
-from attrs import evolve, field, frozen
+from attrs import field, frozen
 
 FORMAT_VERSION = "1.0"
 # The largest integer every JSON reader keeps exact (2^53-1): pids, counters and sizes stay within it.
@@ -181,14 +181,6 @@ class Store:
     action: str
     payload: JsonValue = JsonValue({})
     effect: Effect | None = _effect()
-
-
-StepT = TypeVar("StepT", Run, WriteFile, AppendFile, RemovePath, MakeDir, Store)
-
-
-def stating(step: StepT, what: Effect | None) -> StepT:
-    """``step`` with the effect its planner states (kept as it is when ``what`` is None)."""
-    return step if what is None else evolve(step, effect=what)
 
 
 Step = Union[

@@ -380,12 +380,12 @@ def placement_words(placement: Placement | None, target: str, direction: str) ->
     return f"new pane split from {target} ({'side by side' if side else 'below'})"
 
 
-def placement_step(placement: Placement, into: t.OwnedPane, *rest: str) -> m.Run:
+def placement_step(placement: Placement, into: t.OwnedPane, *rest: str, effect: m.Effect | None = None) -> m.Run:
     """The tmux step that carries out ``placement`` (``rest``: ``-d -P -F … -c DIR COMMAND``).
 
     ``into`` is the proven split target (the real pane of a planned one); for a new window, the
     proven pane of the team it opens beside.
     """
     if isinstance(placement, Split):
-        return t.split_step(into, placement.direction, *rest)
-    return t.new_window_step(into, placement.session_id, *rest)
+        return t.split_step(into, placement.direction, *rest, effect=effect)
+    return t.new_window_step(into, placement.session_id, *rest, effect=effect)

@@ -97,11 +97,11 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     if not wrote.ok:
         raise fail(f"respawn_intent_not_written:{intent}:{wrote.error}")
     created = NewPane()
-    split = m.stating(layout.placement_step(
+    split = layout.placement_step(
         placement, proven_into, "-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c", str(working_dir),
-        startup_script.gated_startup_command(script, paths.worker_dir(req.worker))), effects.worker(
-        req.worker, "change", f"{layout.placement_words(placement, proven_into.pane_id, '-v')}, replaces pane "
-                              f"{record.get('pane_id')}"))
+        startup_script.gated_startup_command(script, paths.worker_dir(req.worker)), effect=effects.worker(
+            req.worker, "change", f"{layout.placement_words(placement, proven_into.pane_id, '-v')}, replaces pane "
+                                  f"{record.get('pane_id')}"))
     try:
         started = yield from _split_and_start(req, paths, state.config, record, owner, created, split)
     except Interrupted:

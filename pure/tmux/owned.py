@@ -247,11 +247,11 @@ def locate_step(pane: OwnedPane) -> m.Run:
     return tmux("display-message", "-p", "-t", pane.pane_id, LOCATE_FORMAT)
 
 
-def remain_on_exit_step(pane: OwnedPane, on: bool, effect: m.Effect | None = None) -> m.Run:
+def remain_on_exit_step(pane: OwnedPane, on: bool) -> m.Run:
     """Keep a pane (dead) after its process exits, so its last lines can be read; or stop keeping it."""
     if on:
-        return tmux("set-option", "-p", "-t", pane.pane_id, "remain-on-exit", "on", mutates=True, effect=effect)
-    return tmux("set-option", "-p", "-u", "-t", pane.pane_id, "remain-on-exit", mutates=True, effect=effect)
+        return tmux("set-option", "-p", "-t", pane.pane_id, "remain-on-exit", "on", mutates=True)
+    return tmux("set-option", "-p", "-u", "-t", pane.pane_id, "remain-on-exit", mutates=True)
 
 
 def tag_step(pane: OwnedPane | ClaimedPane, owner: str, effect: m.Effect | None = None) -> m.Run:

@@ -196,12 +196,12 @@ def _split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
     command = (startup_script.gated_startup_command(script, paths.worker_dir(name)) if run.supervised
                else startup_script.self_pinned_startup_command(script, paths.worker_dir(name)))
     rest = ("-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c", working_dir, command)
-    step = (t.split_step(into, "-h" if leader else "-v", *rest) if placement is None
-            else layout.placement_step(placement, into, *rest))
-    step = m.stating(step, effects.worker(name, "add", ", ".join(filter(None, (
-        layout.placement_words(placement, target, "-h" if leader else "-v"), f"{worker.cli} ({worker.role or '?'})",
-        f"worktree {tree.path}" if tree is not None else
-        (f"cwd {working_dir}" if working_dir != run.req.cwd else ""))))))
+    direction = "-h" if leader else "-v"
+    said = effects.worker(name, "add", ", ".join(filter(None, (
+        layout.placement_words(placement, target, direction), f"{worker.cli} ({worker.role or '?'})",
+        f"worktree {tree.path}" if tree is not None else (f"cwd {working_dir}" if working_dir != run.req.cwd else "")))))
+    step = (t.split_step(into, direction, *rest, effect=said) if placement is None
+            else layout.placement_step(placement, into, *rest, effect=said))
     # 6c-6f with interrupts held: an interrupt between the split and the pin would leave a pane
     # that the rollback cannot prove (docs/design-notes.md, "Interrupts")
     pane, pid, record = yield from uninterrupted(
