@@ -18,6 +18,10 @@ MAX_SAFE_INTEGER = 2**53 - 1
 # A JSON value checked structurally by the converter (null, bool, int, float, str, list, object).
 JsonValue = NewType("JsonValue", object)
 
+# The JSON object a program answers with (``Outcome.result``) or a piece of one, built key by key for
+# the person or tool that reads it. Never team state: that is typed in pure/omx/records.py.
+Answer = dict[str, Any]
+
 Tool = Literal["tmux", "git", "herdr", "sh"]
 
 # A field declared with ``metadata=OMIT_NONE`` is left out of the JSON form while it is None (and read

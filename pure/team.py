@@ -24,6 +24,7 @@ from pure.convert import OMIT_NONE
 from pure.omx import codec, instructions, locks, strays, txn, undelivered
 from pure.omx import dispatch as dsp
 from pure.omx import state as st
+from pure.omx.records import JsonObject, TeamConfig, to_json
 from pure.omx.txn import read_text
 from pure.program import Gen, PlanError, Program, changing, expect, fail
 from pure.tmux import facts
@@ -201,7 +202,7 @@ def _undo_init(leader: str, pid: int, owner_id: str, *, created: bool, tagged_be
     return f"the owner tag it set on the leader pane {leader} could not be removed (the pane is not proven)"
 
 
-def _write_initial_state(paths: st.TeamPaths, config: dict[str, Any], manifest: dict[str, Any], now: str,
+def _write_initial_state(paths: st.TeamPaths, config: TeamConfig, manifest: JsonObject, now: str,
                          agents: str) -> Gen[None]:
     if (yield from read_text(paths.config)) is not None:
         raise fail(f"Team {paths.team} already exists", status="refused")
@@ -216,7 +217,7 @@ def _write_initial_state(paths: st.TeamPaths, config: dict[str, Any], manifest: 
         (posixpath.join(paths.team_dir, instructions.FILE_NAME), agents),  # what Codex workers load
         (paths.phase, codec.render_json(phase)),
         (paths.manifest, codec.render_json(manifest)),
-        (paths.config, codec.render_json(config)),
+        (paths.config, codec.render_json(to_json(config))),
     )
     for path, text in writes:
         done = yield from expect(m.WriteFile(path=path, content=text), m.Ack)
@@ -274,17 +275,17 @@ def team_status(req: TeamStatusRequest) -> Program:
     config = team.config
     snapshot = yield from expect(t.list_panes_step(), m.Proc)
     panes: list[tuple[str, str, object, object]] = []
-    panes.append(("leader", "leader", config.get("leader_pane_id"), config.get("leader_pane_pid")))
-    if config.get("hud_pane_id"):
-        panes.append(("hud", "hud", config.get("hud_pane_id"), config.get("hud_pane_pid")))
-    for worker in config.get("workers", []):
-        panes.append(("worker", worker["name"], worker.get("pane_id"), worker.get("pid")))
+    panes.append(("leader", "leader", config.leader_pane_id, config.leader_pane_pid))
+    if config.hud_pane_id:
+        panes.append(("hud", "hud", config.hud_pane_id, config.hud_pane_pid))
+    for worker in config.workers:
+        panes.append(("worker", worker.name, worker.pane_id, worker.pid))
     verdicts = {pane: t.verdict_from_answer(pane, snapshot) for _, _, pane, _ in panes if isinstance(pane, str) and pane}
     owners: dict[str, t.OwnerAnswer] = {}
     for pane, verdict in verdicts.items():
         if verdict.live:
             owners[pane] = yield from t.read_owner(pane)
-    expected_owner = config.get("tmux_pane_owner_id")
+    expected_owner = config.tmux_pane_owner_id
     reports = [_pane_report(role, name, pane, pinned, verdicts.get(pane) if isinstance(pane, str) else None, owners,
                             expected_owner)
                for role, name, pane, pinned in panes]
@@ -293,25 +294,22 @@ def team_status(req: TeamStatusRequest) -> Program:
     if debt_text is not None:
         debt = codec.parse_object(debt_text, paths.debt).map(lambda d: d).value_or({"malformed": True})
     statuses: dict[str, Any] = {}
-    for worker in config.get("workers", []):
-        text = yield from read_text(paths.worker_file(worker["name"], "status.json"))
-        statuses[worker["name"]] = st.worker_status(text).get("state")
+    for worker in config.workers:
+        text = yield from read_text(paths.worker_file(worker.name, "status.json"))
+        statuses[worker.name] = st.worker_state(text)
     requests_text = yield from read_text(paths.dispatch_requests)
-    last_request: dict[str, Any] = {}
     # as far as a read-only report can tell: an unreadable requests file shows no task state
-    requests = dsp.check_requests(requests_text, paths.dispatch_requests).value_or([])
-    for request in requests:
-        if isinstance(request, dict) and isinstance(request.get("to_worker"), str):
-            last_request[request["to_worker"]] = request
+    requests = dsp.check_requests(requests_text, paths.dispatch_requests).value_or(())
+    last_request = undelivered.latest_requests(requests)
     # `team debt show` reports the same (pure/omx/undelivered.py)
     undelivered_tasks = [u.to_json() for u in undelivered.find(config, requests)]
-    clis = {w["name"]: str(w.get("worker_cli") or "codex") for w in config.get("workers", [])}
+    clis = {w.name: w.worker_cli or "codex" for w in config.workers}
     for report in reports:
         if report["role"] == "worker":
             report["state"] = statuses.get(report["name"])
             request = last_request.get(report["name"])
             if request is not None:  # its latest dispatch request: was its task seen to reach it?
-                report["task"] = {"status": request.get("status"), "reason": request.get("last_reason")}
+                report["task"] = {"status": request.status, "reason": request.last_reason}
             pane = report["paneId"]
             seen = t.seen_owned(pane, report["pinnedPid"], verdicts[pane], owners.get(pane), expected_owner) \
                 if isinstance(pane, str) and pane in verdicts else None
@@ -330,8 +328,8 @@ def team_status(req: TeamStatusRequest) -> Program:
                  if r["role"] != "hud")
     result = {
         "ok": True, "team": req.team, "stateRoot": root, "ownerId": expected_owner,
-        "tmuxSession": config.get("tmux_session"), "workerCount": config.get("worker_count"),
-        "configGeneration": config.get("config_generation"), "panes": reports, "debt": debt,
+        "tmuxSession": config.tmux_session, "workerCount": config.worker_count,
+        "configGeneration": config.config_generation, "panes": reports, "debt": debt,
         "panesProven": proven, "strayPanes": stray,
         "healthy": proven and debt is None and not stray and not leftover and not trees and not kept
         and not undelivered_tasks,

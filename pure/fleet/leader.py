@@ -18,6 +18,7 @@ from pure import operations
 from pure import tmux as t
 from pure.omx import startup_script, strays
 from pure.omx.locks import with_scaling_lock
+from pure.omx.records import ConfigPatch
 from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.state import TeamPaths, resolve_state_root
 from pure.program import Gen, PlanError, Program, expect, fail, uninterrupted
@@ -127,11 +128,10 @@ def _restore(req: RestoreLeaderRequest, paths: TeamPaths) -> Gen[m.Done]:
     if state is None:
         raise fail(f"Team {req.team} not found", status="refused")
     config = state.config
-    owner = str(config.get("tmux_pane_owner_id") or f"team:{req.team}")
-    recorded = config.get("leader_pane_id")
-    if isinstance(recorded, str) and t.is_pane_id(recorded):
-        pinned = config.get("leader_pane_pid")
-        proof = yield from t.prove_owned(recorded, pinned if isinstance(pinned, int) else None, owner)
+    owner = config.tmux_pane_owner_id or f"team:{req.team}"
+    recorded = config.leader_pane_id
+    if t.is_pane_id(recorded):
+        proof = yield from t.prove_owned(recorded, config.leader_pane_pid, owner)
         if proof.token is not None:
             return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(
                 {"ok": True, "team": req.team, "leaderPaneId": recorded, "restored": False})))
@@ -139,8 +139,8 @@ def _restore(req: RestoreLeaderRequest, paths: TeamPaths) -> Gen[m.Done]:
         if verdict.live or (verdict.unavailable and not t.server_not_running(verdict)):
             raise fail(f"leader_pane_unproven:{recorded}: {verdict.reason} (not gone, not proven ours: left alone)",
                        status="refused")
-    session = str(config.get("tmux_session") or f"omx-team-{req.team}")
-    cwd = str(config.get("leader_cwd") or req.cwd)
+    session = config.tmux_session or f"omx-team-{req.team}"
+    cwd = config.leader_cwd or req.cwd
     yield from leftover_leaders(paths.team_dir)
     pane, pid = yield from uninterrupted(make_leader_pane(req.team, session, cwd, paths.team_dir, "change"))
     try:
@@ -151,8 +151,8 @@ def _restore(req: RestoreLeaderRequest, paths: TeamPaths) -> Gen[m.Done]:
             "change", "team", req.team, f"its new leader pane tagged {owner} (pid {claim.token.pid} pinned)")), m.Proc)
         if tagged.exit_code != 0:
             raise fail(f"failed to tag tmux pane {pane}: {tagged.stderr.strip()}")
-        updates = {"leader_pane_id": pane, "leader_pane_pid": claim.token.pid}
-        yield from save_config(paths, int(config.get("config_generation", 0)), updates, None)
+        yield from save_config(paths, config.generation, ConfigPatch(leader_pane_id=pane, leader_pane_pid=claim.token.pid),
+                               None)
     except PlanError as failed:
         undone = yield from uninterrupted(_take_back(req.team, pane, pid, failed.outcome.message), answers=True)
         raise fail(undone, failed.outcome.status) from None

@@ -56,34 +56,31 @@ def _stop(req: StopRequest, paths: TeamPaths) -> Gen[m.Done]:
     if state is None:
         raise fail(f"Team {req.team} not found", status="refused")
     config = state.config
-    workers = [w for w in config.get("workers") or [] if isinstance(w, dict) and isinstance(w.get("name"), str)]
+    workers = config.workers
     acks: dict[str, str] = {}
     if req.wait_ms > 0 and workers:
-        acks = yield from _ask_and_wait(paths, [str(w["name"]) for w in workers], req.wait_ms)
-    owner = str(config.get("tmux_pane_owner_id") or f"team:{req.team}")
-    with_panes = [w for w in workers if isinstance(w.get("pane_id"), str) and w["pane_id"]]
-    targets = [t.TeardownTarget(pane_id=str(w["pane_id"]), pid=w.get("pid") if isinstance(w.get("pid"), int) else None)
-               for w in with_panes]
-    named = [str(w["name"]) for w in with_panes]
-    leader = config.get("leader_pane_id")
+        acks = yield from _ask_and_wait(paths, [w.name for w in workers], req.wait_ms)
+    owner = config.tmux_pane_owner_id or f"team:{req.team}"
+    with_panes = [w for w in workers if w.pane_id]
+    targets = [t.TeardownTarget(pane_id=str(w.pane_id), pid=w.pid) for w in with_panes]
+    named = [w.name for w in with_panes]
+    leader = config.leader_pane_id
     # each worker's transcript first (pure/omx/transcripts.py), unless the team's folder goes (--purge)
     saved = [] if req.release_leader else (yield from transcripts.keep_records(
-        paths, workers, owner, leader_pane_id=leader if isinstance(leader, str) else None))
+        paths, workers, owner, leader_pane_id=leader))
     report = yield from t.teardown(targets, owner_id=owner, authorize=True,
-                                   leader_pane_id=leader if isinstance(leader, str) else None,
+                                   leader_pane_id=leader,
                                    effects={target.pane_id: effects.killed(name, target.pane_id, target.pid, owner)
                                             for name, target in zip(named, targets, strict=True)})
     kept_panes = [r for r in report.results if not r.resolved]
-    if req.release_leader and not kept_panes and isinstance(leader, str) and t.is_pane_id(leader):
-        pinned = config.get("leader_pane_pid")
-        proof = yield from t.prove_owned(leader, pinned if isinstance(pinned, int) else None, owner)
+    if req.release_leader and not kept_panes and t.is_pane_id(leader):
+        proof = yield from t.prove_owned(leader, config.leader_pane_pid, owner)
         if proof.token is not None:
             yield from expect(t.untag_step(proof.token, m.effect(
                 "change", "pane", leader, "leader pane: owner tag removed (the team is purged)")), m.Proc)
     result: dict[str, Any] = {
         "ok": not kept_panes, "team": req.team, "leaderPaneId": leader,
-        "workers": [{"name": w["name"], "paneId": w.get("pane_id"), "ack": acks.get(str(w["name"]), "none")}
-                    for w in workers],
+        "workers": [{"name": w.name, "paneId": w.pane_id, "ack": acks.get(w.name, "none")} for w in workers],
         "killed": [r.pane_id for r in report.results if r.fate == "killed"],
         "gone": [r.pane_id for r in report.results if r.fate == "gone"],
         "kept": [{"paneId": r.pane_id, "reason": r.reason, "detail": r.detail} for r in kept_panes],

@@ -19,7 +19,9 @@ from returns.result import Failure, Result, Success
 
 from pure.model import MAX_SAFE_INTEGER
 
-Json = dict[str, Any]
+# A JSON object as ``parse_object`` gives it, before it is typed: read only by the checks and readers that
+# turn one file into records (pure/omx/records.py; docs/team-state.md, "Typed records").
+Parsed = dict[str, Any]
 
 
 @frozen
@@ -142,7 +144,7 @@ def render_json(value: object) -> str:
     return text
 
 
-def parse_object(text: str | None, file: str) -> Result[Json, StateError]:
+def parse_object(text: str | None, file: str) -> Result[Parsed, StateError]:
     if text is None:
         return Failure(StateError(file, "", "missing"))
     parsed = parse_json(text, file)

@@ -25,15 +25,18 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 
+import attrs
 from attrs import frozen
 from returns.result import Failure
 
 from pure import model as m
 from pure import tmux as t
 from pure.omx import effects, locks, transcripts, txn
-from pure.omx.codec import Json, is_positive_int, parse_json, render_json
+from pure.omx.codec import Parsed, is_positive_int, parse_json, render_json
 from pure.omx.paths import is_same_or_inside_path
+from pure.omx.records import Member
 from pure.omx.state import TeamPaths, TeamState, check_identity
 from pure.program import Failed, Gen, PlanError, changing, expect, fail
 
@@ -51,8 +54,31 @@ class DebtPane:
     pane_id: str
     pid: int | None
 
-    def to_json(self) -> Json:
+    def to_json(self) -> dict[str, object]:
         return {"name": self.name, "index": self.index, "pane_id": self.pane_id, "pid": self.pid}
+
+
+@frozen(kw_only=True)
+class Resource:
+    """One ``resource_workers`` entry: a removed worker's folder and worktree, for the cleanup."""
+
+    name: str
+    worktree_path: str | None = None
+    worktree_repo_root: str | None = None
+    worktree_branch: str | None = None
+    worktree_detached: bool | None = None
+    worktree_created: bool | None = None
+    team_state_root: str | None = None
+
+    @classmethod
+    def of(cls, worker: Member) -> Resource:
+        return cls(name=worker.name, worktree_path=worker.worktree_path, worktree_repo_root=worker.worktree_repo_root,
+                   worktree_branch=worker.worktree_branch, worktree_detached=worker.worktree_detached,
+                   worktree_created=worker.worktree_created, team_state_root=worker.team_state_root)
+
+    def to_json(self) -> dict[str, object]:
+        """As the record writes it: the fields that are set, in ``RESOURCE_KEYS`` order after the name."""
+        return {key: value for key, value in attrs.asdict(self).items() if value is not None}
 
 
 @frozen(kw_only=True)
@@ -64,8 +90,7 @@ class Ctx:
 
 
 def team_state_root(ctx: Ctx, state: TeamState) -> str:
-    value = state.config.get("team_state_root")
-    return value if isinstance(value, str) and value else ctx.paths.state_root
+    return state.config.team_state_root or ctx.paths.state_root
 
 
 def record_paths(ctx: Ctx, state: TeamState) -> TeamPaths:
@@ -76,33 +101,24 @@ def record_paths(ctx: Ctx, state: TeamState) -> TeamPaths:
 # ------------------------------------------------------------------------------------------ record
 
 
-def base_record(workers: list[Json], created_at: str) -> Json:
+def base_record(workers: list[Member], created_at: str) -> dict[str, object]:
     """The ``pending_teardown`` record written before the membership commit."""
-    panes = []
-    for w in workers:
-        if t.is_pane_id(w.get("pane_id")):
-            panes.append({"name": w.get("name"), "index": w.get("index"), "pane_id": w.get("pane_id"),
-                          "pid": w.get("pid")})
-    resources = []
-    for w in workers:
-        entry: Json = {"name": w.get("name")}
-        for key in RESOURCE_KEYS:
-            if key in w and w[key] is not None:
-                entry[key] = w[key]
-        resources.append(entry)
+    panes = [DebtPane(name=w.name, index=w.index, pane_id=w.pane_id, pid=w.pid).to_json()
+             for w in workers if t.is_pane_id(w.pane_id)]
+    resources = [Resource.of(w).to_json() for w in workers]
     return {
         "schema_version": 1,
         "operation": "scale_down",
         "status": "pending_teardown",
         "created_at": created_at,
-        "removed_worker_names": [w.get("name") for w in workers],
+        "removed_worker_names": [w.name for w in workers],
         "workers": panes,
         "resource_workers": resources,
     }
 
 
-def rewrite(record: Json, status: str, updated_at: str, unresolved: list[Json] | None,
-            reasons: list[str] | None) -> Json:
+def rewrite(record: Mapping[str, object], status: str, updated_at: str, unresolved: list[dict[str, object]] | None,
+            reasons: list[str] | None) -> dict[str, object]:
     """Keep every previous key; overwrite status, updated_at, unresolved_panes and reasons."""
     out = dict(record)
     out["status"] = status
@@ -117,7 +133,7 @@ def rewrite(record: Json, status: str, updated_at: str, unresolved: list[Json] |
 # ---------------------------------------------------------------------------------------- validate
 
 
-def _removed_names(debt: Json) -> list[str] | None:
+def _removed_names(debt: Parsed) -> list[str] | None:
     names = debt.get("removed_worker_names")
     if isinstance(names, list):
         out = names
@@ -132,7 +148,7 @@ def _removed_names(debt: Json) -> list[str] | None:
     return [str(n) for n in out]
 
 
-def _resources(debt: Json, names: list[str]) -> list[Json] | None:
+def _resources(debt: Parsed, names: list[str]) -> list[Resource] | None:
     resources = debt.get("resource_workers")
     if not isinstance(resources, list) or len(resources) != len(names):
         return None
@@ -149,7 +165,7 @@ def _resources(debt: Json, names: list[str]) -> list[Json] | None:
             elif key in r:  # an explicit null is not "undefined"
                 return None
         seen.add(r["name"])
-    return resources
+    return [Resource(name=r["name"], **{key: r[key] for key in RESOURCE_KEYS if key in r}) for r in resources]
 
 
 def _pane_ok(pane: object, names: list[str], leader: str, hud: str) -> DebtPane | None:
@@ -170,7 +186,7 @@ def _pane_ok(pane: object, names: list[str], leader: str, hud: str) -> DebtPane 
     return DebtPane(name=name, index=index, pane_id=str(pane_id), pid=pid)
 
 
-def debt_panes(debt: Json, names: list[str], leader: object, hud: object) -> list[DebtPane] | None:
+def debt_panes(debt: Parsed, names: list[str], leader: object, hud: object) -> list[DebtPane] | None:
     """Validate ``workers`` and ``unresolved_panes``; the panes to act on (unresolved if any)."""
     workers, unresolved = debt.get("workers"), debt.get("unresolved_panes")
     if not isinstance(workers, list) or (unresolved is not None and not isinstance(unresolved, list)):
@@ -241,7 +257,7 @@ def _is_normal_abs(value: str) -> bool:
     return value.startswith("/") and posixpath.normpath(value) == value and not value.startswith("//")
 
 
-def resources_valid(ctx: Ctx, team_root: str, resources: list[Json]) -> Gen[bool]:
+def resources_valid(ctx: Ctx, team_root: str, resources: list[Resource]) -> Gen[bool]:
     """Every resource path is exactly where this team's workers live (no traversal, no symlinks)."""
     if not (yield from _exists(ctx.cwd)) or not (yield from _exists(team_root)):
         return False
@@ -249,25 +265,25 @@ def resources_valid(ctx: Ctx, team_root: str, resources: list[Json]) -> Gen[bool
     state_root = yield from _realpath(team_root)
     workers_root = posixpath.join(state_root, "team", ctx.paths.team, "workers")
     for r in resources:
-        name = r["name"]
+        name = r.name
         if not (yield from _contained(posixpath.join(workers_root, name), state_root)):
             return False
-        tsr = r.get("team_state_root")
+        tsr = r.team_state_root
         if tsr is not None and (not _is_normal_abs(tsr) or tsr != state_root):
             return False
-        path = r.get("worktree_path")
+        path = r.worktree_path
         if path is None:
-            if any(k in r for k in RESOURCE_KEYS if k not in ("worktree_path", "team_state_root")):
+            if any(v is not None for v in (r.worktree_repo_root, r.worktree_branch, r.worktree_detached,
+                                           r.worktree_created)):
                 return False
             continue
         expected = posixpath.join(repo, ".omx", "team", ctx.paths.team, "worktrees", name)
-        root_field = r.get("worktree_repo_root")
+        root_field = r.worktree_repo_root
         if not _is_normal_abs(path) or path != expected:
             return False
         if root_field is not None and (not _is_normal_abs(root_field) or root_field != repo):
             return False
-        if r.get("worktree_created") is True and (not isinstance(root_field, str)
-                                                  or not isinstance(r.get("worktree_detached"), bool)):
+        if r.worktree_created is True and (root_field is None or r.worktree_detached is None):
             return False
         if not (yield from _contained(expected, repo)):
             return False
@@ -290,14 +306,8 @@ def _identity_matches(paths: TeamPaths, pane: DebtPane) -> Gen[bool]:
     identity = checked.unwrap()
     if identity is None:
         return False
-    return (identity.get("name") == pane.name and _same_number(identity.get("index"), pane.index)
-            and identity.get("pane_id") == pane.pane_id and _same_number(identity.get("pid"), pane.pid))
-
-
-def _same_number(a: object, b: object) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    return type(a) in (int, float) and type(b) in (int, float) and a == b and not isinstance(a, bool)
+    return (identity.name, identity.index, identity.pane_id, identity.pid) == (pane.name, pane.index, pane.pane_id,
+                                                                                pane.pid)
 
 
 def _settle_pane(pane: DebtPane, owner_id: str, state: TeamState, paths: TeamPaths,
@@ -326,8 +336,8 @@ def _settle_pane(pane: DebtPane, owner_id: str, state: TeamState, paths: TeamPat
     yield from changing(said, transcripts.keep(team, pane.name, pane.pane_id, pane.pid, owner_id))
     report = yield from t.teardown(
         [t.TeardownTarget(pane_id=pane.pane_id, pid=pane.pid)], owner_id=owner_id, authorize=True,
-        leader_pane_id=_str_or_none(state.config.get("leader_pane_id")),
-        hud_pane_id=_str_or_none(state.config.get("hud_pane_id")), effects={pane.pane_id: said})
+        leader_pane_id=state.config.leader_pane_id, hud_pane_id=state.config.hud_pane_id,
+        effects={pane.pane_id: said})
     if pane.pane_id in report.resolved_ids():
         return []
     reasons = [f"{r.pane_id}:{r.reason}" for r in report.proof_failures()]
@@ -337,13 +347,8 @@ def _settle_pane(pane: DebtPane, owner_id: str, state: TeamState, paths: TeamPat
     return reasons
 
 
-def _str_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def owner_id_of(state: TeamState) -> str:
-    value = state.config.get("tmux_pane_owner_id")
-    return value.strip() if isinstance(value, str) else ""
+    return (state.config.tmux_pane_owner_id or "").strip()
 
 
 def reconcile(ctx: Ctx, held: locks.Barrier | None = None, own: bool = False) -> Gen[Failed | None]:
@@ -385,20 +390,20 @@ def _reconcile(ctx: Ctx, barrier: locks.Barrier, own: bool) -> Gen[Failed | None
         return Failed("refused", MALFORMED)
     if not (yield from resources_valid(ctx, rpaths.state_root, resources)):
         return Failed("refused", MALFORMED)
-    panes = debt_panes(debt, names, state.config.get("leader_pane_id"), state.config.get("hud_pane_id"))
+    panes = debt_panes(debt, names, state.config.leader_pane_id, state.config.hud_pane_id)
     if panes is None:
         return Failed("refused", MALFORMED)
-    workers = [w for w in state.config.get("workers", []) if isinstance(w, dict)]
-    canonical = [n for n in names if any(w.get("name") == n for w in workers)]
+    workers = state.config.workers
+    canonical = [n for n in names if any(w.name == n for w in workers)]
     if len(canonical) == len(names):
         yield from txn.remove_file(rpaths.debt, note="debt", effect=removed)
         return None
     if canonical:
         return Failed("refused", "scale_down_cleanup_debt_membership_inconsistent")
-    survivors = [w for w in workers if w.get("name") not in names]
+    survivors = [w for w in workers if w.name not in names]
     for pane in panes:
         for w in survivors:
-            if w.get("pane_id") == pane.pane_id or (pane.pid is not None and w.get("pid") == pane.pid):
+            if w.pane_id == pane.pane_id or (pane.pid is not None and w.pid == pane.pid):
                 return Failed("refused", MALFORMED)
     owner_id = owner_id_of(state)
     reasons: list[str] = []
@@ -453,26 +458,27 @@ def restore_root_agents(rpaths: TeamPaths, name: str, worktree: str) -> Gen[None
     yield from expect(m.RemovePath(path=backup_path), m.Ack)
 
 
-def cleanup_resources(ctx: Ctx, rpaths: TeamPaths, resources: list[Json]) -> Gen[None]:
+def cleanup_resources(ctx: Ctx, rpaths: TeamPaths, resources: list[Resource]) -> Gen[None]:
     present: dict[str, bool] = {}
     for r in resources:
-        path = r.get("worktree_path")
-        if isinstance(path, str) and path:
-            present[r["name"]] = yield from _exists(path)
-            if present[r["name"]]:
-                yield from changing(effects.worker(r["name"], "remove"), restore_root_agents(rpaths, r["name"], path))
+        path = r.worktree_path
+        if path:
+            present[r.name] = yield from _exists(path)
+            if present[r.name]:
+                yield from changing(effects.worker(r.name, "remove"), restore_root_agents(rpaths, r.name, path))
     errors: list[str] = []
-    created = [r for r in resources if r.get("worktree_created") is True and present.get(r["name"])
-               and isinstance(r.get("worktree_repo_root"), str) and isinstance(r.get("worktree_detached"), bool)]
-    for r in reversed(created):
-        proc = yield from changing(effects.worker(r["name"], "remove"), _git(
-            r["worktree_repo_root"], "worktree", "remove", "--force", r["worktree_path"], mutates=True))
+    created = [(r.worktree_repo_root, str(r.worktree_path), r.name) for r in resources
+               if r.worktree_created is True and present.get(r.name) and r.worktree_repo_root is not None
+               and r.worktree_detached is not None]
+    for repo, path, name in reversed(created):
+        proc = yield from changing(effects.worker(name, "remove"), _git(
+            repo, "worktree", "remove", "--force", path, mutates=True))
         if proc.exit_code != 0:
-            errors.append(f"remove:{r['worktree_path']}:{proc.stderr.strip() or f'exit_{proc.exit_code}'}")
+            errors.append(f"remove:{path}:{proc.stderr.strip() or f'exit_{proc.exit_code}'}")
     if errors:
         raise fail("worktree_rollback_failed:" + " | ".join(errors))
     for r in resources:
-        ack = yield from expect(m.RemovePath(path=rpaths.worker_dir(r["name"]), recursive=True, note="worker dir",
-                                             effect=effects.worker(r["name"], "remove")), m.Ack)
+        ack = yield from expect(m.RemovePath(path=rpaths.worker_dir(r.name), recursive=True, note="worker dir",
+                                             effect=effects.worker(r.name, "remove")), m.Ack)
         if not ack.ok:
             raise fail(ack.error)

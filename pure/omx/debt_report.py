@@ -11,7 +11,7 @@ from typing import Any
 from returns.result import Failure
 
 from pure import model as m
-from pure.omx.codec import Json, parse_json
+from pure.omx.codec import Parsed, parse_json
 from pure.omx.transcripts import written
 
 REASON_TEXT = {
@@ -29,7 +29,7 @@ REASON_TEXT = {
 }
 
 
-def explain(debt: Json | None, text: str | None, team: str) -> Json:
+def explain(debt: Parsed | None, text: str | None, team: str) -> m.Answer:
     """The debt record as a report: panes, why each is unresolved, what a retry would do."""
     if text is None:
         return {"ok": True, "team": team, "debt": None, "summary": "no cleanup debt recorded"}
@@ -89,7 +89,7 @@ def _removed(entry: m.Entry) -> bool:
     return isinstance(entry.step, m.RemovePath) and isinstance(entry.observation, m.Ack) and entry.observation.ok
 
 
-def reconcile_report(result: Json, journal: Sequence[m.Entry]) -> list[str]:
+def reconcile_report(result: m.Answer, journal: Sequence[m.Entry]) -> list[str]:
     """What one ``team.debt_reconcile`` run did, read from its journal: the record it found, each
     debt pane killed or found gone, the resources cleaned, what is kept. [] when it never got to
     read a record (the error says why)."""

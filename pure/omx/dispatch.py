@@ -21,15 +21,15 @@ import json
 import posixpath
 import re
 from collections.abc import Sequence
-from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 from returns.result import Failure, Result, Success
 
 from pure import model as m
 from pure import tmux as t
 from pure.omx import effects
-from pure.omx.codec import Json, StateError, parse_json, render_json
+from pure.omx.codec import StateError, parse_json, render_json
+from pure.omx.records import DispatchRequest, JsonObject, Task, from_json, to_json
 from pure.omx.state import TeamPaths
 from pure.omx.txn import NOT_UTF8, malformed
 from pure.program import Gen, expect, fail
@@ -38,7 +38,8 @@ TRANSPORT_DIRECT = "transport_direct"
 HOOK_PREFERRED = "hook_preferred_with_fallback"
 
 
-def dispatch_mode(manifest: Json | None) -> str:
+def dispatch_mode(manifest: JsonObject | None) -> str:
+    """The manifest's ``policy.dispatch_mode`` (the manifest is kept as read: pure/omx/state.py ``TeamState``)."""
     policy = manifest.get("policy") if manifest is not None else None
     mode = policy.get("dispatch_mode") if isinstance(policy, dict) else None
     return TRANSPORT_DIRECT if mode == TRANSPORT_DIRECT else HOOK_PREFERRED
@@ -62,19 +63,19 @@ def trigger_token(worker: str) -> str:
 # ------------------------------------------------------------------------------------------ inbox
 
 
-def _task_lines(task: Json) -> list[str]:
-    lines = [f"- **Task {task.get('id')}**: {task.get('subject', '')}",
-             f"  Description: {task.get('description', '')}",
-             f"  Status: {task.get('status', 'pending')}"]
-    if task.get("role"):
-        lines.append(f"  Role: {task['role']}")
-    depends = task.get("depends_on") or []
+def _task_lines(task: Task) -> list[str]:
+    lines = [f"- **Task {task.id}**: {task.subject}",
+             f"  Description: {task.description}",
+             f"  Status: {task.status}"]
+    if task.role:
+        lines.append(f"  Role: {task.role}")
+    depends = task.depends_on or ()
     if depends:
         lines.append(f"  Blocked by: {', '.join(str(d) for d in depends)}")
     return lines
 
 
-def render_inbox(*, team: str, worker: str, role: str, tasks: Sequence[Json], paths: TeamPaths,
+def render_inbox(*, team: str, worker: str, role: str, tasks: Sequence[Task], paths: TeamPaths,
                  leader_cwd: str, specialization: str | None = None, context: Sequence[str] = ()) -> str:
     """The worker's first assignment. The header and the task list have oh-my-codex's exact layout;
     the instructions say the same things (ACK, claim, transition, idle status, state root) in
@@ -150,31 +151,19 @@ def ultragoal_section(text: str | None) -> str | None:
 
 
 def new_request(*, request_id: str, team: str, worker: str, index: int, pane_id: str, trigger: str,
-                mode: str, now: str, made_by: str = "scale_up") -> Json:
-    return {
-        "request_id": request_id,
-        "kind": "inbox",
-        "team_name": team,
-        "to_worker": worker,
-        "worker_index": index,
-        "pane_id": pane_id,
-        "trigger_message": trigger,
-        "intent": "followup-relaunch",
-        "inbox_correlation_key": f"{made_by}:{worker}",
-        "transport_preference": mode,
-        "fallback_allowed": True,
-        "status": "pending",
-        "attempt_count": 0,
-        "created_at": now,
-        "updated_at": now,
-    }
+                mode: str, now: str, made_by: str = "scale_up") -> DispatchRequest:
+    return DispatchRequest(
+        request_id=request_id, kind="inbox", team_name=team, to_worker=worker, worker_index=index, pane_id=pane_id,
+        trigger_message=trigger, intent="followup-relaunch", inbox_correlation_key=f"{made_by}:{worker}",
+        transport_preference=mode, fallback_allowed=True, status="pending", attempt_count=0, created_at=now,
+        updated_at=now)
 
 
-def check_requests(text: str | None, file: str) -> Result[list[Any], StateError]:
+def check_requests(text: str | None, file: str) -> Result[tuple[DispatchRequest, ...], StateError]:
     """``dispatch/requests.json`` as the file it must be: absent (no requests), or a JSON array of
     request objects whose ``request_id`` and ``to_worker`` are strings when present."""
     if text is None:
-        return Success([])
+        return Success(())
     parsed = parse_json(text, file)
     if isinstance(parsed, Failure):
         return Failure(parsed.failure())
@@ -187,7 +176,7 @@ def check_requests(text: str | None, file: str) -> Result[list[Any], StateError]
         for key in ("request_id", "to_worker"):
             if entry.get(key) is not None and not isinstance(entry[key], str):
                 return Failure(StateError(file, f"[{position}].{key}", "must be a string"))
-    return Success(value)
+    return Success(tuple(from_json(DispatchRequest, entry) for entry in value))
 
 
 def _requests_text(paths: TeamPaths) -> Gen[str | None]:
@@ -199,7 +188,7 @@ def _requests_text(paths: TeamPaths) -> Gen[str | None]:
     return data.content
 
 
-def read_requests(paths: TeamPaths) -> Gen[list[Any]]:
+def read_requests(paths: TeamPaths) -> Gen[tuple[DispatchRequest, ...]]:
     """The recorded requests; a malformed file ends the program as ``team_state_malformed:<file>…``
     (``pure/omx/txn.py`` ``malformed``) and is never overwritten."""
     checked = check_requests((yield from _requests_text(paths)), paths.dispatch_requests)
@@ -208,36 +197,44 @@ def read_requests(paths: TeamPaths) -> Gen[list[Any]]:
     return checked.unwrap()
 
 
-def write_requests(paths: TeamPaths, requests: list[Any], before: list[Any]) -> Gen[None]:
+def write_requests(paths: TeamPaths, requests: Sequence[DispatchRequest],
+                   before: Sequence[DispatchRequest]) -> Gen[None]:
     """``requests`` over the recorded ones (``before``, as read)."""
-    ack = yield from expect(m.WriteFile(path=paths.dispatch_requests, content=render_json(requests),
+    ack = yield from expect(m.WriteFile(path=paths.dispatch_requests, content=render_json([to_json(r) for r in requests]),
                                         effect=effects.dispatch(before, requests)), m.Ack)
     if not ack.ok:
         raise fail(ack.error)
 
 
-def append_request(paths: TeamPaths, request: Json) -> Gen[None]:
+def append_request(paths: TeamPaths, request: DispatchRequest) -> Gen[None]:
     """Add ``request`` after the recorded ones."""
     requests = yield from read_requests(paths)
     yield from write_requests(paths, [*requests, request], requests)
 
 
-def update_request(paths: TeamPaths, request: Json) -> Gen[None]:
+def update_request(paths: TeamPaths, request: DispatchRequest) -> Gen[None]:
     """Write ``request`` over the recorded one of the same ``request_id``, the others as they are."""
     current = yield from read_requests(paths)
-    yield from write_requests(paths, [request if isinstance(r, dict) and r.get("request_id") == request["request_id"]
-                                      else r for r in current], current)
+    yield from write_requests(paths, [request if r.request_id == request.request_id else r for r in current], current)
 
 
-def watched_outcome(request: Json, ok: bool, reason: str, now: str, attempts: int) -> Json:
+def watched_outcome(request: DispatchRequest, ok: bool, reason: str, now: str, attempts: int) -> DispatchRequest:
     """A request after a delivery watched on the worker's screen (pure/agents/supervise.py
     ``deliver_all``): ``delivered``, or ``failed`` with why (a task no screen confirmed is debt until a
     retry delivers it: pure/omx/undelivered.py)."""
-    out = {**request, "attempt_count": attempts, "updated_at": now}
-    out["status"] = "delivered" if ok else "failed"
-    out["delivered_at" if ok else "failed_at"] = now
-    out["last_reason"] = reason
-    return out
+    if ok:
+        return evolve(request, attempt_count=attempts, updated_at=now, status="delivered", delivered_at=now,
+                      last_reason=reason)
+    return evolve(request, attempt_count=attempts, updated_at=now, status="failed", failed_at=now, last_reason=reason)
+
+
+def typed_outcome(request: DispatchRequest, ok: bool, reason: str, now: str) -> DispatchRequest:
+    """A request after its trigger was typed unwatched, as oh-my-codex records it: ``notified`` (keys
+    sent) or ``failed``."""
+    if ok:
+        return evolve(request, attempt_count=1, updated_at=now, status="notified", notified_at=now,
+                      last_reason=delivered_reason(str(request.transport_preference), reason))
+    return evolve(request, attempt_count=1, updated_at=now, status="failed", last_reason=reason)
 
 
 # oh-my-codex's delivery log, ``<cwd>/.omx/logs/team-delivery-<UTC date>.jsonl``: one JSON line per
@@ -248,32 +245,32 @@ def watched_outcome(request: Json, ok: bool, reason: str, now: str, attempts: in
 OMX_RESULT_SOURCE = "team.mcp-comm"
 
 
-def _log_step(cwd: str, now: str, line: Json) -> m.AppendFile:
+def _log_step(cwd: str, now: str, line: dict[str, object]) -> m.AppendFile:
     path = posixpath.join(cwd, ".omx", "logs", f"team-delivery-{now[:10]}.jsonl")
     return m.AppendFile(path=path, content=json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n",
                         effect=effects.DELIVERY_LOG)
 
 
-def attempted_log_step(cwd: str, request: Json, now: str) -> m.AppendFile:
+def attempted_log_step(cwd: str, request: DispatchRequest, now: str) -> m.AppendFile:
     """The ``dispatch_attempted`` line, once ``request`` is queued in ``dispatch/requests.json``."""
     return _log_step(cwd, now, {
         "timestamp": now, "kind": "team_delivery", "event": "dispatch_attempted", "source": "team.state.dispatch",
-        "team": request["team_name"], "request_id": request["request_id"], "to_worker": request["to_worker"],
-        "dispatch_kind": request["kind"], "intent": request["intent"], "transport": request["transport_preference"],
+        "team": request.team_name, "request_id": request.request_id, "to_worker": request.to_worker,
+        "dispatch_kind": request.kind, "intent": request.intent, "transport": request.transport_preference,
         "result": "queued", "storage": "legacy-json"})
 
 
-def result_log_step(cwd: str, request: Json, now: str, source: str) -> m.AppendFile:
+def result_log_step(cwd: str, request: DispatchRequest, now: str, source: str) -> m.AppendFile:
     """The ``dispatch_result`` line of ``request`` as recorded after its keystrokes: ``ok`` (oh-my-codex's
     word for keys sent), ``confirmed`` (a watched delivery) or ``failed``, with its ``last_reason``."""
-    status = request["status"]
+    status = request.status
     return _log_step(cwd, now, {
         "timestamp": now, "kind": "team_delivery", "event": "dispatch_result", "source": source,
-        "team": request["team_name"], "request_id": request["request_id"], "to_worker": request["to_worker"],
-        "dispatch_kind": request["kind"], "intent": request["intent"],
-        "transport_preference": request["transport_preference"], "transport": "send-keys",
+        "team": request.team_name, "request_id": request.request_id, "to_worker": request.to_worker,
+        "dispatch_kind": request.kind, "intent": request.intent,
+        "transport_preference": request.transport_preference, "transport": "send-keys",
         "result": "failed" if status == "failed" else "confirmed" if status == "delivered" else "ok",
-        "reason": request["last_reason"]})
+        "reason": request.last_reason})
 
 
 def remove_requests_for(paths: TeamPaths, workers: Sequence[str]) -> Gen[None]:
@@ -282,7 +279,7 @@ def remove_requests_for(paths: TeamPaths, workers: Sequence[str]) -> Gen[None]:
     checked = check_requests((yield from _requests_text(paths)), paths.dispatch_requests)
     if isinstance(checked, Failure):
         return  # read_requests refused it before anything was appended: none of ours is in it
-    kept = [r for r in checked.unwrap() if not (isinstance(r, dict) and r.get("to_worker") in workers)]
+    kept = [r for r in checked.unwrap() if r.to_worker not in workers]
     yield from write_requests(paths, kept, checked.unwrap())  # written even when unchanged (oh-my-codex leaves "[]")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections.abc import Sized
 from typing import Any
 
 from pure import model as m
@@ -119,7 +120,7 @@ def changed_task(task_id: str, before: object, after: object) -> m.Effect:
     return task(task_id, before, after)
 
 
-def dispatch(before: list[Any], after: list[Any]) -> m.Effect:
+def dispatch(before: Sized, after: Sized) -> m.Effect:
     """The dispatch requests: how many, before → after (a plan of several reads ``requests 0 → 3``)."""
     detail = f"requests {len(before)} → {len(after)}" if len(after) != len(before) else "a request updated"
     return m.effect("change", "dispatch", "dispatch/requests.json", detail)

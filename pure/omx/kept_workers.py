@@ -22,7 +22,8 @@ from attrs import frozen
 from pure import model as m
 from pure import tmux as t
 from pure.omx import effects
-from pure.omx.codec import Json, render_json
+from pure.omx.codec import Parsed, render_json
+from pure.omx.records import Member
 from pure.omx.state import TeamPaths
 
 KIND = "kept"
@@ -38,21 +39,20 @@ class Kept:
     debt: tuple[str, ...]
     reason: str
 
-    def to_json(self) -> Json:
+    def to_json(self) -> m.Answer:
         return {"worker": self.worker, "paneId": self.pane_id, "pid": self.pid, "debt": list(self.debt),
                 "reason": self.reason}
 
 
-def record_step(paths: TeamPaths, worker: Json, debt: Sequence[str], reason: str) -> m.WriteFile:
+def record_step(paths: TeamPaths, worker: Member, debt: Sequence[str], reason: str) -> m.WriteFile:
     """The rollback's record of a kept ``worker`` (its membership record), in place of its intent."""
-    record: Json = {"kind": KIND, "worker": worker["name"], "script": paths.startup_script(worker["index"]),
-                    "pane_id": worker.get("pane_id"), "pid": worker.get("pid"), "debt": list(debt),
-                    "reason": reason}
-    return m.WriteFile(path=paths.intent(worker["name"]), content=render_json(record),
-                       effect=effects.kept_as_debt(worker["name"]))
+    record: dict[str, object] = {"kind": KIND, "worker": worker.name, "script": paths.startup_script(worker.index),
+                    "pane_id": worker.pane_id, "pid": worker.pid, "debt": list(debt), "reason": reason}
+    return m.WriteFile(path=paths.intent(worker.name), content=render_json(record),
+                       effect=effects.kept_as_debt(worker.name))
 
 
-def from_record(record: Json | None, worker: str) -> Kept | None:
+def from_record(record: Parsed | None, worker: str) -> Kept | None:
     """The kept worker an intent file records; None for any other intent (or one not of ``worker``)."""
     if record is None or record.get("kind") != KIND or record.get("worker") != worker:
         return None

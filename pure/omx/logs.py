@@ -17,7 +17,6 @@ from pure import operations
 from pure import tmux as t
 from pure.omx import state as st
 from pure.omx import transcripts as tr
-from pure.omx.codec import Json
 from pure.omx.peek import find_worker, prove_recorded
 from pure.program import Gen, Program, expect, fail
 
@@ -36,7 +35,7 @@ def logs(req: LogsRequest) -> Program:
         raise fail(f"logs_lines_out_of_range:{req.lines} (1 to {tr.LINES})", status="refused")
     found = yield from find_worker(req.team, req.worker, req.cwd, req.env)
     paths, workers, record = found.paths, found.workers, found.record
-    head: Json = {"ok": True, "team": req.team, "worker": req.worker}
+    head: m.Answer = {"ok": True, "team": req.team, "worker": req.worker}
     problem = ""  # why a member's pane was not read
     if record is not None:
         proof = yield from prove_recorded(record, found.owner, keep_dead=True)
@@ -59,18 +58,18 @@ def logs(req: LogsRequest) -> Program:
         raise fail(problem, status="refused")
     message = f"logs_worker_not_found:{req.worker}"
     raise fail(message, status="refused", result={
-        "ok": False, "error": message, "workers": [str(w.get("name")) for w in workers],
+        "ok": False, "error": message, "workers": [w.name for w in workers],
         "transcripts": sorted({s.worker for s in saved})})
 
 
-def _transcript(paths: st.TeamPaths, head: Json, mine: list[tr.Saved], problem: str, lines: int) -> Gen[m.Done]:
+def _transcript(paths: st.TeamPaths, head: m.Answer, mine: list[tr.Saved], problem: str, lines: int) -> Gen[m.Done]:
     """The newest of a worker's saved transcripts (``problem``: why its member's pane was not read)."""
     newest = mine[-1]
     path = f"{paths.transcripts_dir}/{newest.name}"
     data = yield from expect(m.ReadFile(path=path), m.FileData)
     if data.content is None:
         raise fail(f"logs_transcript_unreadable:{path}:{data.error or 'gone'}")
-    answer: Json = {**head, "source": "transcript", "path": path, "savedAt": tr.saved_at(newest.stamp),
+    answer: m.Answer = {**head, "source": "transcript", "path": path, "savedAt": tr.saved_at(newest.stamp),
                     "transcripts": [s.name for s in mine], "lines": _last(data.content, lines)}
     if problem:
         answer["paneProblem"] = problem
@@ -81,7 +80,7 @@ def _last(text: str, lines: int) -> list[str]:
     return text.splitlines()[-lines:]
 
 
-def _done(result: Json) -> m.Done:
+def _done(result: m.Answer) -> m.Done:
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(result)))
 
 

@@ -37,11 +37,13 @@ import json
 import posixpath
 import re
 from collections.abc import Mapping
+from typing import Literal
 
-from attrs import frozen
+from attrs import evolve, frozen
 from returns.result import Failure, Result, Success
 
-from pure.omx.codec import Json, StateError, parse_object, render_json
+from pure.omx.codec import StateError, parse_object, render_json
+from pure.omx.records import Mailbox, Message, from_json, to_json
 from pure.omx.state import TeamPaths
 
 MESSAGE_STRINGS = ("message_id", "from_worker", "to_worker", "body", "created_at")
@@ -55,10 +57,9 @@ def mailbox_path(paths: TeamPaths, worker: str) -> str:
     return paths.mailbox_file(worker)
 
 
-def new_message(*, message_id: str, from_worker: str, to_worker: str, body: str, now: str) -> Json:
+def new_message(*, message_id: str, from_worker: str, to_worker: str, body: str, now: str) -> Message:
     """A mailbox message as oh-my-codex creates it: these five fields, in this order."""
-    return {"message_id": message_id, "from_worker": from_worker, "to_worker": to_worker, "body": body,
-            "created_at": now}
+    return Message(message_id=message_id, from_worker=from_worker, to_worker=to_worker, body=body, created_at=now)
 
 
 # ------------------------------------------------------------------------------------- reading
@@ -76,14 +77,14 @@ def _check_message(message: object, where: str, file: str) -> StateError | None:
     return None
 
 
-def read_mailbox(text: str | None, file: str, worker: str | None) -> Result[Json, StateError]:
+def read_mailbox(text: str | None, file: str, worker: str | None) -> Result[Mailbox, StateError]:
     """The mailbox ``text`` holds (``None``: absent, an empty mailbox for ``worker``), checked: an object
     whose ``worker`` is ``worker`` (any string when ``worker`` is None) and whose ``messages`` is an
     array of message objects with string fields."""
     if text is None:
         if worker is None:
             return Failure(StateError(file, "", "missing"))
-        return Success({"worker": worker, "messages": []})
+        return Success(Mailbox(worker=worker))
     parsed = parse_object(text, file)
     if isinstance(parsed, Failure):
         return parsed
@@ -99,13 +100,14 @@ def read_mailbox(text: str | None, file: str, worker: str | None) -> Result[Json
         problem = _check_message(message, f"messages[{position}]", file)
         if problem is not None:
             return Failure(problem)
-    return Success(mailbox)
+    return Success(from_json(Mailbox, mailbox))
 
 
-def render_mailbox(mailbox: Json) -> str:
+def render_mailbox(mailbox: Mailbox) -> str:
     """``worker`` and ``messages`` first, as oh-my-codex writes them, then any other top-level key."""
-    ordered = {"worker": mailbox["worker"], "messages": mailbox["messages"]}
-    ordered.update((key, value) for key, value in mailbox.items() if key not in ordered)
+    rendered = to_json(mailbox)
+    ordered = {"worker": rendered["worker"], "messages": rendered["messages"]}
+    ordered.update((key, value) for key, value in rendered.items() if key not in ordered)
     return render_json(ordered)
 
 
@@ -119,14 +121,14 @@ class Recorded:
     message that now stands for the send (the new one, or that duplicate)."""
 
     text: str | None
-    message: Json
+    message: Message
 
     @property
     def created(self) -> bool:
         return self.text is not None
 
 
-def with_message(existing_text: str | None, file: str, worker: str, message: Json, *,
+def with_message(existing_text: str | None, file: str, worker: str, message: Message, *,
                  team_created_at: str | None = None) -> Result[Recorded, StateError]:
     """``message`` (from :func:`new_message`) appended to ``worker``'s mailbox.
 
@@ -140,23 +142,25 @@ def with_message(existing_text: str | None, file: str, worker: str, message: Jso
     mailbox = read.unwrap()
     since = epoch_ms(team_created_at) if isinstance(team_created_at, str) else None
 
-    def current(candidate: Json) -> bool:
+    def current(candidate: Message) -> bool:
         if since is None:
             return True
-        created = candidate.get("created_at")
-        stamp = epoch_ms(created) if isinstance(created, str) else None
+        stamp = epoch_ms(candidate.created_at) if candidate.created_at is not None else None
         return stamp is not None and stamp >= since
 
-    for candidate in mailbox["messages"]:
-        if (candidate.get("from_worker") == message["from_worker"] and candidate.get("to_worker") == message["to_worker"]
-                and candidate.get("body") == message["body"] and not candidate.get("delivered_at")
-                and current(candidate)):
+    for candidate in mailbox.messages:
+        if ((candidate.from_worker, candidate.to_worker, candidate.body) == (message.from_worker, message.to_worker,
+                                                                              message.body)
+                and not candidate.delivered_at and current(candidate)):
             return Success(Recorded(None, candidate))
-    updated = {**mailbox, "messages": [*mailbox["messages"], message]}
+    updated = evolve(mailbox, messages=(*mailbox.messages, message))
     return Success(Recorded(render_mailbox(updated), message))
 
 
-def _marked(text: str | None, file: str, worker: str | None, message_id: str, key: str, now: str,
+Mark = Literal["notified_at", "delivered_at"]
+
+
+def _marked(text: str | None, file: str, worker: str | None, message_id: str, key: Mark, now: str,
             again: bool) -> Result[str | None, StateError]:
     if text is None:
         return Success(None)
@@ -164,11 +168,13 @@ def _marked(text: str | None, file: str, worker: str | None, message_id: str, ke
     if isinstance(read, Failure):
         return Failure(read.failure())
     mailbox = read.unwrap()
-    message = next((m for m in mailbox["messages"] if m.get("message_id") == message_id), None)
-    if message is None or (not again and message.get(key)):
+    message = next((m for m in mailbox.messages if m.message_id == message_id), None)
+    if message is None or (not again and (message.delivered_at if key == "delivered_at" else message.notified_at)):
         return Success(None)
-    message[key] = now  # a key already present keeps its place, as in JavaScript
-    return Success(render_mailbox(mailbox))
+    # a key already present keeps its place, as in JavaScript
+    marked = evolve(message, delivered_at=now) if key == "delivered_at" else evolve(message, notified_at=now)
+    return Success(render_mailbox(evolve(mailbox, messages=tuple(marked if m is message else m
+                                                                  for m in mailbox.messages))))
 
 
 def mark_notified(text: str | None, file: str, message_id: str, now: str, *,
@@ -191,30 +197,30 @@ def mark_delivered(text: str | None, file: str, message_id: str, now: str, *,
 # ----------------------------------------------------------------------------- events and logs
 
 
-def received_event(*, team: str, worker: str, message_id: str, event_id: str, now: str) -> Json:
+def received_event(*, team: str, worker: str, message_id: str, event_id: str, now: str) -> dict[str, str]:
     """The line appended to ``TeamPaths.events`` when a message is created (not for a duplicate)."""
     return {"type": "message_received", "worker": worker, "message_id": message_id, "event_id": event_id,
             "team": team, "created_at": now}
 
 
-def _log(now: str, **fields: str) -> Json:
+def _log(now: str, **fields: str) -> dict[str, str]:
     return {"timestamp": now, "kind": "team_delivery", **fields}
 
 
-def created_log_line(*, team: str, message_id: str, from_worker: str, to_worker: str, now: str) -> Json:
+def created_log_line(*, team: str, message_id: str, from_worker: str, to_worker: str, now: str) -> dict[str, str]:
     """The delivery-log line for a message created (not for a duplicate)."""
     return _log(now, event="mailbox_created", source=MAILBOX_SOURCE, team=team, message_id=message_id,
                 from_worker=from_worker, to_worker=to_worker, transport=TRANSPORT, result="created")
 
 
-def delivered_log_line(*, team: str, worker: str, message_id: str, now: str) -> Json:
+def delivered_log_line(*, team: str, worker: str, message_id: str, now: str) -> dict[str, str]:
     """The delivery-log line for a message :func:`mark_delivered` changed."""
     return _log(now, event="delivered", source=MAILBOX_SOURCE, team=team, message_id=message_id, to_worker=worker,
                 transport=TRANSPORT, result="updated")
 
 
 def dispatch_result_line(*, team: str, worker: str, message_id: str, now: str, result: str, reason: str,
-                         source: str = SEND_SOURCE, transport: str = "send-keys") -> Json:
+                         source: str = SEND_SOURCE, transport: str = "send-keys") -> dict[str, str]:
     """The delivery-log line for the message typed into the worker's pane: the shape of oh-my-codex's
     runtime ``dispatch_result`` line (``result`` ``confirmed`` or ``failed``), without the
     ``request_id`` and ``intent`` of a dispatch request panefleet does not queue."""
@@ -225,7 +231,7 @@ def dispatch_result_line(*, team: str, worker: str, message_id: str, now: str, r
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def render_line(value: Json) -> str:
+def render_line(value: Mapping[str, object]) -> str:
     """``JSON.stringify(value)`` and a newline: compact, non-ASCII kept, a lone surrogate escaped."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n"

@@ -17,7 +17,7 @@ from pure import operations
 from pure import tmux as t
 from pure.agents import screen as sc
 from pure.omx import state as st
-from pure.omx.codec import Json
+from pure.omx.records import Member
 from pure.program import Gen, Program, expect, fail
 from pure.team import check_team_name, load_team
 from pure.tmux import facts
@@ -38,11 +38,11 @@ def peek(req: PeekRequest) -> Program:
     if not 1 <= req.lines <= MAX_LINES:
         raise fail(f"peek_lines_out_of_range:{req.lines} (1 to {MAX_LINES})", status="refused")
     record, token = yield from proven_worker(req.team, req.worker, req.cwd, req.env, keep_dead=True)
-    pane, pid = token.pane_id, record.get("pid")
+    pane, pid = token.pane_id, record.pid
     shot = yield from expect(t.capture_step(token, history=True), m.Proc)
     if shot.exit_code != 0:
         raise fail(f"peek_capture_failed:{pane}:{shot.stderr.strip()}")
-    cli = str(record.get("worker_cli") or "codex")
+    cli = record.worker_cli or "codex"
     seen = sc.classify(cli, shot.stdout, dead=token.dead)
     lines = sc.screen_lines(shot.stdout)[-req.lines:]
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue({
@@ -51,7 +51,7 @@ def peek(req: PeekRequest) -> Program:
 
 
 def proven_worker(team: str, worker: str, cwd: str, env: dict[str, str], *,
-                  keep_dead: bool = False) -> Gen[tuple[Json, t.OwnedPane]]:
+                  keep_dead: bool = False) -> Gen[tuple[Member, t.OwnedPane]]:
     """A worker's record and its recorded pane, proven (``L``, owner tag, ``L`` with its pinned pid);
     refused (``peek_…`` codes, shared by peek and attach) when either is missing or unproven."""
     found = yield from find_worker(team, worker, cwd, env)
@@ -73,8 +73,8 @@ class FoundWorker:
 
     paths: st.TeamPaths
     owner: str
-    workers: list[Json]
-    record: Json | None
+    workers: tuple[Member, ...]
+    record: Member | None
 
 
 def find_worker(team: str, worker: str, cwd: str, env: dict[str, str]) -> Gen[FoundWorker]:
@@ -83,18 +83,18 @@ def find_worker(team: str, worker: str, cwd: str, env: dict[str, str]) -> Gen[Fo
     check_team_name(team)
     paths = st.TeamPaths(st.resolve_state_root(cwd, env), team)
     loaded, _unlocked = yield from load_team(paths)
-    workers = [w for w in loaded.config.get("workers") or [] if isinstance(w, dict)]
-    return FoundWorker(paths=paths, owner=str(loaded.config.get("tmux_pane_owner_id") or ""), workers=workers,
-                       record=next((w for w in workers if w.get("name") == worker), None))
+    workers = loaded.config.workers
+    return FoundWorker(paths=paths, owner=loaded.config.tmux_pane_owner_id or "", workers=workers,
+                       record=next((w for w in workers if w.name == worker), None))
 
 
-def prove_recorded(record: Json, owner: str, *, keep_dead: bool = False) -> Gen[t.Proof | None]:
+def prove_recorded(record: Member, owner: str, *, keep_dead: bool = False) -> Gen[t.Proof | None]:
     """A worker record's pane proven its (``L``, owner tag, ``L`` with the pid it records); None when the
     record names no pane (peek, attach and send read a worker only through this)."""
-    pane, pid = record.get("pane_id"), record.get("pid")
-    if not isinstance(pane, str) or not t.is_pane_id(pane):
+    pane = record.pane_id
+    if not t.is_pane_id(pane):
         return None
-    return (yield from t.prove_owned(pane, pid if isinstance(pid, int) else None, owner, keep_dead=keep_dead))
+    return (yield from t.prove_owned(pane, record.pid, owner, keep_dead=keep_dead))
 
 
 @frozen(kw_only=True)

@@ -18,7 +18,7 @@ commit leaves a pane the stray sweep removes only while it still runs that proce
 
 from __future__ import annotations
 
-from attrs import define, field, frozen
+from attrs import define, evolve, field, frozen
 from returns.result import Failure
 
 from pure import model as m
@@ -28,9 +28,10 @@ from pure.agents import supervise
 from pure.convert import OMIT_NONE
 from pure.omx import dispatch as dsp
 from pure.omx import effects, ids, layout, startup_script, strays, transcripts
-from pure.omx.codec import Json, render_json
+from pure.omx.codec import render_json
 from pure.omx.locks import with_scaling_lock
 from pure.omx.names import sanitize_team_name
+from pure.omx.records import ConfigPatch, Member, TeamConfig, to_json
 from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.scale_up.plan import CLI_NOT_READY, plan_placements, split_target, team_panes
 from pure.omx.scale_up.run import Abort
@@ -80,7 +81,7 @@ def _refuse(message: str) -> PlanError:
 def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     state, record, owner = yield from _read_member(req, paths)
     old_transcript = yield from _retire_old_pane(paths, req.worker, record, owner)
-    script = paths.startup_script(int(record.get("index", 0)))
+    script = paths.startup_script(record.index)
     if (yield from expect(m.Stat(path=script), m.Value)).value != "file":
         raise _refuse(f"respawn_startup_script_missing:{script}")
     # not refused: what a crashed or interrupted run of this team left goes first, before anything is
@@ -90,7 +91,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     if blocked is not None:
         raise _refuse(f"respawn_{blocked}")
     placement, proven_into = yield from _placement(state.config, req.worker, owner)
-    working_dir = record.get("working_dir") if isinstance(record.get("working_dir"), str) else req.cwd
+    working_dir = record.working_dir if record.working_dir is not None else req.cwd
     # a crash from here until the commit leaves a second pane of a member: let later reads find it
     intent = paths.intent(req.worker)
     wrote = yield from expect(strays.intent_step(paths, "respawn", req.worker), m.Ack)
@@ -101,7 +102,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
         placement, proven_into, "-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c", str(working_dir),
         startup_script.gated_startup_command(script, paths.worker_dir(req.worker)), effect=effects.worker(
             req.worker, "change", f"{layout.placement_words(placement, proven_into.pane_id, '-v')}, replaces pane "
-                                  f"{record.get('pane_id')}"))
+                                  f"{record.pane_id}"))
     try:
         started = yield from _split_and_start(req, paths, state.config, record, owner, created, split)
     except Interrupted:
@@ -112,31 +113,30 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     return swept.onto(transcripts.noted(done, _previous_transcript(old_transcript)))
 
 
-def _read_member(req: RespawnRequest, paths: TeamPaths) -> Gen[tuple[TeamState, Json, str]]:
+def _read_member(req: RespawnRequest, paths: TeamPaths) -> Gen[tuple[TeamState, Member, str]]:
     """The team's state, the worker's member record and the team's owner tag; refused when the worker
     is not a member, its CLI cannot start here, or the team has no owner tag."""
     state = yield from locked_state(paths)
     if state is None:
         raise _refuse(f"Team {paths.team} not found")
-    workers = [w for w in state.config.get("workers") or [] if isinstance(w, dict)]
-    record = next((w for w in workers if w.get("name") == req.worker), None)
+    record = next((w for w in state.config.workers if w.name == req.worker), None)
     if record is None:
         raise _refuse(f"respawn_worker_not_found:{req.worker}")
-    cli = str(record.get("worker_cli") or "codex")
+    cli = record.worker_cli or "codex"
     problems = (req.cli_problems or {}).get(cli)
     if problems:
         raise _refuse(f"{CLI_NOT_READY}:{cli}:{req.worker}:{problems[0]}")
-    owner = state.config.get("tmux_pane_owner_id")
-    if not isinstance(owner, str) or not owner.strip():
+    owner = (state.config.tmux_pane_owner_id or "").strip()
+    if not owner:
         raise _refuse(f"respawn_owner_unavailable:{paths.team}")
-    return state, record, owner.strip()
+    return state, record, owner
 
 
-def _retire_old_pane(paths: TeamPaths, worker: str, record: Json, owner: str) -> Gen[transcripts.Kept | None]:
+def _retire_old_pane(paths: TeamPaths, worker: str, record: Member, owner: str) -> Gen[transcripts.Kept | None]:
     """Refused while the worker's pane is live with its pinned pid (nothing to respawn) or cannot be
     proven; a dead pane kept by ``remain-on-exit`` is removed, its transcript kept first."""
-    old_pane, old_pid = record.get("pane_id"), record.get("pid")
-    if not (isinstance(old_pane, str) and t.is_pane_id(old_pane)):
+    old_pane, old_pid = record.pane_id, record.pid
+    if not t.is_pane_id(old_pane):
         return None
     verdict = yield from t.prove(old_pane)
     if verdict.unavailable:
@@ -144,20 +144,19 @@ def _retire_old_pane(paths: TeamPaths, worker: str, record: Json, owner: str) ->
     if verdict.live and verdict.pid == old_pid:
         raise _refuse(f"respawn_worker_alive:{worker}:{old_pane}: its pane is live with the pinned pid "
                       f"{old_pid}; nothing to respawn")
-    if verdict.gone and verdict.reason == "dead" and isinstance(old_pid, int) and t.is_positive_pid(old_pid):
+    if verdict.gone and verdict.reason == "dead" and old_pid is not None and t.is_positive_pid(old_pid):
         return (yield from _remove_old_dead(paths, worker, old_pane, old_pid, owner))
     return None
 
 
-def _placement(config: Json, worker: str, owner: str) -> Gen[tuple[layout.Placement, t.OwnedPane]]:
+def _placement(config: TeamConfig, worker: str, owner: str) -> Gen[tuple[layout.Placement, t.OwnedPane]]:
     """Where the new pane goes, as a scale-up of one would place it among the other members, and the
     proof of the pane it is split from (refused when that pane is not proven ours)."""
-    others = {**config, "workers": [w for w in config.get("workers") or []
-                                    if isinstance(w, dict) and w.get("name") != worker]}
+    others = evolve(config, workers=tuple(w for w in config.workers if w.name != worker))
     target, expected, _leader = split_target(others)
     placements = yield from plan_placements(others, target, expected, 1)
     placement = placements[0]
-    into = placement.target if isinstance(placement, layout.Split) else str(config.get("leader_pane_id"))
+    into = placement.target if isinstance(placement, layout.Split) else str(config.leader_pane_id)
     into_pid = dict(team_panes(others)).get(into)
     if into_pid is None:
         raise _refuse(f"scale_up_split_target_pid_missing:{into}")
@@ -178,7 +177,7 @@ def _remove_old_dead(paths: TeamPaths, worker: str, pane: str, pid: int, owner: 
     return kept
 
 
-def _previous_transcript(kept: transcripts.Kept | None) -> Json:
+def _previous_transcript(kept: transcripts.Kept | None) -> m.Answer:
     """What the answer says of the old (dead) pane's transcript: where it was saved, or why it was not."""
     if kept is None or not (kept.path or kept.missing):
         return {}
@@ -197,12 +196,12 @@ class NewPane:
 class Started:
     """A new pane committed as the worker's, and how its trigger's delivery went."""
 
-    fresh: Json
+    fresh: Member
     delivery: supervise.Delivery
     trigger: str
 
 
-def _split_and_start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, owner: str,
+def _split_and_start(req: RespawnRequest, paths: TeamPaths, config: TeamConfig, record: Member, owner: str,
                      created: NewPane, split_step: m.Run) -> Gen[m.Done | Started]:
     """Split, pin and tag the new pane with interrupts held (docs/design-notes.md, "Interrupts"), then
     start it, deliver the trigger and commit; ``created`` follows how far it got, for the undo of an
@@ -214,7 +213,7 @@ def _split_and_start(req: RespawnRequest, paths: TeamPaths, config: Json, record
     return (yield from _start(req, paths, config, record, owner, created.pane, created.pid))
 
 
-def _split_pin_tag(req: RespawnRequest, paths: TeamPaths, record: Json, owner: str, created: NewPane,
+def _split_pin_tag(req: RespawnRequest, paths: TeamPaths, record: Member, owner: str, created: NewPane,
                    split_step: m.Run) -> Gen[m.Done | None]:
     intent = paths.intent(req.worker)
     split = yield from expect(split_step, m.Proc)
@@ -250,9 +249,9 @@ def _undo_interrupted(paths: TeamPaths, worker: str, owner: str, created: NewPan
     return _failed(INTERRUPTED, None)
 
 
-def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, owner: str, pane: str,
+def _start(req: RespawnRequest, paths: TeamPaths, config: TeamConfig, record: Member, owner: str, pane: str,
            pid: int) -> Gen[m.Done | Started]:
-    cli = str(record.get("worker_cli") or "codex")
+    cli = record.worker_cli or "codex"
     problem = yield from supervise.keep_on_exit(pane, pid, owner, True)
     if problem is None:
         problem = yield from supervise.release(pane, pid, owner)
@@ -266,32 +265,30 @@ def _start(req: RespawnRequest, paths: TeamPaths, config: Json, record: Json, ow
     if problem is not None:
         yield from _remove(paths, req.worker, pane, pid, owner)
         return _failed(f"respawn_{problem}", None)
-    tree = record.get("worktree_path")
-    trigger = dsp.trigger_message(paths, req.worker, req.cwd, isinstance(tree, str))
+    trigger = dsp.trigger_message(paths, req.worker, req.cwd, record.worktree_path is not None)
     delivery = yield from supervise.deliver(cli, pane, pid, owner, trigger, dsp.trigger_token(req.worker))
     if delivery.lost:
         yield from _remove(paths, req.worker, pane, pid, owner)
         return _failed(f"respawn_delivery_failed:{delivery.reason}", None)
-    fresh = {**record, "pane_id": pane, "pid": pid}
-    workers = [fresh if isinstance(w, dict) and w.get("name") == req.worker else w
-               for w in config.get("workers") or []]
+    fresh = evolve(record, pane_id=pane, pid=pid)
+    workers = tuple(to_json(fresh if w.name == req.worker else w) for w in config.workers)
     try:
-        yield from save_config(paths, int(config.get("config_generation", 0)), {"workers": workers}, None)
+        yield from save_config(paths, config.generation, ConfigPatch(workers=workers), None)
     except PlanError as error:
         yield from _remove(paths, req.worker, pane, pid, owner)
         return _failed(f"respawn_membership_persistence_failed:{error.outcome.message}", None)
     return Started(fresh=fresh, delivery=delivery, trigger=trigger)
 
 
-def _committed(req: RespawnRequest, paths: TeamPaths, record: Json, started: Started) -> Gen[m.Done]:
+def _committed(req: RespawnRequest, paths: TeamPaths, record: Member, started: Started) -> Gen[m.Done]:
     """After the commit: the worker's identity, the intent gone, the delivery log, the answer."""
     fresh, delivery = started.fresh, started.delivery
-    pane, pid = fresh["pane_id"], fresh["pid"]
-    yield from expect(m.WriteFile(path=paths.worker_file(req.worker, "identity.json"), content=render_json(fresh)),
-                      m.Ack)
+    pane, pid = fresh.pane_id, fresh.pid
+    yield from expect(m.WriteFile(path=paths.worker_file(req.worker, "identity.json"),
+                                  content=render_json(to_json(fresh))), m.Ack)
     yield from expect(m.RemovePath(path=paths.intent(req.worker)), m.Ack)
     unrecorded = yield from _record_delivery(req, paths, started)
-    result: Json = {"ok": True, "worker": req.worker, "paneId": pane, "pid": pid, "previousPaneId": record.get("pane_id"),
+    result: m.Answer = {"ok": True, "worker": req.worker, "paneId": pane, "pid": pid, "previousPaneId": record.pane_id,
                     "delivery": {"status": "delivered" if delivery.ok else "not_delivered", "reason": delivery.reason}}
     if unrecorded is not None:
         result["delivery"]["notRecorded"] = unrecorded
@@ -309,8 +306,8 @@ def _record_delivery(req: RespawnRequest, paths: TeamPaths, started: Started) ->
     fresh, delivery = started.fresh, started.delivery
     request_id = yield from ids.fresh_uuid()
     now = (yield from expect(m.Clock(), m.Value)).value
-    queued = dsp.new_request(request_id=request_id, team=paths.team, worker=req.worker, index=int(fresh.get("index", 0)),
-                             pane_id=fresh["pane_id"], trigger=started.trigger, mode=dsp.TRANSPORT_DIRECT, now=now,
+    queued = dsp.new_request(request_id=request_id, team=paths.team, worker=req.worker, index=fresh.index,
+                             pane_id=str(fresh.pane_id), trigger=started.trigger, mode=dsp.TRANSPORT_DIRECT, now=now,
                              made_by="respawn")
     request = dsp.watched_outcome(queued, delivery.ok, delivery.reason, now, attempts=1)
     problem = None
@@ -340,7 +337,7 @@ def _remove_now(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) 
 
 
 def _failed(message: str, kept_pane: str | None) -> m.Done:
-    result: Json = {"ok": False, "error": message}
+    result: m.Answer = {"ok": False, "error": message}
     if kept_pane is None:
         return m.Done(outcome=m.Outcome(status="error", result=m.JsonValue(result), message=message))
     result["keptPaneId"] = kept_pane  # created but not provably ours: never killed blindly

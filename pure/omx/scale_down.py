@@ -18,7 +18,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 from returns.result import Failure
 
 from pure import model as m
@@ -26,11 +26,12 @@ from pure import operations
 from pure import tmux as t
 from pure.omx import debt as d
 from pure.omx import effects, kept_workers, locks, strays, transcripts, txn, undelivered
-from pure.omx.codec import Json, parse_json, parse_object, render_json
+from pure.omx.codec import Parsed, parse_json, parse_object, render_json
 from pure.omx.debt_report import explain as explain_debt
 from pure.omx.names import sanitize_team_name
+from pure.omx.records import ConfigPatch, Member, Task, TeamConfig, from_json, patch_json, to_json
 from pure.omx.scaling import DISABLED, leader_nudge, scaling_enabled
-from pure.omx.state import TeamPaths, TeamState, resolve_state_root, validate_config, worker_status
+from pure.omx.state import TeamPaths, TeamState, resolve_state_root, validate_config, worker_state
 from pure.omx.tasks import TERMINAL, list_tasks, parse_iso_ms, read_task
 from pure.program import (
     INTERRUPTED,
@@ -123,7 +124,7 @@ def _restore_statuses(snapshots: list[StatusSnapshot], workers: list[str]) -> Ge
 def _status_state(paths: TeamPaths, worker: str) -> Gen[str]:
     """The worker's state word; an invalid status reads as ``unknown``, as in oh-my-codex."""
     data = yield from expect(m.ReadFile(path=paths.worker_file(worker, "status.json")), m.FileData)
-    return str(worker_status(data.content).get("state"))
+    return worker_state(data.content)
 
 
 def _preflight(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[None]:
@@ -138,7 +139,7 @@ def _preflight(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[None]
         if isinstance(manifest, Failure):
             raise txn.malformed(str(manifest.failure()))
     yield from list_tasks(ctx.paths)
-    members = [str(w.get("name")) for w in _workers(state)]
+    members = [w.name for w in state.config.workers]
     candidates = [n for n in members if n in req.worker_names] if req.worker_names else members
     roots = sorted({ctx.paths.workers_dir, d.record_paths(ctx, state).workers_dir})  # where it reads and writes
     for name in candidates:
@@ -153,17 +154,13 @@ def _load(ctx: d.Ctx, held: locks.Barrier | None = None) -> Gen[TeamState | None
     return (yield from locks.with_barrier(ctx.paths, lambda b: txn.load_team(ctx.paths, b), held=held))
 
 
-def _workers(state: TeamState) -> list[Json]:
-    return [w for w in state.config.get("workers", []) if isinstance(w, dict)]
-
-
-def _select(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[list[Json]]:
-    workers = _workers(state)
+def _select(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[list[Member]]:
+    workers = state.config.workers
     team = ctx.paths.team
     if req.worker_names:
         targets = []
         for name in req.worker_names:
-            found = next((w for w in workers if w.get("name") == name), None)
+            found = next((w for w in workers if w.name == name), None)
             if found is None:
                 raise refused(f"Worker {name} not found in team {team}")
             targets.append(found)
@@ -173,15 +170,15 @@ def _select(ctx: d.Ctx, req: ScaleDownRequest, state: TeamState) -> Gen[list[Jso
             raise refused(f"count must be a positive integer (got {count})")
         idle = []
         for w in workers:
-            if (yield from _status_state(ctx.paths, str(w.get("name")))) in ("idle", "done", "unknown"):
+            if (yield from _status_state(ctx.paths, w.name)) in ("idle", "done", "unknown"):
                 idle.append(w)
         if len(idle) < count and not req.force:
             raise refused(f"Not enough idle workers to remove: found {len(idle)}, requested {count}. "
                           "Use force=true to remove busy workers.")
         targets = idle[:count]
         if req.force and len(targets) < count:
-            chosen = {w.get("name") for w in targets}
-            targets += [w for w in workers if w.get("name") not in chosen][: count - len(targets)]
+            chosen = {w.name for w in targets}
+            targets += [w for w in workers if w.name not in chosen][: count - len(targets)]
     if not targets:
         raise refused("No workers selected for removal")
     if len(workers) - len(targets) < 1:
@@ -204,26 +201,21 @@ def _drain(ctx: d.Ctx, req: ScaleDownRequest, names: list[str]) -> Gen[None]:
         now = parse_iso_ms((yield from _now())) or deadline
 
 
-def _next_task_bytes(task: Json) -> str:
-    out = dict(task)
-    out.pop("owner", None)
-    out.pop("claim", None)
-    if out.get("status") == "in_progress":
-        out["status"] = "pending"
-    version = task.get("version")
-    out["version"] = (max(1, int(version)) if isinstance(version, (int, float)) else 1) + 1
-    return render_json(out)
+def _next_task_bytes(task: Task) -> str:
+    """A task of a removed worker released: no owner, no claim, ``pending`` again if it was in progress."""
+    released = evolve(task, owner=None, claim=None, status="pending" if task.status == "in_progress" else task.status,
+                      version=max(1, task.version or 1) + 1)
+    return render_json(to_json(released))
 
 
-def _references(task: Json, names: set[str]) -> bool:
-    claim = task.get("claim")
-    claim_owner = claim.get("owner") if isinstance(claim, dict) else None
-    return (task.get("owner") or "") in names or (claim_owner or "") in names
+def _references(task: Task, names: set[str]) -> bool:
+    claim_owner = task.claim.owner if task.claim is not None else None
+    return (task.owner or "") in names or (claim_owner or "") in names
 
 
 @frozen
 class CommitOutcome:
-    removable: list[Json]
+    removable: list[Member]
     failure: Failed | None  # always status ``debt``: panes left unresolved, recorded as debt
     new_count: int
     unresolved: list[d.DebtPane] = field(factory=list)
@@ -231,22 +223,21 @@ class CommitOutcome:
     transcript_warnings: list[str] = field(factory=list)  # killed panes whose transcript could not be kept
 
 
-def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Json],
+def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Member],
                   snapshots: list[StatusSnapshot], barrier: locks.Barrier) -> Gen[CommitOutcome]:
     paths = ctx.paths
     state = yield from txn.load_team(paths, barrier)
     if state is None:
         raise fail("canonical_scale_down_config_missing")
-    canonical = _workers(state)
-    removable: list[Json] = []
+    removable: list[Member] = []
     for target in targets:
-        found = next((w for w in canonical if w.get("name") == target.get("name")), None)
+        found = next((w for w in state.config.workers if w.name == target.name), None)
         if found is None:
             raise fail("canonical_scale_down_membership_changed")
         removable.append(found)
-    names = {str(w.get("name")) for w in removable}
+    names = {w.name for w in removable}
     rpaths = d.record_paths(ctx, state)
-    candidates = [tf.task_id for tf in (yield from list_tasks(paths)) if tf.task.get("status") not in TERMINAL]
+    candidates = [tf.task_id for tf in (yield from list_tasks(paths)) if tf.task.status not in TERMINAL]
 
     def locked() -> Gen[CommitOutcome]:
         tasks = yield from list_tasks(paths)
@@ -254,7 +245,7 @@ def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Json],
         if config_text is None:
             raise fail(f"ENOENT: no such file or directory, open '{paths.config}'")
         manifest_text = yield from txn.read_text(paths.manifest)
-        reconciled = [tf for tf in tasks if tf.task.get("status") not in TERMINAL and _references(tf.task, names)]
+        reconciled = [tf for tf in tasks if tf.task.status not in TERMINAL and _references(tf.task, names)]
         task_old: dict[str, str | None] = {}
         for tf in reconciled:
             task_old[tf.task_id] = yield from txn.read_text(paths.task(tf.task_id))
@@ -265,23 +256,20 @@ def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Json],
         hold = _parse_int(req.env.get("OMX_TEAM_SCALE_DOWN_BOUNDARY_HOLD_MS", ""))
         if hold is not None and hold > 0:
             yield from expect(m.Sleep(ms=hold), m.Ack)
-        current = _checked_object(config_text, paths.config, config=True)
-        next_config = dict(current)
-        next_config["workers"] = [w for w in current.get("workers", []) if w.get("name") not in names]
-        next_config["worker_count"] = len(next_config["workers"])
+        current = _checked_config(config_text, paths.config)
+        staying = tuple(w for w in current.workers if w.name not in names)
+        patch = ConfigPatch(workers=tuple(to_json(w) for w in staying), worker_count=len(staying))
+        next_config = evolve(current, workers=staying, worker_count=len(staying))
         next_manifest: str | None = None
         if manifest_text is not None:
-            manifest = _checked_object(manifest_text, paths.manifest)
-            manifest["workers"] = next_config["workers"]
-            manifest["worker_count"] = next_config["worker_count"]
-            next_manifest = render_json(manifest)
+            _checked_object(manifest_text, paths.manifest)
+            next_manifest = patch_json(manifest_text, patch)
         inject = req.env.get("OMX_TEAM_SCALE_DOWN_INJECT_FAILURE")
-        base = current.get("config_generation")
         transaction = txn.Transaction(
-            base_generation=base if isinstance(base, int) and not isinstance(base, bool) else 0,
+            base_generation=current.generation,
             tasks=tuple(txn.TaskChange(tf.task_id, task_old[tf.task_id], _next_task_bytes(tf.task))
                         for tf in reconciled),
-            config=txn.Change(config_text, render_json(next_config)),
+            config=txn.Change(config_text, render_json(to_json(next_config))),
             manifest=txn.Change(manifest_text, next_manifest),
             interrupt_after_first_task_write=inject == "after-first-task-write",
             fail_rollback_persistence=inject == "rollback-persistence-failure",
@@ -291,27 +279,33 @@ def _commit_block(ctx: d.Ctx, req: ScaleDownRequest, targets: list[Json],
         yield from txn.write_text(rpaths.debt, render_json(record), note="debt", effect=effects.CONFIG_COMPANION)
         yield from txn.commit(paths, barrier, transaction)
         committed = yield from txn.load_team(paths, barrier)
-        if committed is None or any(w.get("name") in names for w in _workers(committed)):
+        if committed is None or any(w.name in names for w in committed.config.workers):
             raise fail("canonical_scale_down_config_verification_failed")
         for tf in reconciled:
             again = yield from read_task(paths, tf.task_id)
             if again is not None and _references(again, names):
                 raise fail(f"canonical_scale_down_task_verification_failed:{tf.task_id}")
-        new_count = committed.config.get("worker_count")
-        count = new_count if isinstance(new_count, int) else len(_workers(committed))
+        new_count = committed.config.worker_count
+        count = new_count if new_count is not None else len(committed.config.workers)
         return (yield from _teardown(state, removable, snapshots, rpaths, record, count, paths))
 
     return (yield from locks.with_claim_locks(paths, candidates, locked))
 
 
-def _checked_object(text: str, file: str, config: bool = False) -> Json:
-    """``text`` (read again under the claim locks) as a JSON object, a config checked as one."""
+def _checked_object(text: str, file: str) -> Parsed:
+    """``text`` (read again under the claim locks) as a JSON object."""
     parsed = parse_object(text, file)
-    if config:
-        parsed = parsed.bind(lambda raw: validate_config(raw, file))
     if isinstance(parsed, Failure):
         raise txn.malformed(str(parsed.failure()))
-    return dict(parsed.unwrap())
+    return parsed.unwrap()
+
+
+def _checked_config(text: str, file: str) -> TeamConfig:
+    """``config.json`` (read again under the claim locks) as the config it must be."""
+    checked = validate_config(_checked_object(text, file), file)
+    if isinstance(checked, Failure):
+        raise txn.malformed(str(checked.failure()))
+    return from_json(TeamConfig, checked.unwrap())
 
 
 def _parse_int(text: str) -> int | None:
@@ -329,15 +323,15 @@ def _parse_int(text: str) -> int | None:
     return sign * int(digits) if digits else None
 
 
-def _teardown(state: TeamState, removable: list[Json], snapshots: list[StatusSnapshot], rpaths: TeamPaths,
-              record: Json, count: int, paths: TeamPaths) -> Gen[CommitOutcome]:
-    with_pane = [w for w in removable if t.is_pane_id(w.get("pane_id"))]
-    pinned = [w for w in with_pane if t.is_positive_pid(w.get("pid"))]
+def _teardown(state: TeamState, removable: list[Member], snapshots: list[StatusSnapshot], rpaths: TeamPaths,
+              record: dict[str, object], count: int, paths: TeamPaths) -> Gen[CommitOutcome]:
+    with_pane = [w for w in removable if t.is_pane_id(w.pane_id)]
+    pinned = [w for w in with_pane if t.is_positive_pid(w.pid)]
     unpinned = [w for w in with_pane if w not in pinned]
     resolved: set[str] = set()
     unpinned_reasons: list[str] = []
     for w in unpinned:
-        pane = str(w["pane_id"])
+        pane = str(w.pane_id)
         proof = yield from t.prove(pane)
         if proof.gone:
             resolved.add(pane)
@@ -346,26 +340,26 @@ def _teardown(state: TeamState, removable: list[Json], snapshots: list[StatusSna
         else:
             unpinned_reasons.append(f"{pane}:legacy_pid_missing_live")
     owner_id = d.owner_id_of(state)
-    leader, hud = _str(state.config.get("leader_pane_id")), _str(state.config.get("hud_pane_id"))
+    leader, hud = state.config.leader_pane_id, state.config.hud_pane_id
     # each pane's transcript before any kill, after its own proof (pure/omx/transcripts.py)
     kept = yield from transcripts.keep_records(paths, pinned, owner_id, leader_pane_id=leader, hud_pane_id=hud)
-    killed = {str(w["pane_id"]): effects.killed(str(w.get("name")), str(w["pane_id"]), w["pid"], owner_id)
-              for w in pinned}
+    targets = [t.TeardownTarget(pane_id=str(w.pane_id), pid=w.pid) for w in pinned]
+    killed = {target.pane_id: effects.killed(w.name, target.pane_id, target.pid, owner_id)
+              for w, target in zip(pinned, targets, strict=True)}
     report = yield from t.teardown(
-        [t.TeardownTarget(pane_id=str(w["pane_id"]), pid=w["pid"]) for w in pinned],
+        targets,
         owner_id=owner_id or None, authorize=True, leader_pane_id=leader, hud_pane_id=hud, effects=killed)
     resolved.update(report.resolved_ids())
     warnings = transcripts.lost(kept, report)
-    unresolved = [w for w in removable if isinstance(w.get("pane_id"), str) and w["pane_id"] not in resolved]
+    unresolved = [w for w in removable if w.pane_id is not None and w.pane_id not in resolved]
     if not unresolved:
         done_record = d.rewrite(record, "resource_cleanup_pending", (yield from _now()), [], None)
         yield from txn.write_text(rpaths.debt, render_json(done_record), note="debt", effect=effects.CONFIG_COMPANION)
         return CommitOutcome(removable, None, count, transcript_warnings=warnings)
-    yield from _restore_statuses(snapshots, [str(w.get("name")) for w in unresolved])
+    yield from _restore_statuses(snapshots, [w.name for w in unresolved])
     proof_debt = unpinned_reasons + [f"{r.pane_id}:{r.reason}" for r in report.proof_failures()]
     kill_debt = [f"{p}:kill_failed" for p in report.failed_kills()]
-    panes = [d.DebtPane(name=str(w.get("name")), index=w.get("index"), pane_id=w["pane_id"],  # type: ignore[arg-type]
-                        pid=w.get("pid")) for w in unresolved]
+    panes = [d.DebtPane(name=w.name, index=w.index, pane_id=str(w.pane_id), pid=w.pid) for w in unresolved]
     debt_record = d.rewrite(record, "unresolved", (yield from _now()), [p.to_json() for p in panes],
                             proof_debt + kill_debt)
     yield from txn.write_text(rpaths.debt, render_json(debt_record), note="debt",
@@ -375,13 +369,9 @@ def _teardown(state: TeamState, removable: list[Json], snapshots: list[StatusSna
     else:
         failed = report.failed_kills()
         prefix = f"pane_teardown_failed:{','.join(failed)};" if failed else ""
-        error = "scale_down_cleanup_debt:" + prefix + ";".join(f"pane_teardown_unresolved:{w['pane_id']}"
+        error = "scale_down_cleanup_debt:" + prefix + ";".join(f"pane_teardown_unresolved:{w.pane_id}"
                                                                for w in unresolved)
     return CommitOutcome(removable, Failed("debt", error), count, panes, proof_debt + kill_debt, warnings)
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[m.Done]:
@@ -402,14 +392,14 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[m.Done]:
     rpaths = d.record_paths(ctx, state)
     snapshots = []
     for w in selected:
-        snapshots.append((yield from _snapshot_status(rpaths, str(w.get("name")))))
-    names = [str(w.get("name")) for w in selected]
+        snapshots.append((yield from _snapshot_status(rpaths, w.name)))
+    names = [w.name for w in selected]
     try:
         for w in selected:
             status = {"state": "draining", "reason": "scale_down requested by leader",
                       "updated_at": (yield from _now())}
-            yield from txn.write_text(ctx.paths.worker_file(str(w.get("name")), "status.json"), render_json(status),
-                                      note="status", effect=effects.worker(str(w.get("name")), "remove", "draining"))
+            yield from txn.write_text(ctx.paths.worker_file(w.name, "status.json"), render_json(status),
+                                      note="status", effect=effects.worker(w.name, "remove", "draining"))
         if not req.force:
             yield from _drain(ctx, req, names)
     except Interrupted:  # before the commit: the workers are as they were (docs/design-notes.md, "Interrupts")
@@ -420,8 +410,8 @@ def scale_down(ctx: d.Ctx, req: ScaleDownRequest) -> Gen[m.Done]:
     return swept.onto(_ok(result))
 
 
-def _commit_and_tear_down(ctx: d.Ctx, req: ScaleDownRequest, selected: list[Json],
-                          snapshots: list[StatusSnapshot], names: list[str]) -> Gen[Json]:
+def _commit_and_tear_down(ctx: d.Ctx, req: ScaleDownRequest, selected: list[Member],
+                          snapshots: list[StatusSnapshot], names: list[str]) -> Gen[m.Answer]:
     try:
         outcome = yield from locks.with_barrier(
             ctx.paths, lambda b: _commit_block(ctx, req, selected, snapshots, b))
@@ -437,7 +427,7 @@ def _commit_and_tear_down(ctx: d.Ctx, req: ScaleDownRequest, selected: list[Json
                                                                outcome.transcript_warnings), debt=[
             m.Debt(kind="tmux_pane", subject=p.pane_id, reason=_reason_for(p.pane_id, outcome.reasons),
                    detail=f"worker {p.name}") for p in outcome.unresolved])
-    removed = [str(w.get("name")) for w in outcome.removable]
+    removed = [w.name for w in outcome.removable]
     cleanup = yield from d.reconcile(ctx, own=True)
     if cleanup is not None:
         raise fail(cleanup.message, cleanup.status, transcripts.with_warnings(
@@ -454,7 +444,7 @@ def _reason_for(pane: str, reasons: list[str]) -> str:
     return ",".join(mine) or "teardown_unresolved"
 
 
-def _ok(result: Json) -> m.Done:
+def _ok(result: m.Answer) -> m.Done:
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(result)))
 
 
@@ -475,7 +465,7 @@ def debt_reconcile_program(req: DebtRequest) -> Program:
     failed = yield from d.reconcile(ctx)
     if failed is not None:
         raise failed.error()
-    result: Json = {"ok": True}
+    result: m.Answer = {"ok": True}
     state = yield from txn.read_state(ctx.paths)
     owner = d.owner_id_of(state) if state is not None else ""
     if state is None or not owner:
@@ -502,7 +492,7 @@ class KeptRetry:
     def onto(self, done: m.Done) -> m.Done:
         if not self.workers:
             return done
-        report: Json = {"workers": list(self.workers), "removed": list(self.removed)}
+        report: m.Answer = {"workers": list(self.workers), "removed": list(self.removed)}
         if self.error:
             report["error"] = self.error
         return done.adding("keptWorkers", report, self.debt)
@@ -525,7 +515,7 @@ def _retry_kept(ctx: d.Ctx, req: DebtRequest, kept: tuple[kept_workers.Kept, ...
             raise
         error, debt = failed.outcome.message, failed.debt
     state = yield from txn.read_state(ctx.paths)
-    members = {w.get("name") for w in _workers(state)} if state is not None else set(names)
+    members = {w.name for w in state.config.workers} if state is not None else set(names)
     removed = tuple(name for name in names if name not in members)
     for name in removed:
         yield from expect(m.RemovePath(path=ctx.paths.intent(name), effect=effects.worker(name, "remove")), m.Ack)

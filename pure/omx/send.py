@@ -31,8 +31,8 @@ from pure import operations
 from pure.agents import supervise
 from pure.omx import effects, ids, locks, mailbox
 from pure.omx import state as st
-from pure.omx.codec import Json
 from pure.omx.peek import prove_recorded
+from pure.omx.records import Member
 from pure.program import Gen, Program, changing, expect, fail
 from pure.team import check_team_name, load_team
 
@@ -76,21 +76,21 @@ def token_of(text: str) -> str:
     return last.strip()[:TOKEN_CHARS]
 
 
-def targets(workers: Sequence[Json], req: SendRequest) -> list[Json]:
+def targets(workers: Sequence[Member], req: SendRequest) -> list[Member]:
     """The worker records the request names, in team order; a refusal when one is unknown or none is picked."""
-    names = [str(w.get("name")) for w in workers]
+    names = [w.name for w in workers]
     if req.all_workers:
         picked = list(workers)
     elif req.role is not None:
-        picked = [w for w in workers if w.get("role") == req.role]
+        picked = [w for w in workers if w.role == req.role]
         if not picked:
-            roles = sorted({str(w.get("role")) for w in workers if w.get("role")})
+            roles = sorted({w.role for w in workers if w.role})
             raise fail(f"send_role_not_found:{req.role}:{','.join(roles)}", status="refused")
     else:
         for name in req.workers:
             if name not in names:
                 raise fail(f"send_worker_not_found:{name}", status="refused")
-        picked = [w for w in workers if w.get("name") in req.workers]
+        picked = [w for w in workers if w.name in req.workers]
     if not picked:
         raise fail("send_no_workers", status="refused")
     return picked
@@ -112,12 +112,12 @@ def send(req: SendRequest) -> Program:
         raise fail(problem, status="refused")
     paths = st.TeamPaths(st.resolve_state_root(req.cwd, req.env), req.team)
     team, _unlocked = yield from load_team(paths)
-    owner = str(team.config.get("tmux_pane_owner_id") or "")
-    chosen = targets([w for w in team.config.get("workers") or [] if isinstance(w, dict)], req)
+    owner = team.config.tmux_pane_owner_id or ""
+    chosen = targets(team.config.workers, req)
     proven = []
     for record in chosen:  # every pane proven before anything is typed anywhere
         proven.append((yield from _proven(record, owner)))
-    results: dict[str, Json] = {}
+    results: dict[str, m.Answer] = {}
     messages: list[supervise.Message] = []
     states: dict[str, str] = {}  # what each agent was doing before anything was typed
     for target in proven:
@@ -128,7 +128,7 @@ def send(req: SendRequest) -> Program:
             continue
         message_id = yield from changing(effects.worker(target.worker, "change", "message added to its mailbox"),
                                          locks.with_mailbox_lock(paths, target.worker, partial(
-                                             _store, paths, req, target.worker, text, team.config.get("created_at"))))
+                                             _store, paths, req, target.worker, text, team.config.created_at)))
         messages.append(supervise.Message(worker=target.worker, cli=target.cli, pane=target.pane, pid=target.pid,
                                           text=text, token=token_of(text)))
         results[target.worker] = {"messageId": message_id}
@@ -153,18 +153,18 @@ def send(req: SendRequest) -> Program:
         "ok": reached, "team": req.team, "workers": ordered})))
 
 
-def _proven(record: Json, owner: str) -> Gen[Target]:
-    name = str(record.get("name"))
+def _proven(record: Member, owner: str) -> Gen[Target]:
+    name = record.name
     proof = yield from prove_recorded(record, owner)
     if proof is None:
         raise fail(f"send_no_pane:{name}", status="refused")
     if proof.token is None:
         raise fail(f"send_pane_unproven:{name}:{proof.pane_id}:{proof.code}", status="refused")
-    return Target(worker=name, cli=str(record.get("worker_cli") or "codex"), pane=proof.pane_id,
+    return Target(worker=name, cli=record.worker_cli or "codex", pane=proof.pane_id,
                   pid=proof.token.pid)
 
 
-def _result(target: Target, kind: str, state: str, reason: str) -> Json:
+def _result(target: Target, kind: str, state: str, reason: str) -> m.Answer:
     return {"worker": target.worker, "paneId": target.pane, "result": kind, "agentState": state, "reason": reason}
 
 
@@ -172,7 +172,7 @@ def _now() -> Gen[str]:
     return str((yield from expect(m.Clock(), m.Value)).value)
 
 
-def _store(paths: st.TeamPaths, req: SendRequest, worker: str, body: str, created_at: object) -> Gen[str]:
+def _store(paths: st.TeamPaths, req: SendRequest, worker: str, body: str, created_at: str | None) -> Gen[str]:
     """The message in the worker's mailbox, its event and its delivery-log line, as oh-my-codex 0.20.3
     records a leader's message (``pure/omx/mailbox.py``); the id of the message that stands for the
     send (an undelivered one with the same text already does). A mailbox that cannot be read is
@@ -184,12 +184,12 @@ def _store(paths: st.TeamPaths, req: SendRequest, worker: str, body: str, create
     message_id, now = (yield from ids.fresh_uuid()), (yield from _now())
     added = mailbox.with_message(data.content, file, worker, mailbox.new_message(
         message_id=message_id, from_worker=LEADER, to_worker=worker, body=body, now=now),
-        team_created_at=created_at if isinstance(created_at, str) else None)
+        team_created_at=created_at)
     recorded = added.value_or(None)
     if recorded is None:
         raise fail(f"send_mailbox_malformed:{file}:{added.failure()}", status="refused")
     if recorded.text is None:
-        return str(recorded.message["message_id"])
+        return str(recorded.message.message_id)
     wrote = yield from expect(m.WriteFile(path=file, content=recorded.text), m.Ack)
     if not wrote.ok:
         raise fail(f"send_mailbox_not_written:{file}:{wrote.error}")
@@ -209,7 +209,7 @@ def _notified(paths: st.TeamPaths, worker: str, message_id: str, now: str) -> Ge
         yield from expect(m.WriteFile(path=file, content=marked), m.Ack)
 
 
-def _log(req: SendRequest, now: str, line: Json) -> Gen[None]:
+def _log(req: SendRequest, now: str, line: dict[str, str]) -> Gen[None]:
     """A line in oh-my-codex's delivery logs; best effort, as there."""
     local = yield from expect(m.Stat(path=posixpath.join(req.cwd, ".omx", "state", "team")), m.Value)
     for path in mailbox.delivery_log_paths(req.cwd, req.env, now, local_team_state=local.value == "dir"):

@@ -1,7 +1,8 @@
 """Team state of oh-my-codex 0.20.3 (``<stateRoot>/team/<team>/…``): paths, validation, the canonical view.
 
-Files are handled as parsed JSON objects (``dict``) so that keys this module does not know survive a
-rewrite; they are parsed and rendered by ``pure/omx/codec.py`` as oh-my-codex renders them. Reading follows oh-my-codex's precedence: a valid
+Files are parsed by ``pure/omx/codec.py``, checked here field by field, and typed as the records of
+``pure/omx/records.py``, which keep every key this module does not know for a rewrite
+(docs/team-state.md, "Typed records"). Reading follows oh-my-codex's precedence: a valid
 ``manifest.v2.json`` wins and only ``config_generation`` comes from ``config.json``.
 
 Malformed input never raises: it yields a :class:`StateError` naming the file and the field.
@@ -19,13 +20,14 @@ from returns.result import Failure, Result, Success
 
 from pure.model import MAX_SAFE_INTEGER
 from pure.omx.codec import (
-    Json,
+    Parsed,
     StateError,
     is_positive_int,
     is_safe_int,
     parse_json,
     parse_object,
 )
+from pure.omx.records import Identity, JsonObject, Task, TeamConfig, from_json, to_json
 
 DEFAULT_MAX_WORKERS = 20
 TEAM_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,29}")
@@ -169,7 +171,7 @@ class TeamPaths:
         return posixpath.join(self.locks_dir, f"{self.team}.membership")
 
 
-def config_generation(raw: Json) -> int:
+def config_generation(raw: Parsed) -> int:
     value = raw.get("config_generation")
     return value if type(value) is int and 0 <= value <= MAX_SAFE_INTEGER else 0
 
@@ -183,7 +185,7 @@ CONFIG_STRINGS = ("leader_pane_id", "hud_pane_id", "tmux_pane_owner_id", "tmux_s
                   "leader_cwd", "worker_cli", "workspace_mode")
 
 
-def _set(container: Json, key: str) -> bool:
+def _set(container: Parsed, key: str) -> bool:
     return key in container and container[key] is not None
 
 
@@ -205,7 +207,7 @@ def _check_worker(worker: object, where: str, file: str) -> StateError | None:
     return None
 
 
-def validate_config(raw: Json, file: str) -> Result[Json, StateError]:
+def validate_config(raw: Parsed, file: str) -> Result[Parsed, StateError]:
     """Every field panefleet reads must have the right JSON type; worker names are unique."""
     if not isinstance(raw.get("name"), str):
         return Failure(StateError(file, "name", "must be a string"))
@@ -264,7 +266,7 @@ def _positive_or_none(value: object) -> int | None:
     return value if is_positive_int(value) else None  # type: ignore[return-value]
 
 
-def normalize_config(raw: Json) -> Json:
+def normalize_config(raw: Parsed) -> Parsed:
     out = dict(raw)
     out["config_generation"] = config_generation(raw)
     out["leader_pane_id"] = raw.get("leader_pane_id")
@@ -288,12 +290,12 @@ _FROM_MANIFEST = (
 )
 
 
-def config_from_manifest(manifest: Json, generation: int) -> Json:
+def config_from_manifest(manifest: Parsed, generation: int) -> Parsed:
     workers = manifest.get("workers") or []
     first_role = workers[0].get("role") if workers and isinstance(workers[0], dict) else None
     raw_policy = manifest.get("policy")
-    policy: Json = raw_policy if isinstance(raw_policy, dict) else {}
-    out: Json = {
+    policy: Parsed = raw_policy if isinstance(raw_policy, dict) else {}
+    out: Parsed = {
         "name": manifest.get("name"),
         "task": manifest.get("task"),
         "agent_type": first_role if first_role is not None else "executor",
@@ -320,9 +322,9 @@ def config_from_manifest(manifest: Json, generation: int) -> Json:
 class TeamState:
     """The canonical view of a team plus the raw files it came from."""
 
-    config: Json  # the effective config (manifest-preferred), as oh-my-codex's readTeamConfig
-    raw_config: Json
-    raw_manifest: Json | None  # None when absent or invalid
+    config: TeamConfig  # the effective config (manifest-preferred), as oh-my-codex's readTeamConfig
+    raw_config: TeamConfig  # config.json as it is
+    raw_manifest: JsonObject | None  # None when absent or invalid; only ever a source of saved keys
     config_text: str
     manifest_text: str | None
 
@@ -339,7 +341,7 @@ def read_team_state(paths: TeamPaths, config_text: str | None, manifest_text: st
     if isinstance(parsed, Failure):
         return Failure(parsed.failure())
     raw_config = parsed.unwrap()
-    manifest: Json | None = None
+    manifest: Parsed | None = None
     if manifest_text is not None:
         parsed_manifest = parse_json(manifest_text, paths.manifest)
         if isinstance(parsed_manifest, Failure) and parsed_manifest.failure().syntax is None:
@@ -354,18 +356,19 @@ def read_team_state(paths: TeamPaths, config_text: str | None, manifest_text: st
             return Failure(checked.failure())
     else:
         effective = normalize_config(raw_config)
-    return Success(TeamState(effective, raw_config, manifest, config_text or "", manifest_text))
+    return Success(TeamState(from_json(TeamConfig, effective), from_json(TeamConfig, raw_config), manifest,
+                             config_text or "", manifest_text))
 
 
 # ------------------------------------------------------------------------------------- init state
 
-DEFAULT_POLICY: Json = {
+DEFAULT_POLICY: Parsed = {
     "worker_launch_mode": "interactive",
     "display_mode": "auto",
     "dispatch_mode": "hook_preferred_with_fallback",
     "dispatch_ack_timeout_ms": 2000,
 }
-DEFAULT_GOVERNANCE: Json = {
+DEFAULT_GOVERNANCE: Parsed = {
     "delegation_only": False,
     "plan_approval_required": False,
     "nested_teams_allowed": False,
@@ -386,9 +389,9 @@ def initial_config(
     leader_cwd: str,
     worker_cli: str | None = None,
     max_workers: int = DEFAULT_MAX_WORKERS,
-) -> Json:
+) -> TeamConfig:
     """What ``initTeamState(team, task, agentType, 0, cwd)`` writes, bound to a leader pane."""
-    config: Json = {
+    config: dict[str, object] = {
         "name": team,
         "task": task,
         "agent_type": agent_type,
@@ -413,11 +416,14 @@ def initial_config(
     }
     if worker_cli is not None:
         config["worker_cli"] = worker_cli
-    return config
+    return from_json(TeamConfig, config)
 
 
-def manifest_from_config(config: Json) -> Json:
-    manifest: Json = {
+def manifest_from_config(record: TeamConfig) -> JsonObject:
+    """The ``manifest.v2.json`` that ``team init`` writes beside the config ``record``: a new file, built
+    key by key in oh-my-codex's order from the config's JSON form."""
+    config = to_json(record)
+    manifest: dict[str, object] = {
         "schema_version": 2,
         "name": config["name"],
         "task": config["task"],
@@ -451,7 +457,7 @@ TASK_OPTIONAL_STRINGS = ("owner", "role")
 CLAIM_STRINGS = ("owner", "token", "leased_until")
 
 
-def check_task(text: str | None, task_id: str, file: str) -> Result[Json | None, StateError]:
+def check_task(text: str | None, task_id: str, file: str) -> Result[Task | None, StateError]:
     """``tasks/task-<id>.json`` as the file it must be: absent (None), or oh-my-codex's task object for
     that id, every field panefleet reads of the right type (``version`` a safe integer, ``claim`` an
     object of strings, ``depends_on``/``blocked_by`` arrays of task ids)."""
@@ -490,10 +496,10 @@ def check_task(text: str | None, task_id: str, file: str) -> Result[Json | None,
         for key in CLAIM_STRINGS:
             if _set(claim, key) and not isinstance(claim[key], str):
                 return Failure(StateError(file, f"claim.{key}", "must be a string"))
-    return Success(task)
+    return Success(from_json(Task, task))
 
 
-def check_identity(text: str | None, file: str) -> Result[Json | None, StateError]:
+def check_identity(text: str | None, file: str) -> Result[Identity | None, StateError]:
     """``workers/<w>/identity.json`` as the file it must be: absent (None), or oh-my-codex's worker
     identity, whose fields panefleet compares with a recorded pane have their JSON types (``name`` a
     string, ``index`` a positive integer, ``pane_id`` a string and ``pid`` an integer when set). One
@@ -512,16 +518,16 @@ def check_identity(text: str | None, file: str) -> Result[Json | None, StateErro
         return Failure(StateError(file, "pane_id", "must be a string or null"))
     if _set(identity, "pid") and not is_safe_int(identity["pid"]):
         return Failure(StateError(file, "pid", "must be an integer or null"))
-    return Success(identity)
+    return Success(from_json(Identity, identity))
 
 
-def worker_status(text: str | None) -> Json:
-    """``status.json``; missing or invalid reads as ``unknown`` (oh-my-codex WorkerStatus)."""
-    fallback: Json = {"state": "unknown", "updated_at": "1970-01-01T00:00:00.000Z"}
-    if text is None:
-        return fallback
-    parsed = parse_object(text, "status.json").value_or(None)
-    states = ("idle", "working", "blocked", "done", "failed", "draining", "unknown")
-    if parsed is None or parsed.get("state") not in states or not isinstance(parsed.get("updated_at"), str):
-        return fallback
-    return parsed
+WORKER_STATES = ("idle", "working", "blocked", "done", "failed", "draining", "unknown")
+
+
+def worker_state(text: str | None) -> str:
+    """The state word of a worker's ``status.json``; missing or invalid reads as ``unknown``
+    (oh-my-codex WorkerStatus: a state it knows and an ``updated_at`` text)."""
+    parsed = None if text is None else parse_object(text, "status.json").value_or(None)
+    if parsed is None or parsed.get("state") not in WORKER_STATES or not isinstance(parsed.get("updated_at"), str):
+        return "unknown"
+    return str(parsed["state"])

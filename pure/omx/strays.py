@@ -36,7 +36,8 @@ from pure import model as m
 from pure import tmux as t
 from pure.omx import effects, kept_workers, startup_script
 from pure.omx import worktree as wt
-from pure.omx.codec import Json, parse_object, render_json
+from pure.omx.codec import parse_object, render_json
+from pure.omx.records import TeamConfig
 from pure.omx.state import WORKER_NAME, TeamPaths, runtime_file
 from pure.program import Gen, changing, expect
 from pure.tmux import facts
@@ -55,11 +56,11 @@ class Stray:
     worker: str
 
 
-def find(stdout: str, paths: TeamPaths, config: Json) -> tuple[Stray, ...]:
+def find(stdout: str, paths: TeamPaths, config: TeamConfig) -> tuple[Stray, ...]:
     """Stray panes of this team in a ``listing_step`` answer."""
-    recorded = {w.get("name"): w.get("pane_id") for w in config.get("workers") or [] if isinstance(w, dict)}
-    members = {pane for pane in recorded.values() if isinstance(pane, str)}
-    leader = config.get("leader_pane_id")
+    recorded = {w.name: w.pane_id for w in config.workers}
+    members = {pane for pane in recorded.values() if pane is not None}
+    leader = config.leader_pane_id
     found: list[Stray] = []
     for pane, pid, start_command in live_rows(stdout):
         worker = startup_script.started_worker(start_command, paths.runtime_dir)
@@ -93,8 +94,8 @@ class Sweep:
     # tmux could not be asked: the non-members whose folder or intent a live stray may still use
     unproven: tuple[str, ...] = ()
 
-    def to_json(self) -> Json:
-        out: Json = {"removed": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker} for s in self.removed],
+    def to_json(self) -> m.Answer:
+        out: m.Answer = {"removed": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker} for s in self.removed],
                      "kept": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker, "reason": why}
                               for s, why in self.kept]}
         if self.cleaned:
@@ -151,14 +152,13 @@ class Leftovers:
         return tuple(sorted(self.folders, key=_index))
 
 
-def leftover_workers(paths: TeamPaths, config: Json) -> Gen[Leftovers]:
+def leftover_workers(paths: TeamPaths, config: TeamConfig) -> Gen[Leftovers]:
     """The folders of workers that are no members and that no cleanup debt record names, with their
     startup scripts (``team status``, ``team debt show`` and ``sweep`` read them alike)."""
     in_debt = yield from _debt_workers(paths)
     runtime = yield from expect(m.ListDir(path=paths.runtime_dir), m.Listing)
     folders = yield from expect(m.ListDir(path=paths.workers_dir), m.Listing)
-    members = {w.get("name") for w in config.get("workers") or []
-               if isinstance(w, dict) and isinstance(w.get("name"), str)}
+    members = {w.name for w in config.workers}
     files = [found for found in map(runtime_file, runtime.names or ()) if found is not None]
     scripts = [worker for worker, kind in files if kind == "script"]
     suspect = any(n not in members for n in scripts) or any(kind == "intent" for _, kind in files)
@@ -198,9 +198,9 @@ class Survey:
     strays: tuple[Stray, ...] | None
     files: Leftovers
 
-    def to_json(self, excluded: Collection[object] = ()) -> Json:
+    def to_json(self, excluded: Collection[object] = ()) -> m.Answer:
         """For reports: the strays (but panes in ``excluded``, named elsewhere) and leftover workers."""
-        out: Json = {"strayPanes": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker}
+        out: m.Answer = {"strayPanes": [{"paneId": s.pane_id, "pid": s.pid, "worker": s.worker}
                                     for s in self.strays or () if s.pane_id not in excluded],
                      "strayListing": "read" if self.strays is not None else "unavailable",
                      "leftoverWorkers": [{"worker": w, "folder": True, "startupScript": w in self.files.scripts}
@@ -214,7 +214,7 @@ class Survey:
         return out
 
 
-def survey(paths: TeamPaths, config: Json) -> Gen[Survey]:
+def survey(paths: TeamPaths, config: TeamConfig) -> Gen[Survey]:
     """The leftover workers on disk, and — only when one can exist — the stray panes (one ``list-panes``)."""
     files = yield from leftover_workers(paths, config)
     if not files.suspect:
@@ -256,7 +256,7 @@ def intent_step(paths: TeamPaths, kind: IntentKind, worker: str, *, pane_id: str
     and the pid the split answered before anything else is done with it, removed once the pane is a
     member or proven gone. While it exists, every team command looks for the pane (``survey``); a stray
     is removed only when a record names it with its pid (``pin_of``)."""
-    record: Json = {"kind": kind, "worker": worker, "script": paths.startup_script(_index(worker))}
+    record: dict[str, object] = {"kind": kind, "worker": worker, "script": paths.startup_script(_index(worker))}
     if worktree is not None:  # written before ``git worktree add`` (pure/omx/worktree.py ``ensure``)
         record["worktree"] = wt.intent_record(worktree)
     if pane_id is not None:
@@ -303,7 +303,7 @@ def pin_of(paths: TeamPaths, stray: Stray) -> Gen[Pin]:
     return Pin(refused=f"stray_pid_unrecorded:{stray.pane_id}")
 
 
-def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
+def sweep(paths: TeamPaths, config: TeamConfig, owner: str) -> Gen[Sweep]:
     """Find this team's stray panes and remove each one that is provably ours, then what the runs that
     left them (or left only files) left on disk."""
     surveyed = yield from survey(paths, config)
@@ -321,8 +321,7 @@ def sweep(paths: TeamPaths, config: Json, owner: str) -> Gen[Sweep]:
             continue
         report = yield from t.teardown([t.TeardownTarget(pane_id=stray.pane_id, pid=stray.pid)], owner_id=owner,
                                        authorize=True, untagged_ok=pin.before_tag,
-                                       leader_pane_id=_str(config.get("leader_pane_id")),
-                                       hud_pane_id=_str(config.get("hud_pane_id")),
+                                       leader_pane_id=config.leader_pane_id, hud_pane_id=config.hud_pane_id,
                                        effects={stray.pane_id: effects.leftover(
                                            stray.worker, f"stray pane {stray.pane_id} a killed run left, removed after "
                                                          f"proof (pid {stray.pid})")})
@@ -377,5 +376,3 @@ def _forget_intents(paths: TeamPaths, keep: Collection[str]) -> Gen[None]:
             yield from expect(m.RemovePath(path=paths.intent(worker), effect=effects.leftover(worker)), m.Ack)
 
 
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None

@@ -22,15 +22,16 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 from returns.result import Failure
 
 from pure import model as m
 from pure import operations
 from pure.omx import effects, ids, locks, txn
-from pure.omx.codec import Json, render_json
+from pure.omx.codec import render_json
 from pure.omx.debt import Ctx
 from pure.omx.names import is_safe_task_id, validate_team_name
+from pure.omx.records import Claim, ConfigPatch, Task, patch_json, to_json
 from pure.omx.state import TASK_STATUSES, TeamPaths, check_task, resolve_state_root
 from pure.program import Gen, Program, changing, expect, fail
 
@@ -43,29 +44,18 @@ CLAIM_LEASE_MS = 15 * 60 * 1000
 class TaskFile:
     task_id: str
     text: str
-    task: Json  # normalized
-    raw: Json  # as the file has it
+    task: Task  # normalized
+    raw: Task  # as the file has it
 
 
-def normalize_task(task: Json) -> Json:
-    """``depends_on`` defaulted from ``blocked_by``; ``version`` at least 1 (key positions kept)."""
-    out = dict(task)
-    depends = task.get("depends_on")
-    out["depends_on"] = depends if depends is not None else (task.get("blocked_by")
-                                                             if task.get("blocked_by") is not None else [])
-    version = task.get("version")
-    out["version"] = max(1, int(version)) if isinstance(version, (int, float)) else 1
-    return out
-
-
-def parse_task(text: str | None, task_id: str, file: str = "") -> Json | None:
+def parse_task(text: str | None, task_id: str, file: str = "") -> Task | None:
     """The normalized task, None when the file is absent; a file that is not a valid task of that id
     ends the program with ``team_state_malformed:<file>[ field <f>]: <what>``."""
     checked = check_task(text, task_id, file or f"task-{task_id}.json")
     if isinstance(checked, Failure):
         raise txn.malformed(str(checked.failure()))
     raw = checked.unwrap()
-    return None if raw is None else normalize_task(raw)
+    return None if raw is None else raw.normalized()
 
 
 def list_tasks(paths: TeamPaths) -> Gen[list[TaskFile]]:
@@ -84,11 +74,11 @@ def list_tasks(paths: TeamPaths) -> Gen[list[TaskFile]]:
             raise txn.malformed(str(checked.failure()))
         raw = checked.unwrap()
         if raw is not None and text is not None:
-            out.append(TaskFile(task_id, text, normalize_task(raw), raw))
+            out.append(TaskFile(task_id, text, raw.normalized(), raw))
     return out
 
 
-def read_task(paths: TeamPaths, task_id: str) -> Gen[Json | None]:
+def read_task(paths: TeamPaths, task_id: str) -> Gen[Task | None]:
     text = yield from txn.read_text(paths.task(task_id))
     return parse_task(text, task_id, paths.task(task_id))
 
@@ -129,26 +119,23 @@ def _next_task_id(raw: object) -> tuple[int, bool]:
     return max(1, int(number // 1)), int(number // 1) >= 1
 
 
-def _write_config_pair(ctx: Ctx, barrier: locks.Barrier, config_text: str, new_config: Json,
-                       manifest_text: str | None, new_manifest: Json | None) -> Gen[None]:
-    yield from write_config_pair(ctx.paths, barrier, config_text, new_config, manifest_text, new_manifest)
-
-
-def write_config_pair(paths: TeamPaths, barrier: locks.Barrier, config_text: str, new_config: Json,
-                      manifest_text: str | None, new_manifest: Json | None) -> Gen[None]:
-    """oh-my-codex ``writeConfig``: config alone, or config + manifest through a prepared journal."""
+def write_config_pair(paths: TeamPaths, barrier: locks.Barrier, config_text: str, manifest_text: str | None,
+                      patch: ConfigPatch) -> Gen[None]:
+    """oh-my-codex ``writeConfig`` of ``patch``: config alone (``manifest_text`` None), or config +
+    manifest through a prepared journal."""
     del barrier
-    yield from changing(effects.config(config_text, render_json(new_config)),
-                        _config_pair_steps(paths, config_text, new_config, manifest_text, new_manifest))
+    new_config = patch_json(config_text, patch)
+    yield from changing(effects.config(config_text, new_config),
+                        _config_pair_steps(paths, config_text, new_config, manifest_text, patch))
 
 
-def _config_pair_steps(paths: TeamPaths, config_text: str, new_config: Json, manifest_text: str | None,
-                       new_manifest: Json | None) -> Gen[None]:
-    if manifest_text is None or new_manifest is None:
-        yield from txn.write_text(paths.config, render_json(new_config), note="config")
+def _config_pair_steps(paths: TeamPaths, config_text: str, new_config: str, manifest_text: str | None,
+                       patch: ConfigPatch) -> Gen[None]:
+    if manifest_text is None:
+        yield from txn.write_text(paths.config, new_config, note="config")
         return
-    files = (txn.JournalFile(paths.config, config_text, render_json(new_config)),
-             txn.JournalFile(paths.manifest, manifest_text, render_json(new_manifest)))
+    files = (txn.JournalFile(paths.config, config_text, new_config),
+             txn.JournalFile(paths.manifest, manifest_text, patch_json(manifest_text, patch)))
     yield from txn.write_text(paths.journal, txn.journal_text(txn.Journal("prepared", files)), note="txn-journal")
     for f in files:
         assert f.new is not None
@@ -157,12 +144,12 @@ def _config_pair_steps(paths: TeamPaths, config_text: str, new_config: Json, man
     yield from txn.remove_file(paths.journal, note="txn-journal")
 
 
-def create_task(ctx: Ctx, req: TaskCreateRequest, held: locks.Barrier | None = None) -> Gen[Json]:
-    def body(barrier: locks.Barrier) -> Gen[Json]:
+def create_task(ctx: Ctx, req: TaskCreateRequest, held: locks.Barrier | None = None) -> Gen[m.Answer]:
+    def body(barrier: locks.Barrier) -> Gen[m.Answer]:
         state = yield from txn.load_team(ctx.paths, barrier)
         if state is None:
             raise fail(f"Team {ctx.paths.team} not found", status="refused")
-        next_id, valid = _next_task_id(state.config.get("next_task_id"))
+        next_id, valid = _next_task_id(state.config.next_task_id)
         listing = yield from expect(m.ListDir(path=ctx.paths.tasks_dir), m.Listing)
         on_disk = 1 + max((int(mt.group(1)) for name in (listing.names or ())
                            if (mt := TASK_FILE_RE.fullmatch(name))), default=0)
@@ -170,7 +157,7 @@ def create_task(ctx: Ctx, req: TaskCreateRequest, held: locks.Barrier | None = N
             next_id = on_disk
         task_id = str(next_id)
         now = (yield from expect(m.Clock(), m.Value)).value
-        given: Json = {"subject": req.subject, "description": req.description}
+        given: dict[str, object] = {"subject": req.subject, "description": req.description}
         if req.owner is not None:
             given["owner"] = req.owner
         if req.role is not None:
@@ -179,20 +166,15 @@ def create_task(ctx: Ctx, req: TaskCreateRequest, held: locks.Barrier | None = N
             given["status"] = req.status
         if req.blocked_by is not None:
             given["blocked_by"] = list(req.blocked_by)
-        created = normalize_task({**given, "id": task_id, "created_at": now})
-        created["id"] = task_id
-        created["status"] = req.status if req.status is not None else "pending"
-        depends = given.get("depends_on", given.get("blocked_by"))
-        created["depends_on"] = depends if depends is not None else []
-        created["version"] = 1
+        # oh-my-codex's createTask: the given fields, then id and created_at, normalized (depends_on,
+        # version), then status: each key where that order first puts it
+        created: dict[str, object] = {**given, "id": task_id, "created_at": now, "depends_on": list(req.blocked_by or ()),
+                         "version": 1, "status": req.status if req.status is not None else "pending"}
         yield from txn.write_text(ctx.paths.task(task_id), render_json(created), note="task",
                                   effect=effects.created_task(task_id, created))
-        raw_config = dict(state.raw_config)
-        raw_config["next_task_id"] = next_id + 1
-        manifest = dict(state.raw_manifest) if state.raw_manifest is not None else None
-        if manifest is not None:
-            manifest["next_task_id"] = next_id + 1
-        yield from _write_config_pair(ctx, barrier, state.config_text, raw_config, state.manifest_text, manifest)
+        yield from write_config_pair(ctx.paths, barrier, state.config_text,
+                                     state.manifest_text if state.raw_manifest is not None else None,
+                                     ConfigPatch(next_task_id=next_id + 1))
         return {"ok": True, "task": created}
 
     return (yield from locks.with_barrier(ctx.paths, body, held=held))
@@ -243,73 +225,61 @@ def iso_from_ms(ms: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
-def _lease_expired(claim: object, now_ms: int) -> bool:
-    if not isinstance(claim, dict) or not claim.get("leased_until"):
+def _lease_expired(claim: Claim | None, now_ms: int) -> bool:
+    if claim is None or not claim.leased_until:
         return False
-    until = parse_iso_ms(str(claim["leased_until"]))
+    until = parse_iso_ms(claim.leased_until)
     return until is not None and until <= now_ms
 
 
-def _readiness(paths: TeamPaths, task: Json) -> Gen[list[str]]:
+def _readiness(paths: TeamPaths, task: Task) -> Gen[list[str]]:
     """The ids of dependencies not yet completed ([] = ready)."""
-    deps = task.get("depends_on")
-    if deps is None:
-        deps = task.get("blocked_by")
     missing: list[str] = []
-    for dep in deps if isinstance(deps, list) else []:
-        dep_id = str(dep)
-        found = (yield from read_task(paths, dep_id)) if is_safe_task_id(dep_id) else None
-        if found is None or found.get("status") != "completed":
+    for dep in task.depends_on if task.depends_on is not None else task.blocked_by or ():
+        found = (yield from read_task(paths, dep)) if is_safe_task_id(dep) else None
+        if found is None or found.status != "completed":
             missing.append(dep)
     return missing
 
 
-def claim_task(ctx: Ctx, req: TaskClaimRequest, held: locks.Barrier | None = None) -> Gen[Json]:
+def claim_task(ctx: Ctx, req: TaskClaimRequest, held: locks.Barrier | None = None) -> Gen[m.Answer]:
     paths = ctx.paths
 
-    def locked() -> Gen[Json]:
+    def locked() -> Gen[m.Answer]:
         current = yield from read_task(paths, req.task_id)
         if current is None:
             return {"ok": False, "error": "task_not_found"}
-        if req.expected_version is not None and current.get("version") != req.expected_version:
+        if req.expected_version is not None and current.version != req.expected_version:
             return {"ok": False, "error": "claim_conflict"}
         missing = yield from _readiness(paths, current)
         if missing:
             return {"ok": False, "error": "blocked_dependency", "dependencies": missing}
         state = yield from txn.read_state(paths)
-        workers = state.config.get("workers", []) if state is not None else []
-        if state is None or not any(isinstance(w, dict) and w.get("name") == req.worker for w in workers):
+        if state is None or not any(w.name == req.worker for w in state.config.workers):
             return {"ok": False, "error": "worker_not_found"}
-        if current.get("status") in TERMINAL:
+        if current.status in TERMINAL:
             return {"ok": False, "error": "already_terminal"}
         now_ms = parse_iso_ms((yield from expect(m.Clock(), m.Value)).value) or 0
-        task = dict(current)
-        if task.get("status") == "in_progress":
-            if not _lease_expired(task.get("claim"), now_ms):
+        task = current
+        if task.status == "in_progress":
+            if not _lease_expired(task.claim, now_ms):
                 return {"ok": False, "error": "claim_conflict"}
-            task["owner"] = None
-            task["claim"] = None
-            task["status"] = "pending"
-        if task.get("status") in ("pending", "blocked"):
-            if task.get("claim"):
-                if not _lease_expired(task["claim"], now_ms):
+            task = evolve(task, owner=None, claim=None, status="pending")
+        if task.status in ("pending", "blocked"):
+            if task.claim is not None and task.claim.held:
+                if not _lease_expired(task.claim, now_ms):
                     return {"ok": False, "error": "claim_conflict"}
-                task["claim"] = None
-            if task.get("owner") and task["owner"] != req.worker:
+            if task.owner and task.owner != req.worker:
                 return {"ok": False, "error": "claim_conflict"}
-            if "owner" in task:
-                task["owner"] = None
         token = yield from ids.fresh_uuid()
-        task["status"] = "in_progress"
-        task["owner"] = req.worker
-        task["claim"] = {"owner": req.worker, "token": token, "leased_until": iso_from_ms(now_ms + CLAIM_LEASE_MS)}
-        task["version"] = int(current.get("version", 1)) + 1
-        updated = {k: v for k, v in task.items() if v is not None or k not in ("owner", "claim")}
+        claimed = evolve(task, status="in_progress", owner=req.worker, version=(current.version or 1) + 1, claim=Claim(
+            owner=req.worker, token=token, leased_until=iso_from_ms(now_ms + CLAIM_LEASE_MS)))
+        updated = to_json(claimed)
         yield from txn.write_text(paths.task(req.task_id), render_json(updated), note="task",
-                                  effect=effects.changed_task(req.task_id, current, updated))
+                                  effect=effects.changed_task(req.task_id, to_json(current), updated))
         return {"ok": True, "task": updated, "claimToken": token}
 
-    def body(barrier: locks.Barrier) -> Gen[Json]:
+    def body(barrier: locks.Barrier) -> Gen[m.Answer]:
         yield from txn.recover(paths, barrier)
         if (yield from txn.read_state(paths)) is None:
             raise fail(f"Team {paths.team} not found", status="refused")

@@ -25,7 +25,7 @@ from attrs import evolve, frozen
 from pure import model as m
 from pure import tmux as t
 from pure.omx import effects
-from pure.omx.codec import Json
+from pure.omx.records import Member
 from pure.omx.state import WORKER_NAME_RE, TeamPaths
 from pure.program import Gen, expect
 
@@ -104,18 +104,17 @@ def keep(paths: TeamPaths, worker: str, pane_id: str, pid: object, owner: str) -
     return Kept(worker=worker, pane_id=pane_id, path=path)
 
 
-def keep_records(paths: TeamPaths, records: Iterable[Json], owner: str, *, leader_pane_id: str | None = None,
+def keep_records(paths: TeamPaths, records: Iterable[Member], owner: str, *, leader_pane_id: str | None = None,
                  hud_pane_id: str | None = None) -> Gen[list[Kept]]:
     """:func:`keep` for each worker record (``name``, ``pane_id``, ``pid``) whose pane the teardown would
     not leave out (the leader or HUD pane, a repeat: ``t.exclusion_rule``)."""
     kept: list[Kept] = []
     seen: set[str] = set()
     for record in records:
-        pane = record.get("pane_id")
-        if isinstance(pane, str) and t.is_pane_id(pane) and t.exclusion_rule(pane, seen, leader_pane_id,
-                                                                              hud_pane_id) is None:
+        pane = record.pane_id
+        if t.is_pane_id(pane) and t.exclusion_rule(pane, seen, leader_pane_id, hud_pane_id) is None:
             seen.add(pane)
-            kept.append((yield from keep(paths, str(record.get("name")), pane, record.get("pid"), owner)))
+            kept.append((yield from keep(paths, record.name, pane, record.pid, owner)))
     return kept
 
 
@@ -126,13 +125,13 @@ def lost(kept: Sequence[Kept], report: t.TeardownReport | None) -> list[str]:
     return [k.missing for k in kept if k.missing and k.pane_id in killed]
 
 
-def with_warnings(result: Json, warnings: Sequence[str]) -> Json:
+def with_warnings(result: m.Answer, warnings: Sequence[str]) -> m.Answer:
     """``result`` with ``transcriptWarnings`` when a killed pane's transcript could not be kept; else as it
     is (oh-my-codex's result objects stay exactly theirs, docs/scale-down.md "Deviations")."""
     return {**result, "transcriptWarnings": list(warnings)} if warnings else result
 
 
-def noted(done: m.Done, fields: Json) -> m.Done:
+def noted(done: m.Done, fields: m.Answer) -> m.Done:
     """``done`` with ``fields`` (where a transcript went, why one could not be kept) in its JSON result; as
     it is when there are none."""
     if not fields or not isinstance(done.outcome.result, dict):

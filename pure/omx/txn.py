@@ -42,7 +42,7 @@ from returns.result import Failure, Result, Success
 
 from pure import model as m
 from pure.omx import effects
-from pure.omx.codec import Json, StateError, parse_json, parse_object, render_json
+from pure.omx.codec import Parsed, StateError, parse_json, parse_object, render_json
 from pure.omx.locks import Barrier
 from pure.omx.state import (
     TeamPaths,
@@ -309,7 +309,7 @@ def raw_generation(paths: TeamPaths) -> Gen[int | None]:
 
 
 def _with_generation(text: str, generation: int) -> str:
-    value: Json = json.loads(text)
+    value: Parsed = json.loads(text)
     value["config_generation"] = generation
     return render_json(value)
 

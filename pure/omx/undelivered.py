@@ -15,7 +15,7 @@ from pure import model as m
 from pure import tmux as t
 from pure.agents import supervise
 from pure.omx import dispatch as dsp
-from pure.omx.codec import Json
+from pure.omx.records import DispatchRequest, TeamConfig
 from pure.omx.state import TeamPaths
 from pure.program import Gen, expect
 
@@ -26,37 +26,37 @@ class Undelivered:
     cli: str
     pane: str | None
     pid: int | None
-    request: Json
+    request: DispatchRequest
+    trigger: str
 
-    def to_json(self) -> Json:
-        return {"worker": self.worker, "paneId": self.pane, "requestId": self.request.get("request_id"),
-                "attempts": self.request.get("attempt_count"), "reason": self.request.get("last_reason")}
+    def to_json(self) -> m.Answer:
+        return {"worker": self.worker, "paneId": self.pane, "requestId": self.request.request_id,
+                "attempts": self.request.attempt_count, "reason": self.request.last_reason}
 
     def debt(self) -> m.Debt:
-        return m.Debt(kind="task_delivery", subject=self.worker, reason=str(self.request.get("last_reason")),
-                      detail=f"dispatch request {self.request.get('request_id')}")
+        return m.Debt(kind="task_delivery", subject=self.worker, reason=str(self.request.last_reason),
+                      detail=f"dispatch request {self.request.request_id}")
 
 
-def find(config: Json, requests: Sequence[object]) -> tuple[Undelivered, ...]:
+def latest_requests(requests: Sequence[DispatchRequest]) -> dict[str, DispatchRequest]:
+    """Each worker's latest dispatch request."""
+    return {request.to_worker: request for request in requests if request.to_worker is not None}
+
+
+def find(config: TeamConfig, requests: Sequence[DispatchRequest]) -> tuple[Undelivered, ...]:
     """The members whose latest dispatch request failed, in membership order."""
-    latest: dict[str, Json] = {}
-    for request in requests:
-        if isinstance(request, dict) and isinstance(request.get("to_worker"), str):
-            latest[request["to_worker"]] = request
+    latest = latest_requests(requests)
     found = []
-    for worker in config.get("workers") or []:
-        if not isinstance(worker, dict) or not isinstance(worker.get("name"), str):
-            continue
-        request = latest.get(worker["name"])
-        if request is not None and request.get("status") == "failed" and isinstance(request.get("trigger_message"), str):
-            pane, pid = worker.get("pane_id"), worker.get("pid")
-            found.append(Undelivered(worker=worker["name"], cli=str(worker.get("worker_cli") or "codex"),
-                                     pane=pane if isinstance(pane, str) else None,
-                                     pid=pid if t.is_positive_pid(pid) else None, request=request))
+    for worker in config.workers:
+        request = latest.get(worker.name)
+        if request is not None and request.status == "failed" and isinstance(request.trigger_message, str):
+            found.append(Undelivered(worker=worker.name, cli=worker.worker_cli or "codex", pane=worker.pane_id,
+                                     pid=worker.pid if t.is_positive_pid(worker.pid) else None, request=request,
+                                     trigger=request.trigger_message))
     return tuple(found)
 
 
-def reported(paths: TeamPaths, config: Json) -> Gen[tuple[Undelivered, ...]]:
+def reported(paths: TeamPaths, config: TeamConfig) -> Gen[tuple[Undelivered, ...]]:
     """``find`` over the recorded requests (``team debt show``, ``redeliver``; ``team status`` parses the
     same file itself); an unreadable requests file shows none, as it shows no task state."""
     data = yield from expect(m.ReadFile(path=paths.dispatch_requests), m.FileData)
@@ -68,7 +68,7 @@ class Redelivery:
     delivered: tuple[str, ...] = ()  # workers whose task reached them now
     still: tuple[Undelivered, ...] = ()  # as recorded after this try
 
-    def to_json(self) -> Json:
+    def to_json(self) -> m.Answer:
         return {"delivered": list(self.delivered), "notDelivered": [u.to_json() for u in self.still]}
 
     def onto(self, done: m.Done) -> m.Done:
@@ -79,7 +79,7 @@ class Redelivery:
         return done.adding("redeliveredTasks", self.to_json(), tuple(u.debt() for u in self.still))
 
 
-def redeliver(paths: TeamPaths, config: Json, owner: str, cwd: str) -> Gen[Redelivery]:
+def redeliver(paths: TeamPaths, config: TeamConfig, owner: str, cwd: str) -> Gen[Redelivery]:
     """Type each undelivered trigger again into its worker's pinned, owner-tagged pane and watch it
     land; every outcome is written into its request (``attempt_count`` + 1) and the delivery log. A
     requests file that cannot be read names no task and is left as it is (``team status`` shows no
@@ -88,14 +88,14 @@ def redeliver(paths: TeamPaths, config: Json, owner: str, cwd: str) -> Gen[Redel
     if not found:
         return Redelivery()
     messages = [supervise.Message(worker=u.worker, cli=u.cli, pane=u.pane, pid=u.pid,
-                                  text=str(u.request["trigger_message"]), token=dsp.trigger_token(u.worker))
+                                  text=u.trigger, token=dsp.trigger_token(u.worker))
                 for u in found if u.pane is not None and u.pid is not None]
     outcomes = yield from supervise.deliver_all(messages, owner)
     now = (yield from expect(m.Clock(), m.Value)).value
     delivered, still = [], []
     for undelivered in found:
         outcome = outcomes.get(undelivered.worker, supervise.Delivery(ok=False, reason="not_delivered:pane_not_pinned"))
-        attempts = undelivered.request.get("attempt_count")
+        attempts = undelivered.request.attempt_count
         request = dsp.watched_outcome(undelivered.request, outcome.ok, outcome.reason, now,
                                       (attempts if type(attempts) is int else 1) + 1)
         yield from dsp.update_request(paths, request)

@@ -14,12 +14,11 @@ import json
 import posixpath
 import re
 from collections.abc import Callable
-from typing import Any
 
 from attrs import frozen
 
 from pure import model as m
-from pure.omx.codec import Json
+from pure.omx.records import TeamConfig
 from pure.program import Gen, expect
 
 
@@ -29,7 +28,7 @@ class WorktreeMode:
     detached: bool
     name: str | None
 
-    def as_json(self) -> Json:
+    def as_json(self) -> dict[str, object]:
         return {"enabled": self.enabled, "detached": self.detached, "name": self.name}
 
 
@@ -57,22 +56,21 @@ class WorktreeError(Exception):
 _WORKER_BRANCH = re.compile(r"(.+)/worker-[0-9]+")
 
 
-def resolve_mode(config: Json) -> tuple[WorktreeMode | None, bool]:
+def resolve_mode(config: TeamConfig) -> tuple[WorktreeMode | None, bool]:
     """The worktree mode of a team and whether it was derived (to be persisted in memory)."""
-    if config.get("workspace_mode") != "worktree":
+    if config.workspace_mode != "worktree":
         return None, False
-    raw = config.get("worktree_mode")
+    raw = config.worktree_mode
     if isinstance(raw, dict) and raw.get("enabled") is True:
         name = raw.get("name") if isinstance(raw.get("name"), str) and raw.get("name") else None
         detached = raw.get("detached") is not False or name is None
         return WorktreeMode(enabled=True, detached=detached, name=None if detached else name), False
-    workers = [w for w in config.get("workers") or [] if isinstance(w, dict)]
-    if any(w.get("worktree_detached") is True for w in workers):
+    if any(w.worktree_detached is True for w in config.workers):
         return WorktreeMode(enabled=True, detached=True, name=None), True
     prefixes = set()
-    for worker in workers:
-        branch = worker.get("worktree_branch")
-        match = _WORKER_BRANCH.fullmatch(branch) if isinstance(branch, str) else None
+    for worker in config.workers:
+        branch = worker.worktree_branch
+        match = _WORKER_BRANCH.fullmatch(branch) if branch is not None else None
         if match is not None:
             prefixes.add(match.group(1))
     if len(prefixes) == 1:
@@ -191,7 +189,7 @@ def remove(tree: Worktree) -> Gen[list[str]]:
     return problems
 
 
-def intent_record(tree: Worktree) -> Json:
+def intent_record(tree: Worktree) -> dict[str, object]:
     """A worktree a run is about to make, as its durable intent names it (pure/omx/strays.py)."""
     return {"repo_root": tree.repo_root, "path": tree.path, "branch": tree.branch, "branch_created": tree.branch_created}
 
@@ -250,7 +248,7 @@ def install_root_agents(tree_path: str, content: str) -> Gen[str]:
     if before.error:
         raise WorktreeError(before.error)
     backup = yield from backup_path(tree_path)
-    record: dict[str, Any] = {"existed": before.content is not None}
+    record: dict[str, object] = {"existed": before.content is not None}
     if before.content is not None:
         record["previousContent"] = before.content
     ack = yield from expect(m.WriteFile(path=backup, content=json.dumps(record, indent=2)), m.Ack)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, NamedTuple, Union
+from typing import Any, Literal, NamedTuple, TypeGuard, Union
 
 from attrs import frozen
 from returns.result import Failure, Result, Success
@@ -43,7 +43,7 @@ def _digits(text: str) -> bool:
     return text != "" and all(ch in DIGITS for ch in text)
 
 
-def is_pane_id(value: object) -> bool:
+def is_pane_id(value: object) -> TypeGuard[str]:
     """``%`` followed by one or more ASCII digits."""
     return isinstance(value, str) and len(value) >= 2 and value[0] == "%" and _digits(value[1:])
 

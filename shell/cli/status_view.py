@@ -4,7 +4,7 @@ each state it shows means — only the states that appear, one line each.
 The states are those of ``pure/team.py`` ``team_status``: a pane's verdict (``pure/tmux/parse.py``),
 its pid against the pinned one, its owner tag, what its agent's screen shows
 (``pure/agents/screen.py``) and what the worker last wrote to its ``status.json``
-(``pure/omx/state.py`` ``worker_status``).
+(``pure/omx/state.py`` ``worker_state``).
 """
 
 from __future__ import annotations

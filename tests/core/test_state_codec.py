@@ -10,6 +10,7 @@ from returns.result import Failure, Success
 
 from pure.omx import codec
 from pure.omx import state as st
+from pure.omx.records import to_json
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "omx"
 PATHS = st.TeamPaths("/w/.omx/state", "alpha")
@@ -23,7 +24,7 @@ def test_reads_what_oh_my_codex_writes_exactly_as_it_reads_it() -> None:
     loaded = st.read_team_state(PATHS, _text("config.json"), _text("manifest.v2.json"))
     assert isinstance(loaded, Success)
     expected = json.loads(_text("read-config.expected.json"))
-    assert json.dumps(loaded.unwrap().config, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    assert json.dumps(to_json(loaded.unwrap().config), sort_keys=True) == json.dumps(expected, sort_keys=True)
 
 
 @pytest.mark.parametrize("name", ["config.json", "manifest.v2.json"])
@@ -39,15 +40,15 @@ def test_manifest_wins_and_generation_comes_from_config() -> None:
     manifest = json.loads(_text("manifest.v2.json"))
     manifest["workers"][0]["pane_id"] = "%99"
     view = st.read_team_state(PATHS, json.dumps(config), json.dumps(manifest)).unwrap().config
-    assert view["max_workers"] == 20 and view["config_generation"] == 7
-    assert view["workers"][0]["pane_id"] == "%99"
+    assert view.max_workers == 20 and view.config_generation == 7
+    assert view.workers[0].pane_id == "%99"
 
 
 def test_invalid_manifest_is_ignored_like_oh_my_codex() -> None:
     manifest = json.loads(_text("manifest.v2.json"))
     manifest["schema_version"] = 3
     view = st.read_team_state(PATHS, _text("config.json"), json.dumps(manifest)).unwrap()
-    assert view.raw_manifest is None and view.config["workers"][0]["pane_id"] == "%21"
+    assert view.raw_manifest is None and view.config.workers[0].pane_id == "%21"
     broken = st.read_team_state(PATHS, _text("config.json"), "{not json").unwrap()
     assert broken.raw_manifest is None
 
@@ -93,7 +94,9 @@ def test_malformed_identity_names_file_and_field(text: str, field: str, message:
 def test_identity_of_another_pane_is_not_malformed() -> None:
     assert st.check_identity(None, "identity.json") == Success(None)
     other = '{"name": "worker-9", "index": 9, "pane_id": "%99", "pid": null, "role": 5}'
-    assert st.check_identity(other, "identity.json") == Success(json.loads(other))
+    identity = st.check_identity(other, "identity.json").unwrap()
+    assert (identity.name, identity.index, identity.pane_id, identity.pid) == ("worker-9", 9, "%99", None)
+    assert to_json(identity) == json.loads(other)  # every key kept, "role" too
 
 
 def test_syntax_errors_keep_the_parser_words() -> None:
@@ -146,9 +149,9 @@ def test_state_root_resolution(env: dict[str, str], root: str) -> None:
     assert st.resolve_state_root("/w", env) == root
 
 
-def test_worker_status_defaults_to_unknown() -> None:
-    unknown = {"state": "unknown", "updated_at": "1970-01-01T00:00:00.000Z"}
-    assert st.worker_status(None) == unknown
-    assert st.worker_status("{") == unknown
-    assert st.worker_status('{"state": "sleepy", "updated_at": "x"}') == unknown
-    assert st.worker_status('{"state": "idle", "updated_at": "t"}')["state"] == "idle"
+def test_worker_state_defaults_to_unknown() -> None:
+    assert st.worker_state(None) == "unknown"
+    assert st.worker_state("{") == "unknown"
+    assert st.worker_state('{"state": "sleepy", "updated_at": "x"}') == "unknown"
+    assert st.worker_state('{"state": "idle"}') == "unknown"  # no updated_at: not a status oh-my-codex reads
+    assert st.worker_state('{"state": "idle", "updated_at": "t"}') == "idle"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pure.omx import worktree as wt
+from pure.omx.records import Member
 from pure.omx.scale_up import undo
 
 
-def _record(name: str, pane: str, pid: int = 100) -> dict[str, object]:
-    return {"name": name, "pane_id": pane, "pid": pid}
+def _record(name: str, pane: str, pid: int = 100) -> Member:
+    return Member(name=name, index=int(name.removeprefix("worker-")), pane_id=pane, pid=pid)
 
 
 def test_the_worker_in_flight_is_what_follows_the_last_attempt() -> None:
@@ -31,7 +32,7 @@ def test_a_fresh_pane_takes_its_old_launch_s_place() -> None:
     log = undo.UndoLog()
     old_1, two = _record("worker-1", "%1"), _record("worker-2", "%2")
     for record in (old_1, two):
-        log.add(undo.Attempt(str(record["name"])))
+        log.add(undo.Attempt(record.name))
         log.add(undo.Pinned(record))
         log.add(undo.Tagged(record))
     fresh_1 = _record("worker-1", "%3", 300)

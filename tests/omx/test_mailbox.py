@@ -16,10 +16,12 @@ from functools import partial
 from typing import Any
 
 import pytest
+from attrs import evolve
 from returns.result import Failure, Success
 
 from pure.omx import mailbox as mb
 from pure.omx.codec import StateError
+from pure.omx.records import to_json
 from pure.omx.state import TeamPaths, resolve_state_root
 from tests.omx.conftest import load_golden
 
@@ -71,7 +73,7 @@ def _replay_send(step: dict[str, Any], text: str | None, cwd: str, env: dict[str
                              now=now)
     recorded = mb.with_message(text, paths.mailbox_file(WORKER), WORKER, message,
                                team_created_at=team_created_at).unwrap()
-    assert recorded.message == returned
+    assert to_json(recorded.message) == returned
     if not created:
         assert recorded.text is None and not recorded.created
         assert step["mailbox_after"] == step["mailbox_before"]
@@ -154,7 +156,7 @@ def test_a_missing_mailbox_starts_fresh() -> None:
     assert recorded.text == ('{\n  "worker": "worker-1",\n  "messages": [\n    {\n      "message_id": "id-1",\n'
                              '      "from_worker": "leader-fixed",\n      "to_worker": "worker-1",\n'
                              '      "body": "hello",\n      "created_at": "2026-01-02T03:04:05.678Z"\n    }\n  ]\n}')
-    assert list(MESSAGE) == ["message_id", "from_worker", "to_worker", "body", "created_at"]
+    assert list(to_json(MESSAGE)) == ["message_id", "from_worker", "to_worker", "body", "created_at"]
 
 
 @pytest.mark.parametrize(("text", "field"), [
@@ -194,13 +196,13 @@ def test_dedupe_needs_the_same_sender_recipient_and_body_undelivered() -> None:
     text = mb.with_message(None, FILE, WORKER, MESSAGE).unwrap().text
 
     def again(**change: str) -> mb.Recorded:
-        return mb.with_message(text, FILE, WORKER, {**MESSAGE, "message_id": "id-2", **change}).unwrap()
+        return mb.with_message(text, FILE, WORKER, evolve(MESSAGE, message_id="id-2", **change)).unwrap()
 
-    assert again().text is None and again().message["message_id"] == "id-1"
+    assert again().text is None and again().message.message_id == "id-1"
     assert again(body="other").created
     assert again(from_worker="worker-2").created
     delivered = mb.mark_delivered(text, FILE, "id-1", "2026-01-02T03:04:06.000Z").unwrap()
-    assert mb.with_message(delivered, FILE, WORKER, {**MESSAGE, "message_id": "id-2"}).unwrap().created
+    assert mb.with_message(delivered, FILE, WORKER, evolve(MESSAGE, message_id="id-2")).unwrap().created
 
 
 @pytest.mark.parametrize(("team_created_at", "deduped"), [
@@ -211,7 +213,7 @@ def test_dedupe_needs_the_same_sender_recipient_and_body_undelivered() -> None:
 ])
 def test_dedupe_only_counts_messages_since_the_team_was_created(team_created_at: str | None, deduped: bool) -> None:
     text = mb.with_message(None, FILE, WORKER, MESSAGE).unwrap().text
-    recorded = mb.with_message(text, FILE, WORKER, {**MESSAGE, "message_id": "id-2"},
+    recorded = mb.with_message(text, FILE, WORKER, evolve(MESSAGE, message_id="id-2"),
                                team_created_at=team_created_at).unwrap()
     assert recorded.created is not deduped
 

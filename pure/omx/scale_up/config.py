@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from returns.result import Failure
 
 from pure.omx import txn
-from pure.omx.codec import Json, parse_object, render_json
+from pure.omx.codec import Parsed, parse_object, render_json
 from pure.omx.locks import Barrier, with_barrier
+from pure.omx.records import ConfigPatch, patch_json, to_json
 from pure.omx.state import TeamPaths, TeamState, read_team_state
 from pure.program import Gen, fail
-
-
-def patch_json(text: str, updates: dict[str, Any]) -> str:
-    """Replace keys of a JSON object in place (key order kept, new keys appended), as oh-my-codex
-    rewrites ``manifest.v2.json``."""
-    value: Json = json.loads(text)
-    for key, item in updates.items():
-        value[key] = item
-    return render_json(value)
-
 
 # The key order of config.json as oh-my-codex's saveTeamConfig writes it when a manifest exists (the
 # config it saves was rebuilt from the manifest, so keys only config.json had are dropped).
@@ -37,34 +25,35 @@ ALWAYS_SAVED = ("leader_pane_id", "leader_pane_pid", "hud_pane_pid", "hud_pane_i
 PANEFLEET_KEYS = ("worker_cli",)
 
 
-def json_object(text: str | None) -> Json | None:
+def json_object(text: str | None) -> Parsed | None:
     """``text`` parsed as a JSON object, else ``None`` (absent, not an object, or not JSON as the
     team state codec reads it: ``pure/omx/codec.py`` ``parse_json``, so that what the canonical read
     ignores is never patched and rewritten here)."""
     return None if text is None else parse_object(text, "").value_or(None)
 
 
-def saved_config_text(state: TeamState, updates: dict[str, Any]) -> str:
-    """``config.json`` after oh-my-codex's ``saveTeamConfig`` of the canonical config plus ``updates``."""
+def saved_config_text(state: TeamState, patch: ConfigPatch) -> str:
+    """``config.json`` after oh-my-codex's ``saveTeamConfig`` of the canonical config plus ``patch``.
+
+    With a manifest this rebuilds the object key by key in oh-my-codex's order, so it works on the
+    JSON forms (``to_json``) of the manifest and the canonical config: the one place they are merged."""
     if state.raw_manifest is None:
-        return patch_json(state.config_text, updates)
-    source: Json = {**state.raw_manifest, **state.config, **updates}
-    out: Json = {}
+        return patch_json(state.config_text, patch)
+    config = to_json(state.config)
+    source = {**state.raw_manifest, **config, **dict(patch.items())}
+    out: dict[str, object] = {}
     for key in SAVED_CONFIG_ORDER:
         if key in ("agent_type", "worker_launch_mode", "max_workers"):
-            out[key] = state.config.get(key)
+            out[key] = config.get(key)
         elif key in source and (source[key] is not None or key in ALWAYS_SAVED or key in state.raw_manifest):
             out[key] = source[key]
         elif key in ALWAYS_SAVED:
             out[key] = None
+    raw_config = to_json(state.raw_config)
     for key in PANEFLEET_KEYS:
-        if key in state.raw_config:
-            out[key] = state.raw_config[key]
+        if key in raw_config:
+            out[key] = raw_config[key]
     return render_json(out)
-
-
-def membership_updates(workers: list[Json], next_index: int) -> dict[str, Any]:
-    return {"workers": workers, "worker_count": len(workers), "next_worker_index": next_index}
 
 
 def locked_state(paths: TeamPaths, barrier: Barrier | None = None) -> Gen[TeamState | None]:
@@ -82,9 +71,9 @@ def recovered_texts(paths: TeamPaths, barrier: Barrier) -> Gen[tuple[str, str | 
     return config_text, (yield from txn.read_text(paths.manifest))
 
 
-def save_config(paths: TeamPaths, generation: int, updates: dict[str, Any], barrier: Barrier | None) -> Gen[int]:
+def save_config(paths: TeamPaths, generation: int, patch: ConfigPatch, barrier: Barrier | None) -> Gen[int]:
     """oh-my-codex ``saveTeamConfig``: generation-checked, config + manifest through a prepared
-    journal. ``updates`` replace keys of both raw files in place. Returns the new generation."""
+    journal. ``patch`` replaces keys of both raw files in place. Returns the new generation."""
 
     def body(b: Barrier) -> Gen[int]:
         yield from txn.recover(paths, b)
@@ -99,11 +88,11 @@ def save_config(paths: TeamPaths, generation: int, updates: dict[str, Any], barr
         if isinstance(loaded, Failure):
             raise fail(f"team_state_malformed:{loaded.failure()}")
         state = loaded.unwrap()
-        change = txn.Change(config_text, saved_config_text(state, updates))
+        change = txn.Change(config_text, saved_config_text(state, patch))
         # oh-my-codex's writeConfig keeps the manifest in sync only when it reads as a v2 manifest;
         # a missing, unparseable or invalid one is left as it is and only config.json is written.
         manifest = (None if manifest_text is None or state.raw_manifest is None
-                    else txn.Change(manifest_text, patch_json(manifest_text, updates)))
+                    else txn.Change(manifest_text, patch_json(manifest_text, patch)))
         return (yield from txn.commit(paths, b, txn.Transaction(
             base_generation=generation, tasks=(), config=change, manifest=manifest)))
 

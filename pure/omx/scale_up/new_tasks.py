@@ -6,8 +6,9 @@ import re
 
 from pure import model as m
 from pure.omx import effects, tasks, txn
-from pure.omx.codec import Json, render_json
+from pure.omx.codec import render_json
 from pure.omx.locks import Barrier, with_barrier
+from pure.omx.records import ConfigPatch, Task
 from pure.omx.scale_up import undo
 from pure.omx.scale_up.config import json_object
 from pure.omx.scale_up.run import Abort, ScaleUpRun, StepFailure, TaskSpec, acked, positive_or
@@ -15,7 +16,7 @@ from pure.omx.state import TeamPaths
 from pure.program import Gen, PlanError, expect
 
 
-def existing_tasks(paths: TeamPaths) -> Gen[list[Json]]:
+def existing_tasks(paths: TeamPaths) -> Gen[list[Task]]:
     """Every task of the team as its file has it, in id order, read the way every operation reads
     them (``pure/omx/tasks.py``): a task file that is not a valid task, or a tasks directory that
     cannot be listed, ends the scale-up (``team_state_malformed:<file>…``, ``cannot read …``). Step 3
@@ -26,8 +27,9 @@ def existing_tasks(paths: TeamPaths) -> Gen[list[Json]]:
 # ------------------------------------------------------------------------------------------- tasks
 
 
-def _task_json(spec: TaskSpec, task_id: str, now: str) -> Json:
-    task: Json = {"subject": spec.subject, "description": spec.description, "status": "pending"}
+def _task_json(spec: TaskSpec, task_id: str, now: str) -> dict[str, object]:
+    """A new task file as oh-my-codex's ``createTask`` writes it, key by key in its order."""
+    task: dict[str, object] = {"subject": spec.subject, "description": spec.description, "status": "pending"}
     if spec.owner is not None:
         task["owner"] = spec.owner
     if spec.blocked_by is not None:
@@ -51,14 +53,11 @@ def _advance_next_task_id(paths: TeamPaths, next_id: int) -> Gen[None]:
         if config_text is None:
             raise StepFailure(f"team_config_missing:{paths.team}")
         manifest_text = yield from txn.read_text(paths.manifest)
-        raw_config = json_object(config_text)
-        if raw_config is None:
+        if json_object(config_text) is None:
             raise StepFailure(f"team_state_malformed:{paths.config}")
-        manifest = json_object(manifest_text)
-        config_next = {**raw_config, "next_task_id": next_id}
-        manifest_next = None if manifest is None else {**manifest, "next_task_id": next_id}
-        yield from tasks.write_config_pair(paths, b, config_text, config_next,
-                                              manifest_text if manifest is not None else None, manifest_next)
+        yield from tasks.write_config_pair(paths, b, config_text,
+                                           manifest_text if json_object(manifest_text) is not None else None,
+                                           ConfigPatch(next_task_id=next_id))
 
     try:
         yield from with_barrier(paths, body)
@@ -66,7 +65,7 @@ def _advance_next_task_id(paths: TeamPaths, next_id: int) -> Gen[None]:
         raise StepFailure(error.outcome.message) from None
 
 
-def create_tasks(run: ScaleUpRun) -> Gen[list[Json]]:
+def create_tasks(run: ScaleUpRun) -> Gen[list[Task]]:
     """Step 5: create every incoming task (``pending``), then re-list all tasks."""
     paths = run.paths
     try:
@@ -76,7 +75,7 @@ def create_tasks(run: ScaleUpRun) -> Gen[list[Json]]:
                 raise StepFailure(listing.error)
             highest = max((int(mt.group(1)) for n in listing.names or () if (mt := _TASK_FILE.fullmatch(n))),
                           default=0)
-            next_id = max(positive_or(run.config.get("next_task_id"), 1), highest + 1)
+            next_id = max(positive_or(run.config.next_task_id, 1), highest + 1)
             for spec in run.req.tasks:
                 task_id = str(next_id)
                 next_id += 1

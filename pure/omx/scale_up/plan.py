@@ -4,20 +4,18 @@ role instructions, the approved-execution gate, and the legacy pid migration (do
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Sequence
-from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 from returns.result import Failure
 
 from pure import model as m
 from pure import tmux as t
 from pure.omx import approved, layout
 from pure.omx import launch as ln
-from pure.omx.codec import Json
+from pure.omx.records import ConfigPatch, TeamConfig, to_json
 from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.scale_up.new_tasks import existing_tasks
 from pure.omx.scale_up.run import (
@@ -25,40 +23,35 @@ from pure.omx.scale_up.run import (
     ScaleUpRequest,
     ScaleUpRun,
     read_optional,
-    str_or_none,
     team_state_file,
 )
 from pure.omx.state import TeamPaths, TeamState
 from pure.program import Gen, PlanError, expect, refused
 
 
-def split_target(config: Json) -> tuple[str, int | None, bool]:
+def split_target(config: TeamConfig) -> tuple[str, int | None, bool]:
     """The last worker's pane when it has one, else the leader pane (docs/tmux-proofs.md, "Proofs
     before every mutation")."""
-    workers = config.get("workers") or []
-    last = workers[-1] if workers else None
-    if isinstance(last, dict) and isinstance(last.get("pane_id"), str) and last["pane_id"].strip():
-        pid = last.get("pid")
-        return last["pane_id"], pid if t.is_positive_pid(pid) else None, False
-    leader = config.get("leader_pane_id")
-    pid = config.get("leader_pane_pid")
-    return (leader if isinstance(leader, str) else ""), pid if t.is_positive_pid(pid) else None, True
+    last = config.workers[-1] if config.workers else None
+    if last is not None and last.pane_id is not None and last.pane_id.strip():
+        return last.pane_id, last.pid if t.is_positive_pid(last.pid) else None, False
+    pid = config.leader_pane_pid
+    return config.leader_pane_id or "", pid if t.is_positive_pid(pid) else None, True
 
 
-def team_panes(config: Json) -> list[tuple[str, int | None]]:
+def team_panes(config: TeamConfig) -> list[tuple[str, int | None]]:
     """The team's panes with their pinned pids, in split-preference order: newest worker first, the leader last."""
     panes: list[tuple[str, int | None]] = []
-    for worker in reversed([w for w in config.get("workers") or [] if isinstance(w, dict)]):
-        pane, pid = worker.get("pane_id"), worker.get("pid")
-        if isinstance(pane, str) and t.is_pane_id(pane):
-            panes.append((pane, pid if t.is_positive_pid(pid) else None))
-    leader, pid = config.get("leader_pane_id"), config.get("leader_pane_pid")
-    if isinstance(leader, str) and t.is_pane_id(leader):
+    for worker in reversed(config.workers):
+        if t.is_pane_id(worker.pane_id):
+            panes.append((worker.pane_id, worker.pid if t.is_positive_pid(worker.pid) else None))
+    leader, pid = config.leader_pane_id, config.leader_pane_pid
+    if t.is_pane_id(leader):
         panes.append((leader, pid if t.is_positive_pid(pid) else None))
     return panes
 
 
-def plan_placements(config: Json, target: str, expected: int | None, count: int) -> Gen[list[layout.Placement]]:
+def plan_placements(config: TeamConfig, target: str, expected: int | None, count: int) -> Gen[list[layout.Placement]]:
     """Watched start-up (docs/scale-up.md, "Pane placement"): where each new worker goes, from one
     snapshot and the pane geometry. Candidates are the team's panes that are live with their pinned
     pid (so a gone last worker no longer blocks the team: a documented deviation); each is proven
@@ -76,9 +69,9 @@ def plan_placements(config: Json, target: str, expected: int | None, count: int)
     if isinstance(geometry, Failure):
         raise refused(f"scale_up_pane_geometry_unavailable:{geometry.failure()}")
     boxes = geometry.unwrap()
-    leader = config.get("leader_pane_id")
+    leader = config.leader_pane_id
     planned = layout.plan_placements(boxes, [p for p in live if p in boxes], count,
-                                     leader_pane=leader if isinstance(leader, str) and leader in boxes else live[-1])
+                                     leader_pane=leader if leader is not None and leader in boxes else live[-1])
     if isinstance(planned, Failure):
         raise refused(f"scale_up_no_room:{planned.failure().message}")
     return planned.unwrap()
@@ -89,23 +82,23 @@ def placed_target(run: ScaleUpRun, position: int) -> tuple[layout.Placement, str
     window) and that pane's pinned pid."""
     placement = run.placements[position]
     pinned = {pane: pid for pane, pid in team_panes(run.base_state.config)}
-    pinned.update({r["pane_id"]: r.get("pid") for r in run.undo.launched()})
+    pinned.update({str(r.pane_id): r.pid for r in run.undo.launched()})
     if isinstance(placement, layout.Split):
         planned = layout.planned_index(placement.target)
-        target = run.undo.launched()[planned]["pane_id"] if planned is not None else placement.target
+        target = str(run.undo.launched()[planned].pane_id) if planned is not None else placement.target
     else:
-        target = str(run.config.get("leader_pane_id"))
+        target = str(run.config.leader_pane_id)
     pid = pinned.get(target)
     return placement, target, pid if t.is_positive_pid(pid) else None
 
 
-def approved_execution_gate(paths: TeamPaths, config: Json, cwd: str) -> Gen[str | None]:
+def approved_execution_gate(paths: TeamPaths, config: TeamConfig, cwd: str) -> Gen[str | None]:
     """Step 3: a persisted approved-execution binding must resolve before any worker launches
     (``pure/omx/approved.py``). ``missing`` passes with no context; ``malformed``, ``stale`` and
     ``ambiguous`` fail closed with oh-my-codex's errors; a valid binding passes and answers the
     ``## Approved Handoff Context`` section every new worker's inbox carries."""
     binding = team_state_file(paths, config, cwd, "approved-execution.json")
-    resolution = yield from approved.resolve_binding(binding, str_or_none(config.get("leader_cwd")) or cwd)
+    resolution = yield from approved.resolve_binding(binding, config.leader_cwd or cwd)
     error = resolution.error(paths.team)
     if error is not None:
         raise refused(error)
@@ -148,20 +141,20 @@ def plan_launches(req: ScaleUpRequest, paths: TeamPaths, start: int, state: Team
     existing = yield from existing_tasks(paths)
     placeholder = None
     launch_env = dict(req.env)
-    if launch_env.get("OMX_TEAM_WORKER_CLI", "").strip() == PLACEHOLDER or state.raw_config.get("worker_cli") == PLACEHOLDER:
+    if launch_env.get("OMX_TEAM_WORKER_CLI", "").strip() == PLACEHOLDER or state.raw_config.worker_cli == PLACEHOLDER:
         launch_env.pop("OMX_TEAM_WORKER_CLI", None)
         placeholder = req.cli_paths.get(PLACEHOLDER)
         if not placeholder:
             raise refused("placeholder_agent_unavailable: the panefleet placeholder agent was not found")
-    team_cli = state.raw_config.get("worker_cli")
-    if (placeholder is None and team_cli in ln.CLI_NAMES and not launch_env.get("OMX_TEAM_WORKER_CLI", "").strip()
+    team_cli = state.raw_config.worker_cli
+    if (placeholder is None and team_cli is not None and team_cli in ln.CLI_NAMES and not launch_env.get("OMX_TEAM_WORKER_CLI", "").strip()
             and not launch_env.get("OMX_TEAM_WORKER_CLI_MAP", "").strip()):
         # the team's CLI (team init --worker-cli) when the environment selects none: docs/scale-up.md
         launch_env["OMX_TEAM_WORKER_CLI"] = team_cli
     request = ln.ScaleUpLaunchRequest(
         count=req.count, next_worker_index=start, agent_type=req.agent_type, env=launch_env, process_env=launch_env,
         leader_cwd=req.cwd, codex_home=home, setup_scope_json=setup_scope,
-        existing_tasks=tuple(ln.TaskRole(owner=str_or_none(x.get("owner")), role=str_or_none(x.get("role"))) for x in existing),
+        existing_tasks=tuple(ln.TaskRole(owner=x.owner, role=x.role) for x in existing),
         incoming_tasks=tuple(ln.TaskRole(owner=spec.owner, role=spec.role) for spec in req.tasks),
     )
     planned = ln.plan_scale_up_launches(request)
@@ -273,15 +266,11 @@ def migrate_legacy_pid(paths: TeamPaths, state: TeamState, owner: str) -> Gen[Te
     if proof.token is None:
         raise refused(split_target_problem(proof))
     pinned = proof.token.pid
-    config: Json = json.loads(json.dumps(state.config))
-    if leader:
-        config["leader_pane_pid"] = pinned
-        updates: dict[str, Any] = {"leader_pane_pid": pinned}
-    else:
-        config["workers"][-1]["pid"] = pinned
-        updates = {"workers": config["workers"]}
+    workers = state.config.workers
+    patch = (ConfigPatch(leader_pane_pid=pinned) if leader
+             else ConfigPatch(workers=tuple(to_json(w) for w in (*workers[:-1], evolve(workers[-1], pid=pinned)))))
     try:
-        yield from save_config(paths, int(config.get("config_generation", 0)), updates, None)
+        yield from save_config(paths, state.config.generation, patch, None)
     except PlanError as error:
         raise refused(f"scale_up_split_target_pid_persistence_failed:{target}:{error.outcome.message}") from None
     fresh = yield from locked_state(paths)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attrs import frozen
+from attrs import evolve, frozen
 from returns.result import Failure
 
 from pure import model as m
@@ -12,9 +12,9 @@ from pure.agents import supervise
 from pure.omx import dispatch as dsp
 from pure.omx import effects, strays
 from pure.omx import worktree as wt
-from pure.omx.codec import Json
 from pure.omx.locks import with_scaling_lock
 from pure.omx.names import sanitize_team_name
+from pure.omx.records import Member, to_json
 from pure.omx.scale_up.config import locked_state
 from pure.omx.scale_up.new_tasks import create_tasks
 from pure.omx.scale_up.plan import (
@@ -80,10 +80,9 @@ def _scale_up(req: ScaleUpRequest, paths: TeamPaths) -> Gen[m.Done]:
     return _result(planned.run, planned.swept)
 
 
-def _forget_intents(paths: TeamPaths, members: list[Json]) -> Gen[None]:
+def _forget_intents(paths: TeamPaths, members: list[Member]) -> Gen[None]:
     for added in members:
-        yield from expect(m.RemovePath(path=paths.intent(added["name"]), effect=effects.worker(added["name"], "add")),
-                          m.Ack)
+        yield from expect(m.RemovePath(path=paths.intent(added.name), effect=effects.worker(added.name, "add")), m.Ack)
 
 
 @frozen(kw_only=True)
@@ -105,19 +104,18 @@ def _read_and_plan(req: ScaleUpRequest, paths: TeamPaths) -> Gen[_Planned]:
         raise refused(f"Team {paths.team} not found")
     yield from dsp.read_requests(paths)  # step 6i appends to it: a malformed file is refused before anything changes
     config = state.config
-    workers = [w for w in config.get("workers") or [] if isinstance(w, dict)]
-    maximum = positive_or(config.get("max_workers"), 20)
+    workers = config.workers
+    maximum = positive_or(config.max_workers, 20)
     if len(workers) + req.count > maximum:
         raise refused(f"Cannot add {req.count} workers: would exceed max_workers "
                       f"({len(workers)} + {req.count} > {maximum})")
-    start = positive_or(config.get("next_worker_index"), len(workers) + 1)
+    start = positive_or(config.next_worker_index, len(workers) + 1)
     names = tuple(f"worker-{start + i}" for i in range(req.count))
     launches = yield from plan_launches(req, paths, start, state)
     approved_section = yield from approved_execution_gate(paths, config, req.cwd)
-    owner = config.get("tmux_pane_owner_id")
-    if not isinstance(owner, str) or not owner.strip():
+    owner = (config.tmux_pane_owner_id or "").strip()
+    if not owner:
         raise refused(f"scale_up_split_target_owner_unavailable:{split_target(config)[0]}")
-    owner = owner.strip()
     # what a crashed or interrupted run of this team left behind goes first (pure/omx/strays.py), in
     # every mode: oh-my-codex leaves it (docs/scale-up.md, "Stray panes")
     swept = yield from strays.sweep(paths, config, owner)
@@ -158,7 +156,7 @@ def _new_run(req: ScaleUpRequest, paths: TeamPaths, state: TeamState, owner: str
         mode = wt.WorktreeMode(enabled=True, detached=True, name=None)
     run.worktree_mode, run.worktree_mode_derived = mode, derived
     if mode is not None and derived:
-        run.config["worktree_mode"] = mode.as_json()
+        run.config = evolve(run.config, worktree_mode=mode.as_json())
     runtime = yield from expect(m.Stat(path=paths.runtime_dir), m.Value)
     run.runtime_existed = runtime.value != "absent"
     return run
@@ -182,7 +180,7 @@ def _create_workers(planned: _Planned) -> Gen[m.Done | None]:
             for worker in launched:
                 requests.append((yield from hand_over(run, worker, tasks)))
             delivered = yield from supervise.deliver_all(
-                [supervise.Message(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid, text=r["trigger_message"],
+                [supervise.Message(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid, text=str(r.trigger_message),
                                    token=dsp.trigger_token(w.name)) for w, r in zip(launched, requests, strict=True)],
                 run.owner)
             for worker, request in zip(launched, requests, strict=True):
@@ -192,7 +190,7 @@ def _create_workers(planned: _Planned) -> Gen[m.Done | None]:
                 worker = yield from launch_worker(run, name, index, planned.launches, position)
                 request = yield from hand_over(run, worker, tasks)
                 delivery = yield from changing(effects.worker(worker.name, "add"), dsp.deliver_trigger(
-                    worker.pane, worker.pid, run.owner, request["trigger_message"]))
+                    worker.pane, worker.pid, run.owner, str(request.trigger_message)))
                 yield from settle(run, worker, request, delivery)
         yield from finish_event(run)
     except Abort as abort:
@@ -209,8 +207,8 @@ def _create_workers(planned: _Planned) -> Gen[m.Done | None]:
 def _result(run: ScaleUpRun, swept: strays.Sweep) -> m.Done:
     """The answer: the workers added, their deliveries, those removed and the strays; ``debt`` when a
     worker was removed, a task may not have reached its worker or a stray pane could not be proven ours."""
-    result: Json = {"ok": True, "addedWorkers": run.undo.members(), "newWorkerCount": run.config["worker_count"],
-                    "nextWorkerIndex": run.config["next_worker_index"]}
+    result: m.Answer = {"ok": True, "addedWorkers": [to_json(w) for w in run.undo.members()],
+                    "newWorkerCount": run.config.worker_count, "nextWorkerIndex": run.config.next_worker_index}
     if run.supervised:
         result["deliveries"] = run.deliveries
     removed = [d for d in run.deliveries if d.get("status") == "removed"]  # worker.py drop_worker

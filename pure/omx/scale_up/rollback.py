@@ -16,13 +16,11 @@ from pure.agents import supervise
 from pure.omx import dispatch as dsp
 from pure.omx import effects, kept_workers, transcripts, txn
 from pure.omx import worktree as wt
-from pure.omx.codec import Json
 from pure.omx.locks import Barrier, with_barrier
+from pure.omx.records import ConfigPatch, JsonObject, Member, membership, patch_json, to_json
 from pure.omx.scale_up import undo
 from pure.omx.scale_up.config import (
     json_object,
-    membership_updates,
-    patch_json,
     recovered_texts,
     saved_config_text,
 )
@@ -34,7 +32,6 @@ from pure.omx.scale_up.run import (
     acked,
     error_done,
     positive_or,
-    str_or_none,
 )
 from pure.omx.scale_up.undo import InFlight
 from pure.omx.scale_up.worker import leader_event
@@ -49,17 +46,17 @@ def _persistence_failure(error: BaseException) -> str:
     return f"Error: {message}"
 
 
-def _rollback_workers(run: ScaleUpRun, in_flight: InFlight) -> list[Json]:
+def _rollback_workers(run: ScaleUpRun, in_flight: InFlight) -> list[Member]:
     """The workers this run added or launched, and the one in flight; of a worker launched twice (its
     retry in a fresh pane, worker.py ``await_started``) the latest record, which names its live pane."""
-    workers: dict[str, Json] = {}
+    workers: dict[str, Member] = {}
     flying = [in_flight.record] if in_flight.record is not None else []
     for record in [*run.undo.members(), *run.undo.launched(), *flying]:
-        workers[record["name"]] = record
+        workers[record.name] = record
     return list(workers.values())
 
 
-def _tracking_commit(run: ScaleUpRun, rollback_workers: list[Json]) -> Gen[None]:
+def _tracking_commit(run: ScaleUpRun, rollback_workers: list[Member]) -> Gen[None]:
     """Tracking commit: record every rollback worker in canonical state before any teardown."""
     paths = run.paths
 
@@ -71,25 +68,25 @@ def _tracking_commit(run: ScaleUpRun, rollback_workers: list[Json]) -> Gen[None]
         # A manifest that is not a JSON object is left untouched (oh-my-codex would crash here and
         # leak the pane; the canonical read ignores such a manifest, so config.json records it).
         manifest_value = json_object(manifest_text)
-        current: Json = manifest_value if manifest_value is not None else json.loads(config_text)
-        members = [w for w in current.get("workers") or [] if isinstance(w, dict)]
+        # Members are taken as the file holds them, well formed or not (an object that is not a v2
+        # manifest is not checked): only this run's workers are added, every other entry written back.
+        current: JsonObject = manifest_value if manifest_value is not None else json.loads(config_text)
+        members = [w for w in _entries(current) if isinstance(w, dict)]
         next_index = positive_or(current.get("next_worker_index"), 1)
         for worker in rollback_workers:
-            if all(w.get("name") != worker["name"] for w in members):
-                members.append(worker)
-            next_index = max(next_index, worker["index"] + 1)
-        updates = membership_updates(members, next_index)
+            if all(w.get("name") != worker.name for w in members):
+                members.append(to_json(worker))
+            next_index = max(next_index, worker.index + 1)
+        updates = ConfigPatch(workers=tuple(members), worker_count=len(members), next_worker_index=next_index)
         generation = yield from txn.raw_generation(paths)
         change = txn.Change(config_text, saved_config_text(loaded.unwrap(), updates))
         manifest = None if manifest_value is None else txn.Change(manifest_text, patch_json(manifest_text or "", updates))
         yield from txn.commit(paths, b, txn.Transaction(base_generation=generation or 0, tasks=(), config=change,
                                                          manifest=manifest, recover_to_new_on_failure=True))
-        check = yield from txn.read_text(paths.config)
-        recorded = {w.get("name"): w.get("pane_id") for w in json.loads(check or "{}").get("workers") or []
-                    if isinstance(w, dict)}
+        recorded = _recorded_panes((yield from txn.read_text(paths.config)))
         for worker in rollback_workers:
-            if recorded.get(worker["name"], "\0") != worker.get("pane_id"):
-                raise fail(f"scale_up_rollback_tracking_verification_failed:{worker['name']}")
+            if recorded.get(worker.name, "\0") != worker.pane_id:
+                raise fail(f"scale_up_rollback_tracking_verification_failed:{worker.name}")
 
     yield from with_barrier(paths, body)
 
@@ -106,38 +103,38 @@ class CleanupDebt:
         return f"{self.code}:{self.subject}"
 
 
-def _authorize(run: ScaleUpRun, rollback_workers: list[Json], in_flight: InFlight,
+def _authorize(run: ScaleUpRun, rollback_workers: list[Member], in_flight: InFlight,
                debts: list[CleanupDebt]) -> tuple[list[str], list[t.TeardownTarget]]:
     """Which panes may be killed: the candidates, and those this run may kill (pinned and tagged by it)."""
     candidates: list[str] = []
     tagged = run.undo.tagged_panes()
-    for pane in [*(w.get("pane_id") for w in rollback_workers), in_flight.pane]:
+    for pane in [*(w.pane_id for w in rollback_workers), in_flight.pane]:
         if isinstance(pane, str) and pane.startswith("%") and pane not in candidates:
             candidates.append(pane)
     targets: list[t.TeardownTarget] = []
     for pane in candidates:
-        owners = [w for w in rollback_workers if w.get("pane_id") == pane]
-        if len(owners) != 1 or not t.is_positive_pid(owners[0].get("pid")):
+        owners = [w for w in rollback_workers if w.pane_id == pane]
+        pid = owners[0].pid if len(owners) == 1 else None
+        if pid is None or not t.is_positive_pid(pid):
             debts.append(CleanupDebt("pane_pid_unpinned", pane))
         elif pane not in tagged:
             debts.append(CleanupDebt("pane_owner_unverified", pane))
         else:
-            targets.append(t.TeardownTarget(pane_id=pane, pid=owners[0]["pid"]))
+            targets.append(t.TeardownTarget(pane_id=pane, pid=pid))
     return candidates, targets
 
 
-def _membership_commit(run: ScaleUpRun, unresolved: list[Json]) -> Gen[None]:
+def _membership_commit(run: ScaleUpRun, unresolved: list[Member]) -> Gen[None]:
     """Membership commit: canonical membership = baseline + unresolved workers, with their tasks."""
     paths = run.paths
-    keep = {w["name"] for w in unresolved}
+    keep = {w.name for w in unresolved}
 
     def body(b: Barrier) -> Gen[None]:
         config_now, manifest_now = yield from recovered_texts(paths, b)
         base = run.base_state.config
-        members = [w for w in base.get("workers") or [] if isinstance(w, dict)]
-        members += unresolved
-        next_index = max([positive_or(base.get("next_worker_index"), 1), *(w["index"] + 1 for w in unresolved)])
-        updates = membership_updates(members, next_index)
+        members = (*base.workers, *unresolved)
+        next_index = max([positive_or(base.next_worker_index, 1), *(w.index + 1 for w in unresolved)])
+        updates = membership(members, next_index)
         config = txn.Change(config_now, saved_config_text(run.base_state, updates))
         manifest = None
         if json_object(run.base_manifest_text) is None and run.base_manifest_text is not None:
@@ -165,23 +162,33 @@ def _membership_commit(run: ScaleUpRun, unresolved: list[Json]) -> Gen[None]:
             fail_rollback_persistence="rollback-membership-persistence" in run.inject,
             fail_rollback_persistence_after=after,  # type: ignore[arg-type]
         ))
-        check = yield from txn.read_text(paths.config)
-        recorded = {w.get("name"): w.get("pane_id") for w in json.loads(check or "{}").get("workers") or []
-                    if isinstance(w, dict)}
+        recorded = _recorded_panes((yield from txn.read_text(paths.config)))
         for worker in unresolved:
-            if recorded.get(worker["name"], "\0") != worker.get("pane_id"):
-                raise fail(f"scale_up_rollback_membership_verification_failed:{worker['name']}")
+            if recorded.get(worker.name, "\0") != worker.pane_id:
+                raise fail(f"scale_up_rollback_membership_verification_failed:{worker.name}")
         for worker in _rollback_workers(run, InFlight()):
-            if worker["name"] not in keep and worker["name"] in recorded and not _in_baseline(run, worker["name"]):
-                raise fail(f"scale_up_rollback_membership_verification_failed:{worker['name']}")
+            if worker.name not in keep and worker.name in recorded and not _in_baseline(run, worker.name):
+                raise fail(f"scale_up_rollback_membership_verification_failed:{worker.name}")
         yield from txn.finalize(paths, b)
 
     yield from with_barrier(paths, body)
 
 
+def _entries(value: JsonObject) -> list[object]:
+    workers = value.get("workers")
+    return workers if isinstance(workers, list) else []
+
+
+def _recorded_panes(config_text: str | None) -> dict[object, object]:
+    """What ``config.json`` as just written records: each member's name and pane, read from the bytes
+    themselves (a commit is verified against the file, not against what panefleet meant to write)."""
+    written = json_object(config_text) or {}
+    return {w.get("name"): w.get("pane_id") for w in _entries(written) if isinstance(w, dict)}
+
+
 def _in_baseline(run: ScaleUpRun, name: str) -> bool:
     base = json_object(run.base_manifest_text) or json_object(run.base_config_text) or {}
-    return any(isinstance(w, dict) and w.get("name") == name for w in base.get("workers") or [])
+    return any(isinstance(w, dict) and w.get("name") == name for w in _entries(base))
 
 
 def _guard(action: Callable[[], Gen[T]]) -> Gen[tuple[T | None, str | None]]:
@@ -207,15 +214,15 @@ def _rollback(run: ScaleUpRun, abort: Abort) -> Gen[m.Done]:
     _, problem = yield from _guard(lambda: _tracking_commit(run, rollback_workers))
     if problem is not None:
         return error_done(f"scale_up_rollback_membership_persistence_failed:Error: {problem}")
-    names = [w["name"] for w in rollback_workers]
+    names = [w.name for w in rollback_workers]
     debts: list[CleanupDebt] = []
     _, problem = yield from _guard(lambda: dsp.remove_requests_for(paths, names))
     if problem is not None:
         debts.append(CleanupDebt("authoritative_dispatch_cleanup_failed", str(problem)))
     candidates, resolved, warnings = yield from _remove_panes(run, rollback_workers, in_flight, debts)
     unresolved_panes = {p for p in candidates if p not in resolved}
-    unresolved = [w for w in rollback_workers if w.get("pane_id") in unresolved_panes]
-    unresolved_names = {w["name"] for w in unresolved}
+    unresolved = [w for w in rollback_workers if w.pane_id in unresolved_panes]
+    unresolved_names = {w.name for w in unresolved}
     if in_flight.worker and in_flight.pane in unresolved_panes:
         unresolved_names.add(in_flight.worker)
     try:
@@ -228,7 +235,7 @@ def _rollback(run: ScaleUpRun, abort: Abort) -> Gen[m.Done]:
     if problem is not None:
         debts.append(CleanupDebt("canonical_cleanup_failed", str(problem)))
     codes = [(d.code, d.subject) for d in debts]
-    records = {w["name"]: kept_workers.record_step(paths, w, kept_workers.debt_codes(w.get("pane_id"), codes),
+    records = {w.name: kept_workers.record_step(paths, w, kept_workers.debt_codes(w.pane_id, codes),
                                                    abort.message) for w in unresolved}
     _, problem = yield from _guard(lambda: _resource_cleanup(run, unresolved_names, records))
     if problem is not None:
@@ -247,12 +254,12 @@ def _rollback(run: ScaleUpRun, abort: Abort) -> Gen[m.Done]:
     return transcripts.noted(done, transcripts.with_warnings({}, warnings))
 
 
-def _remove_panes(run: ScaleUpRun, rollback_workers: list[Json], in_flight: InFlight,
+def _remove_panes(run: ScaleUpRun, rollback_workers: list[Member], in_flight: InFlight,
                   debts: list[CleanupDebt]) -> Gen[tuple[list[str], set[str], list[str]]]:
     """Kill the panes this run may kill, each one's transcript kept first (``pure/omx/transcripts.py``):
     the candidates, the panes resolved, and why a pane it killed has no transcript."""
     candidates, targets = _authorize(run, rollback_workers, in_flight, debts)
-    names = {w.get("pane_id"): str(w["name"]) for w in rollback_workers}
+    names = {w.pane_id: w.name for w in rollback_workers}
     kept = []
     for target in targets:  # each split with its worker's start-up (pure/omx/scale_up/worker.py)
         kept.append((yield from changing(effects.rolled_back(names[target.pane_id]), transcripts.keep(
@@ -271,7 +278,7 @@ def _remove_panes(run: ScaleUpRun, rollback_workers: list[Json], in_flight: InFl
     if targets:
         report, problem = yield from _guard(lambda: t.teardown(
             targets, owner_id=run.owner, authorize=True,
-            leader_pane_id=str_or_none(run.config.get("leader_pane_id")), hud_pane_id=str_or_none(run.config.get("hud_pane_id")),
+            leader_pane_id=run.config.leader_pane_id, hud_pane_id=run.config.hud_pane_id,
             effects={target.pane_id: effects.rolled_back(names[target.pane_id]) for target in targets}))
         if report is None:
             debts.append(CleanupDebt("pane_cleanup_exception", str(problem)))
@@ -291,7 +298,7 @@ def _remove_panes(run: ScaleUpRun, rollback_workers: list[Json], in_flight: InFl
     return candidates, resolved, transcripts.lost(kept, report)
 
 
-def _canonical_cleanup(run: ScaleUpRun, rollback_workers: list[Json], in_flight: InFlight,
+def _canonical_cleanup(run: ScaleUpRun, rollback_workers: list[Member], in_flight: InFlight,
                        unresolved: set[str]) -> Gen[None]:
     """Canonical cleanup: tasks of resolved workers and their worker directories go."""
     paths = run.paths
@@ -299,7 +306,7 @@ def _canonical_cleanup(run: ScaleUpRun, rollback_workers: list[Json], in_flight:
         if task.owner not in unresolved:
             yield from acked(m.RemovePath(path=paths.task(task.task_id), effect=m.effect(
                 "remove", "task", f"task {task.task_id}", "removed again (rolled back)")))
-    doomed = [w["name"] for w in rollback_workers if w["name"] not in unresolved]
+    doomed = [w.name for w in rollback_workers if w.name not in unresolved]
     if in_flight.worker and in_flight.worker not in unresolved and in_flight.worker not in doomed:
         doomed.append(in_flight.worker)
     for name in doomed:

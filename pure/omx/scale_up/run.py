@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import posixpath
 from typing import TypeVar
 
@@ -13,7 +12,7 @@ from pure import tmux as t
 from pure.convert import OMIT_NONE
 from pure.omx import layout
 from pure.omx import worktree as wt
-from pure.omx.codec import Json
+from pure.omx.records import TeamConfig
 from pure.omx.scale_up.undo import UndoLog
 from pure.omx.state import TeamPaths, TeamState
 from pure.program import Gen, expect
@@ -100,15 +99,15 @@ class ScaleUpRun:
         self.paths = paths
         self.owner = owner
         self.inject = injections(req.env)
-        self.config: Json = json.loads(json.dumps(state.config))
-        self.generation: int = int(state.config.get("config_generation", 0))
+        self.config: TeamConfig = state.config  # grows a member at each worker's commit
+        self.generation: int = state.config.generation
         self.base_state = state
         self.base_config_text = state.config_text
         self.base_manifest_text = state.manifest_text
         self.manifest = state.raw_manifest
         self.approved_section: str | None = None  # the approved handoff context for every inbox
         self.undo = UndoLog()
-        self.deliveries: list[Json] = []
+        self.deliveries: list[m.Answer] = []  # each worker's start-up and delivery, for the answer
         self.supervised = req.env.get("OMX_TEAM_SKIP_READY_WAIT") != "1"
         self.placements: list[layout.Placement] = []  # where each new worker goes (watched start-up)
         self.runtime_existed = True
@@ -133,13 +132,13 @@ def positive_or(value: object, default: int) -> int:
     return value if type(value) is int and t.is_positive_pid(value) else default
 
 
-def ok_done(result: Json) -> m.Done:
+def ok_done(result: m.Answer) -> m.Done:
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(result)))
 
 
-def team_state_file(paths: TeamPaths, config: Json, cwd: str, name: str) -> str:
+def team_state_file(paths: TeamPaths, config: TeamConfig, cwd: str, name: str) -> str:
     """A file of the team directory under the config's ``team_state_root`` (else the state root)."""
-    root = str_or_none(config.get("team_state_root")) or paths.state_root
+    root = config.team_state_root or paths.state_root
     return posixpath.join(posixpath.normpath(posixpath.join(cwd, root)), "team", paths.team, name)
 
 

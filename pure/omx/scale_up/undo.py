@@ -28,8 +28,8 @@ from typing import TypeVar
 
 from attrs import define, field, frozen
 
+from pure.omx import records
 from pure.omx import worktree as wt
-from pure.omx.codec import Json
 
 
 @frozen
@@ -80,17 +80,17 @@ class Pane:
 
 @frozen
 class Pinned:
-    record: Json  # the worker record: name, pane_id, pid, …
+    record: records.Member  # the worker record: name, pane_id, pid, …
 
 
 @frozen
 class Tagged:
-    record: Json  # a launched worker: its pane pinned, tagged, its identity written; not yet a member
+    record: records.Member  # a launched worker: its pane pinned, tagged, its identity written; not yet a member
 
 
 @frozen
 class Member:
-    record: Json
+    record: records.Member
 
 
 Entry = Attempt | Task | Folder | Tree | RootAgents | Script | Instructions | Pane | Pinned | Tagged | Member
@@ -103,7 +103,7 @@ class InFlight:
 
     worker: str | None = None
     pane: str | None = None
-    record: Json | None = None
+    record: records.Member | None = None
 
 
 @define
@@ -116,14 +116,14 @@ class UndoLog:
     def of(self, kind: type[E]) -> list[E]:
         return [e for e in self.entries if isinstance(e, kind)]
 
-    def launched(self) -> list[Json]:
+    def launched(self) -> list[records.Member]:
         return [e.record for e in self.of(Tagged)]
 
-    def members(self) -> list[Json]:
+    def members(self) -> list[records.Member]:
         return [e.record for e in self.of(Member)]
 
     def tagged_panes(self) -> set[str]:
-        return {str(record.get("pane_id")) for record in self.launched()}
+        return {str(record.pane_id) for record in self.launched()}
 
     def tree(self, worker: str) -> wt.Worktree | None:
         return next((e.tree for e in self.of(Tree) if e.worker == worker), None)
@@ -139,11 +139,11 @@ class UndoLog:
         return InFlight(worker=attempt.worker, pane=panes[-1] if panes else None,
                         record=records[-1] if records else None)
 
-    def relaunched(self, fresh: Json) -> None:
+    def relaunched(self, fresh: records.Member) -> None:
         """A worker's fresh pane (worker.py ``await_started``) takes its old launch's place: later
         placements index launched workers by position."""
         entries = [e for e in self.entries if not (isinstance(e, Tagged) and e.record is fresh)]
-        self.entries = [Tagged(fresh) if isinstance(e, Tagged) and e.record["name"] == fresh["name"] else e
+        self.entries = [Tagged(fresh) if isinstance(e, Tagged) and e.record.name == fresh.name else e
                         for e in entries]
 
     def drop(self, entry: Entry) -> None:
@@ -159,7 +159,7 @@ def _worker_of(entry: Entry) -> str | None:
     if isinstance(entry, Task):
         return entry.owner
     if isinstance(entry, Pinned | Tagged | Member):
-        return str(entry.record.get("name"))
+        return entry.record.name
     if isinstance(entry, Instructions):
         return None
     return entry.worker

@@ -7,7 +7,7 @@ import dataclasses
 import posixpath
 from collections.abc import Sequence
 
-from attrs import frozen
+from attrs import evolve, frozen
 from returns.result import Failure
 
 from pure import model as m
@@ -17,9 +17,10 @@ from pure.omx import dispatch as dsp
 from pure.omx import effects, ids, instructions, layout, startup_script, strays, transcripts
 from pure.omx import launch as ln
 from pure.omx import worktree as wt
-from pure.omx.codec import Json, render_json
+from pure.omx.codec import render_json
+from pure.omx.records import DispatchRequest, Member, Task, membership, to_json
 from pure.omx.scale_up import undo
-from pure.omx.scale_up.config import membership_updates, save_config
+from pure.omx.scale_up.config import save_config
 from pure.omx.scale_up.plan import (
     Launches,
     model_of,
@@ -37,7 +38,6 @@ from pure.omx.scale_up.run import (
     T,
     acked,
     read_optional,
-    str_or_none,
     team_state_file,
 )
 from pure.omx.scaling import leader_nudge
@@ -67,7 +67,7 @@ class Launched(Prepared):
 
     pane: str
     pid: int
-    record: Json
+    record: Member
 
 
 def launch_worker(run: ScaleUpRun, name: str, index: int, launches: Launches, position: int) -> Gen[Launched]:
@@ -211,7 +211,7 @@ def _split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
 
 
 def _new_pane(run: ScaleUpRun, name: str, index: int, role: str | None, cli: str, step: m.Run, working_dir: str,
-              tree: wt.Worktree | None) -> Gen[tuple[str, int, Json]]:
+              tree: wt.Worktree | None) -> Gen[tuple[str, int, Member]]:
     """Steps 6c-6f: the split, the pin, the tag (and, watched, the release of the gated pane), the
     identity that records the pin, each logged for the rollback as it happens; the pane, its pid and
     the worker record."""
@@ -244,7 +244,7 @@ def _new_pane(run: ScaleUpRun, name: str, index: int, role: str | None, cli: str
     # 6f. identity, right after the tag: from here a crash leaves a stray the next sweep can prove
     # (pure/omx/strays.py); only then may the gated pane start its agent
     try:
-        yield from acked(m.WriteFile(path=paths.worker_file(name, "identity.json"), content=render_json(record)))
+        yield from acked(m.WriteFile(path=paths.worker_file(name, "identity.json"), content=render_json(to_json(record))))
         run.maybe_inject("identity")
     except StepFailure as error:
         raise Abort(f"scale_up_worker_materialization_failed:{name}:{error}") from None
@@ -306,7 +306,7 @@ def _wait_started(run: ScaleUpRun, launched: Sequence[Launched], policy: supervi
     items = [supervise.Starting(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid) for w in launched]
     started = yield from supervise.wait_until_ready(items, run.owner, policy)
     for worker, outcome in zip(launched, started, strict=True):
-        entry: Json = {"worker": worker.name, "paneId": worker.pane, "cli": worker.cli, "started": outcome.state,
+        entry: m.Answer = {"worker": worker.name, "paneId": worker.pane, "cli": worker.cli, "started": outcome.state,
                        "answered": list(outcome.answered)}
         if retry:
             entry["retried"] = True
@@ -327,8 +327,8 @@ def _remove_worker_pane(run: ScaleUpRun, worker: Launched, said: m.Effect) -> Ge
     kept = yield from transcripts.keep(run.paths, worker.name, worker.pane, worker.pid, run.owner)
     problem = yield from supervise.remove_dead(worker.pane, worker.pid, run.owner)
     report = yield from t.teardown([t.TeardownTarget(pane_id=worker.pane, pid=worker.pid)], owner_id=run.owner,
-                                   authorize=True, leader_pane_id=str_or_none(run.config.get("leader_pane_id")),
-                                   hud_pane_id=str_or_none(run.config.get("hud_pane_id")),
+                                   authorize=True, leader_pane_id=run.config.leader_pane_id,
+                                   hud_pane_id=run.config.hud_pane_id,
                                    effects={worker.pane: said})
     if problem is not None or worker.pane not in report.resolved_ids():
         reason = problem or ",".join(r.reason or r.fate for r in report.results)
@@ -387,33 +387,33 @@ def _materializing(worker: Launched, action: Gen[T]) -> Gen[T]:
         raise Abort(f"scale_up_worker_materialization_failed:{worker.name}:{error}") from None
 
 
-def hand_over(run: ScaleUpRun, worker: Launched, tasks: list[Json]) -> Gen[Json]:
+def hand_over(run: ScaleUpRun, worker: Launched, tasks: list[Task]) -> Gen[DispatchRequest]:
     """Steps 6h-6i for one launched worker (started, when watched, 6g): its inbox and its pending
     dispatch request, whose trigger is then typed (``settle`` records how that went)."""
     return (yield from _materializing(worker, changing(effects.worker(worker.name, "add"),
                                                        _hand_over_steps(run, worker, tasks))))
 
 
-def _hand_over_steps(run: ScaleUpRun, worker: Launched, tasks: list[Json]) -> Gen[Json]:
+def _hand_over_steps(run: ScaleUpRun, worker: Launched, tasks: list[Task]) -> Gen[DispatchRequest]:
     paths, name = run.paths, worker.name
     if run.supervised:  # started: stop keeping the pane after its process exits (oh-my-codex's default)
         problem = yield from supervise.keep_on_exit(worker.pane, worker.pid, run.owner, False)
         if problem is not None:
             raise Abort(f"scale_up_worker_start_failed:{name}: {problem}")
-    mine = [task for task in tasks if task.get("owner") == name]
+    mine = [task for task in tasks if task.owner == name]
     ultragoal = yield from read_optional(team_state_file(paths, run.config, run.req.cwd, "ultragoal-context.json"))
     section = dsp.ultragoal_section(ultragoal)
     inbox = dsp.render_inbox(team=paths.team, worker=name, role=worker.role or "", tasks=mine, paths=paths,
                              leader_cwd=run.req.cwd, specialization=None if worker.tree is not None else worker.prompt,
                              context=tuple(c for c in (run.approved_section, section) if c is not None))
     yield from acked(m.WriteFile(path=paths.worker_file(name, "inbox.md"), content=inbox, effect=effects.worker(
-        name, "add", " ".join(["tasks" if len(mine) > 1 else "task", *(f"#{task.get('id')}" for task in mine)])
+        name, "add", " ".join(["tasks" if len(mine) > 1 else "task", *(f"#{task.id}" for task in mine)])
         if mine else "")))
     run.maybe_inject("inbox")
     return (yield from _enqueue(run, worker))
 
 
-def settle(run: ScaleUpRun, worker: Launched, request: Json, delivery: dsp.Delivery | supervise.Delivery) -> Gen[None]:
+def settle(run: ScaleUpRun, worker: Launched, request: DispatchRequest, delivery: dsp.Delivery | supervise.Delivery) -> Gen[None]:
     """Step 6i's end and step 6j: record the delivery, then commit the worker as a member."""
     failure = yield from _materializing(worker, changing(effects.worker(worker.name, "add"),
                                                          _record_delivery(run, worker, request, delivery)))
@@ -424,20 +424,16 @@ def settle(run: ScaleUpRun, worker: Launched, request: Json, delivery: dsp.Deliv
 
 def _commit_member(run: ScaleUpRun, worker: Launched) -> Gen[None]:
     run.maybe_inject("post-dispatch-rollback")
-    run.config["workers"] = [*run.config.get("workers", []), worker.record]
-    run.config["worker_count"] = len(run.config["workers"])
-    run.config["next_worker_index"] = worker.index + 1
+    workers = (*run.config.workers, worker.record)
+    run.config = evolve(run.config, workers=workers, worker_count=len(workers), next_worker_index=worker.index + 1)
     run.undo.add(undo.Member(worker.record))
     run.maybe_inject("config")
-    updates = membership_updates(run.config["workers"], worker.index + 1)
-    if "next_task_id" in run.base_state.raw_config:
-        # oh-my-codex's saveTeamConfig writes the config it read at the start: next_task_id as it was
-        # before this run's tasks (they exist, so their ids are not handed out again)
-        updates["next_task_id"] = run.base_state.raw_config["next_task_id"]
-    if run.worktree_mode_derived:
-        updates["worktree_mode"] = run.config["worktree_mode"]
+    # oh-my-codex's saveTeamConfig writes the config it read at the start: next_task_id as it was
+    # before this run's tasks (they exist, so their ids are not handed out again)
+    patch = evolve(membership(workers, worker.index + 1), next_task_id=run.base_state.raw_config.next_task_id,
+                   worktree_mode=run.config.worktree_mode if run.worktree_mode_derived else None)
     try:
-        run.generation = yield from save_config(run.paths, run.generation, updates, None)
+        run.generation = yield from save_config(run.paths, run.generation, patch, None)
     except PlanError as error:
         raise StepFailure(error.outcome.message) from None
     run.maybe_inject("finalization")
@@ -466,24 +462,12 @@ def worktree_instructions(team: str, worker: str, team_text: str | None, role_bl
 
 
 def _worker_record(run: ScaleUpRun, *, name: str, index: int, role: str | None, cli: str, pid: int | None, pane: str,
-                   working_dir: str, tree: wt.Worktree | None) -> Json:
-    record: Json = {"name": name, "index": index}
-    if role is not None:
-        record["role"] = role
-    record.update({"worker_cli": cli, "assigned_tasks": []})
-    if pid is not None:
-        record["pid"] = pid
-    record["pane_id"] = pane
-    record["working_dir"] = working_dir
-    if tree is not None:
-        record["worktree_repo_root"] = tree.repo_root
-        record["worktree_path"] = tree.path
-        if tree.branch is not None:
-            record["worktree_branch"] = tree.branch
-        record["worktree_detached"] = tree.detached
-        record["worktree_created"] = tree.created
-    record["team_state_root"] = run.paths.state_root
-    return record
+                   working_dir: str, tree: wt.Worktree | None) -> Member:
+    return Member(name=name, index=index, role=role, worker_cli=cli, assigned_tasks=[], pid=pid, pane_id=pane,
+                  working_dir=working_dir, worktree_repo_root=None if tree is None else tree.repo_root,
+                  worktree_path=None if tree is None else tree.path, worktree_branch=None if tree is None else tree.branch,
+                  worktree_detached=None if tree is None else tree.detached,
+                  worktree_created=None if tree is None else tree.created, team_state_root=run.paths.state_root)
 
 
 def prove_split_target(target: str, pid: int, owner: str) -> Gen[t.OwnedPane]:
@@ -510,7 +494,7 @@ def tag_pane(pane: str, pid: int, owner: str) -> Gen[str | None]:
     return None
 
 
-def _enqueue(run: ScaleUpRun, worker: Launched) -> Gen[Json]:
+def _enqueue(run: ScaleUpRun, worker: Launched) -> Gen[DispatchRequest]:
     """Step 6i: append the worker's inbox request (``pending``) to ``dispatch/requests.json``."""
     paths = run.paths
     mode = dsp.dispatch_mode(run.manifest)
@@ -527,7 +511,7 @@ def _enqueue(run: ScaleUpRun, worker: Launched) -> Gen[Json]:
     return request
 
 
-def _record_delivery(run: ScaleUpRun, worker: Launched, request: Json,
+def _record_delivery(run: ScaleUpRun, worker: Launched, request: DispatchRequest,
                      delivery: dsp.Delivery | supervise.Delivery) -> Gen[str | None]:
     """The request's outcome. Returns the failure that aborts the scale-up; a delivery the screen did
     not confirm is recorded and reported instead (docs/scale-up.md, "Watched start-up")."""
@@ -536,12 +520,7 @@ def _record_delivery(run: ScaleUpRun, worker: Launched, request: Json,
     if isinstance(delivery, supervise.Delivery):
         request = dsp.watched_outcome(request, delivery.ok, delivery.reason, done.value, attempts=1)
     else:
-        request = {**request, "attempt_count": 1, "updated_at": done.value}
-        request["status"] = "notified" if delivery.ok else "failed"
-        if delivery.ok:
-            request["notified_at"] = done.value
-        mode = str(request["transport_preference"])
-        request["last_reason"] = dsp.delivered_reason(mode, delivery.reason) if delivery.ok else delivery.reason
+        request = dsp.typed_outcome(request, delivery.ok, delivery.reason, done.value)
     try:
         yield from dsp.update_request(paths, request)
     except PlanError as error:
@@ -552,7 +531,7 @@ def _record_delivery(run: ScaleUpRun, worker: Launched, request: Json,
         return None if delivery.ok else delivery.reason
     entry = next(d for d in run.deliveries if d["worker"] == worker.name)
     entry.update(status="delivered" if delivery.ok else "not_delivered", reason=delivery.reason,
-                 requestId=request["request_id"], rounds=delivery.rounds)
+                 requestId=request.request_id, rounds=delivery.rounds)
     return delivery.reason if delivery.lost else None
 
 
@@ -566,6 +545,6 @@ def leader_event(paths: TeamPaths, reason: str) -> Gen[None]:
 def finish_event(run: ScaleUpRun) -> Gen[None]:
     try:
         yield from leader_event(run.paths, f"scale_up: added {len(run.undo.members())} worker(s), "
-                                     f"new count={run.config['worker_count']}")
+                                     f"new count={run.config.worker_count}")
     except StepFailure as error:
         raise Abort(f"scale_up_finalization_failed:{error}") from None
