@@ -362,13 +362,13 @@ def read_team_state(paths: TeamPaths, config_text: str | None, manifest_text: st
 
 # ------------------------------------------------------------------------------------- init state
 
-DEFAULT_POLICY: Parsed = {
+DEFAULT_POLICY: JsonObject = {
     "worker_launch_mode": "interactive",
     "display_mode": "auto",
     "dispatch_mode": "hook_preferred_with_fallback",
     "dispatch_ack_timeout_ms": 2000,
 }
-DEFAULT_GOVERNANCE: Parsed = {
+DEFAULT_GOVERNANCE: JsonObject = {
     "delegation_only": False,
     "plan_approval_required": False,
     "nested_teams_allowed": False,
