@@ -18,6 +18,8 @@ Defaults (see docs/design-notes.md, "Every external call has a deadline"):
   goes over SSH: a connection set up again (herdr reconnects a dropped one), a slow link and the
   remote server's own 30 s all fit in it. ``PANEFLEET_CALL_TIMEOUT=herdr-machine=SECONDS`` sets it;
   ``herdr=SECONDS`` leaves it alone (``deadline_key``).
+* ``ssh`` 30 s — one call to another machine (``shell/run/hosts.py``): connecting gives up after 10 s
+  (``pure/hosts.py``), a call over the open master connection costs about what it costs locally.
 * anything else 60 s.
 """
 
@@ -29,7 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 ENV_VAR = "PANEFLEET_CALL_TIMEOUT"
-DEFAULT_SECONDS: Mapping[str, float] = {"tmux": 10.0, "git": 120.0, "herdr": 30.0, "herdr-machine": 120.0}
+DEFAULT_SECONDS: Mapping[str, float] = {"tmux": 10.0, "git": 120.0, "herdr": 30.0, "herdr-machine": 120.0,
+                                        "ssh": 30.0}
 OTHER_SECONDS = 60.0
 # SIGTERM first (git removes its index.lock, tmux clients detach cleanly), SIGKILL this much later.
 KILL_GRACE_SECONDS = 0.5

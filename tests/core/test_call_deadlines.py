@@ -105,7 +105,7 @@ def test_bad_values_are_refused(value: str) -> None:
 
 
 def test_unknown_tool_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"unknown tool 'tmxu' in 'tmxu=5' \(known: git, herdr, herdr-machine, tmux\)"):
+    with pytest.raises(ValueError, match=r"unknown tool 'tmxu' in 'tmxu=5' \(known: git, herdr, herdr-machine, ssh, tmux\)"):
         deadlines.parse("tmxu=5")
 
 

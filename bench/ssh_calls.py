@@ -1,0 +1,41 @@
+"""Benchmark: the cost of one call on another machine over OpenSSH, against the same call run locally.
+
+Starts a simulated host (OpenSSH's sshd in namespaces of its own, ``tests/hosts/sim.py``; needs root and
+``openssh-server``), then times ``shell/run/hosts.py`` ``call(host, ["true"])``: the first call (it opens
+the master connection) and ``--calls`` more over that connection, each beside a local ``true`` run through
+``shell/run/process.py``. Prints medians; run from the repository root:
+
+    .venv/bin/python bench/ssh_calls.py [--calls 50] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.hosts.sim import missing_prerequisites, run_scenario  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    missing = missing_prerequisites()
+    if missing:
+        raise SystemExit("cannot run: " + "; ".join(missing))
+    result = run_scenario("call_cost", {"calls": args.calls}, timeout_s=300)
+    summary = {"calls": args.calls, "first_call_ms": round(result["first_ms"], 1),
+               "remote_call_median_ms": round(statistics.median(result["remote_ms"]), 2),
+               "local_call_median_ms": round(statistics.median(result["local_ms"]), 2)}
+    summary["remote_over_local"] = round(summary["remote_call_median_ms"] / summary["local_call_median_ms"], 2)
+    print(json.dumps(summary) if args.json else "\n".join(f"{key}: {value}" for key, value in summary.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""Calls on another machine over OpenSSH, each bounded (``shell/run/process.py``), over one master
+connection per host (docs/hosts.md). What to send and how ``ssh`` failed are decided in ``pure/hosts.py``;
+this module only runs ``ssh`` and ``ssh-keygen`` and reads their answers.
+
+A host is identified at the start of a run by what it cannot fake to a run that reached it: the host key
+``ssh`` verified the connection with (its fingerprint, from the ``known_hosts`` the user's configuration
+names), the machine's ``/etc/machine-id`` and its name; and the login shell is checked to be one that
+passes quoted arguments on literally.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+
+from attrs import frozen
+from returns.result import Failure, Result, Success
+
+from pure import hosts
+from pure import model as m
+from shell.run.process import run_process
+
+# One line per fact, so that no value can be taken for another: machine id, host name, login shell.
+_IDENTIFY = ("sh", "-c", 'cat /etc/machine-id 2>/dev/null || echo; uname -n; printf "%s\\n" "${SHELL:-}"')
+
+
+@frozen
+class Host:
+    """A destination checked by ``pure/hosts.py``, the private folder of its master connection's socket,
+    and the ssh configuration file that describes it (None: the user's ``~/.ssh/config``)."""
+
+    destination: str
+    socket_dir: str
+    config_file: str | None = None
+
+    @classmethod
+    def open(cls, destination: str, socket_dir: str | None = None,
+             config_file: str | None = None) -> Result[Host, hosts.HostFault]:
+        """The host ``destination`` names (refused when ``ssh`` could read it as anything but a host),
+        its socket in ``socket_dir`` (a new folder only this user can enter when none is given)."""
+        checked = hosts.check_destination(destination)
+        if isinstance(checked, Failure):
+            return Failure(checked.failure())
+        return Success(cls(destination, socket_dir or tempfile.mkdtemp(prefix="pf-ssh-"), config_file))
+
+
+@frozen
+class HostIdentity:
+    """What a run checks a host by: the fingerprints of its host keys ``known_hosts`` holds (one of which
+    ``ssh`` verified), its machine id and name, and its login shell."""
+
+    host: str
+    host_keys: tuple[str, ...]
+    machine_id: str
+    name: str
+    login_shell: str
+
+
+def call(host: Host, argv: Sequence[str], env: Mapping[str, str],
+         timeout: float | None = None) -> Result[m.Proc, hosts.HostFault]:
+    """``argv`` run on ``host`` with every argument literal; its answer, or why the host was not reached
+    (the call keeps its deadline: ``PANEFLEET_CALL_TIMEOUT``, ``ssh``)."""
+    command = hosts.remote_command(argv)
+    if isinstance(command, Failure):
+        return Failure(hosts.HostFault("ssh_failed", host.destination, command.failure()))
+    proc = run_process("ssh", hosts.ssh_args(host.destination, host.socket_dir, command.unwrap(),
+                                             config_file=host.config_file), env=env, timeout=timeout)
+    fault = hosts.fault_of(host.destination, proc.exit_code, proc.stderr)
+    if fault is None and proc.exit_code == 255 and not _master_up(host, env):
+        fault = hosts.HostFault("connection_dropped", host.destination, "its connection ended during the call")
+    return Failure(fault) if fault is not None else Success(proc)
+
+
+def _master_up(host: Host, env: Mapping[str, str]) -> bool:
+    check = hosts.master_args("check", host.destination, host.socket_dir, host.config_file)
+    return run_process("ssh", check, env=env, timeout=10.0).exit_code == 0
+
+
+def identify(host: Host, env: Mapping[str, str], timeout: float | None = None) -> Result[HostIdentity,
+                                                                                        hosts.HostFault]:
+    """The host's identity, read over its master connection (which this first call opens)."""
+    answer = call(host, _IDENTIFY, env, timeout)
+    if isinstance(answer, Failure):
+        return Failure(answer.failure())
+    lines = answer.unwrap().stdout.split("\n")
+    machine_id, name, shell = (lines + ["", "", ""])[:3]
+    checked = hosts.check_login_shell(host.destination, shell)
+    if isinstance(checked, Failure):
+        return Failure(checked.failure())
+    return Success(HostIdentity(host=host.destination, host_keys=known_keys(host, env),
+                                machine_id=machine_id.strip(), name=name.strip(), login_shell=checked.unwrap()))
+
+
+def known_keys(host: Host, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The fingerprints ``known_hosts`` records for the host, as its ssh configuration resolves it
+    (``ssh -G``: host name, port, known-hosts files); a connection ``ssh`` made was verified against
+    one of them."""
+    destination = host.destination
+    config = run_process("ssh", (*hosts.config_args(host.config_file), "-G", destination), env=env)
+    if config.exit_code != 0:
+        return ()
+    settings: dict[str, str] = {}
+    for line in config.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        settings.setdefault(key, value)
+    name, port = settings.get("hostname", destination), settings.get("port", "22")
+    lookup = name if port == "22" else f"[{name}]:{port}"
+    found: set[str] = set()
+    files = [*settings.get("userknownhostsfile", "").split(), *settings.get("globalknownhostsfile", "").split()]
+    for file in files:
+        if os.path.isfile(file):
+            listed = run_process("ssh-keygen", ("-l", "-F", lookup, "-f", file), env=env)
+            found.update(hosts.FINGERPRINT.findall(listed.stdout))
+    return tuple(sorted(found))
+
+
+def close(host: Host, env: Mapping[str, str]) -> None:
+    """End the master connection (a run that is done with the host); one that is gone already is fine."""
+    run_process("ssh", hosts.master_args("exit", host.destination, host.socket_dir, host.config_file), env=env,
+                timeout=10.0)

@@ -1,0 +1,156 @@
+"""What runs inside a simulated hosts' namespace (tests/hosts/sim.py): each scenario drives
+``shell/run/hosts.py`` against real sshd hosts and returns what it saw, for tests/hosts/test_ssh.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from typing import Any
+
+from returns.result import Failure
+
+from shell.run import hosts
+from shell.run.process import run_process
+from tests.hosts.sim import World, main, scenario
+
+# Each holds what a shell would run or expand if it re-parsed the argument; ``{canary}`` is a file that
+# must never come to exist.
+HOSTILE = (
+    "$(touch {canary})", "`touch {canary}`", "; touch {canary}", "a'b\"c", "'", '"', "\\", "new\nline",
+    "$HOME ${HOME} $((1+1))", "*", "~", "-n", "", " lead and trail ", "tab\there", "!event", "#comment",
+    "&& touch {canary} ||", "| touch {canary}", "> {canary}", "ünïcødé ✓", "\x1b[31mred",
+)
+
+
+def _ok(result: Any) -> Any:
+    """The value of a call that must succeed; its fault, named, when it did not."""
+    if isinstance(result, Failure):
+        raise AssertionError(str(result.failure()))
+    return result.unwrap()
+
+
+def _open(world: World, alias: str) -> hosts.Host:
+    return hosts.Host.open(alias, str(world.dir / "sockets"), str(world.ssh_config)).unwrap()
+
+
+@scenario("literal_arguments")
+def literal_arguments(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """Every hostile argument arrives as itself through each login shell, and nothing else ran."""
+    (world.dir / "sockets").mkdir(mode=0o700)
+    canary = world.dir / "ran-what-it-should-not"
+    words = [word.replace("{canary}", str(canary)) for word in HOSTILE]
+    seen: dict[str, Any] = {}
+    for alias, shell in (("bash-host", "/bin/bash"), ("zsh-host", "/usr/bin/zsh"), ("dash-host", "/bin/sh")):
+        world.host(alias, login_shell=shell)
+        host = _open(world, alias)
+        answer = _ok(hosts.call(host, ["printf", "%s\\0", *words], world.env))
+        seen[alias] = {"arrived": answer.stdout.split("\0")[:-1] == words, "code": answer.exit_code,
+                       "stderr": answer.stderr}
+        hosts.close(host, world.env)
+    return {"seen": seen, "canary": canary.exists()}
+
+
+@scenario("identity_and_master")
+def identity_and_master(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """A host's identity, and every call after the first over the one master connection."""
+    (world.dir / "sockets").mkdir(mode=0o700)
+    sim = world.host("build1", login_shell="/usr/bin/zsh")
+    host = _open(world, "build1")
+    started = time.monotonic()
+    identity = _ok(hosts.identify(host, world.env))
+    first_ms = (time.monotonic() - started) * 1000
+    control = ["ssh", "-F", str(world.ssh_config), "-o", f"ControlPath={world.dir}/sockets/%C", "-O", "check",
+               "build1"]
+    master = subprocess.run(control, env=world.env, capture_output=True, text=True)
+    timings = []
+    for _ in range(5):
+        started = time.monotonic()
+        _ok(hosts.call(host, ["true"], world.env))
+        timings.append((time.monotonic() - started) * 1000)
+    hosts.close(host, world.env)
+    closed = subprocess.run(control, env=world.env, capture_output=True, text=True)
+    return {"identity": {"host_keys": list(identity.host_keys), "machine_id": identity.machine_id,
+                         "name": identity.name, "login_shell": identity.login_shell},
+            "expected": {"fingerprint": sim.fingerprint(), "machine_id": sim.machine_id},
+            "master_running": master.returncode == 0, "master_after_close": closed.returncode == 0,
+            "first_ms": first_ms, "next_ms": sorted(timings)[len(timings) // 2]}
+
+
+@scenario("call_cost")
+def call_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """What one call costs: the first (it connects), the next ones over the master, and a local process
+    run the same way (bench/ssh_calls.py)."""
+    (world.dir / "sockets").mkdir(mode=0o700)
+    world.host("build1")
+    host = _open(world, "build1")
+    started = time.monotonic()
+    _ok(hosts.call(host, ["true"], world.env))
+    first_ms = (time.monotonic() - started) * 1000
+    remote, local = [], []
+    for _ in range(int(params.get("calls", 50))):
+        started = time.monotonic()
+        _ok(hosts.call(host, ["true"], world.env))
+        remote.append((time.monotonic() - started) * 1000)
+        started = time.monotonic()
+        run_process("true", (), env=world.env)
+        local.append((time.monotonic() - started) * 1000)
+    hosts.close(host, world.env)
+    return {"first_ms": first_ms, "remote_ms": remote, "local_ms": local}
+
+
+def _fault(result: Any) -> dict[str, str] | None:
+    if not isinstance(result, Failure):
+        return None
+    fault = result.failure()
+    return {"kind": fault.kind, "host": fault.host, "detail": fault.detail, "text": str(fault)}
+
+
+@scenario("faults")
+def faults(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """Each way of not getting there, typed, within the deadline."""
+    (world.dir / "sockets").mkdir(mode=0o700)
+    out: dict[str, Any] = {}
+    down = world.host("down")
+    down.stop()
+    started = time.monotonic()
+    out["unreachable"] = _fault(hosts.call(_open(world, "down"), ["true"], world.env))
+    out["unreachable_s"] = time.monotonic() - started
+    world.host("stranger", trusted=False)
+    out["host_key_unknown"] = _fault(hosts.call(_open(world, "stranger"), ["true"], world.env))
+    world.host("locked", authorized=False)
+    out["auth_refused"] = _fault(hosts.call(_open(world, "locked"), ["true"], world.env))
+    moved = world.host("moved")
+    moved.replace_host_key()
+    out["host_key_changed"] = _fault(hosts.call(_open(world, "moved"), ["true"], world.env))
+    out["new_fingerprint"] = moved.fingerprint()
+    gone = world.host("gone")
+    host = _open(world, "gone")
+    _ok(hosts.call(host, ["true"], world.env))  # the master is up
+    runner = subprocess.Popen([sys.executable, "-c", _CALL_SLEEP, json.dumps([host.destination, host.socket_dir, host.config_file])],
+                              env=world.env, stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    gone.stop()  # the machine goes away mid-call
+    started = time.monotonic()
+    out["dropped"] = json.loads(runner.communicate(timeout=60)[0])
+    out["dropped_s"] = time.monotonic() - started
+    out["bad_destination"] = _fault(hosts.Host.open("-oProxyCommand=touch /tmp/x"))
+    return out
+
+
+_CALL_SLEEP = """
+import json, sys
+from returns.result import Failure
+from shell.run import hosts
+from shell.run.process import run_process
+destination, sockets, config = json.loads(sys.argv[1])
+answer = hosts.call(hosts.Host(destination, sockets, config), ["sleep", "30"], __import__("os").environ)
+fault = answer.failure() if isinstance(answer, Failure) else None
+print(json.dumps({"code": answer.unwrap().exit_code, "stderr": answer.unwrap().stderr} if fault is None
+                 else {"kind": fault.kind, "detail": fault.detail}))
+"""
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], json.loads(sys.argv[2]))

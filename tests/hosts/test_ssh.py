@@ -1,0 +1,48 @@
+"""Other machines over OpenSSH (shell/run/hosts.py, pure/hosts.py) against real sshd hosts in namespaces of
+their own (tests/hosts/sim.py): arguments arrive literally, a host is identified, calls share one master
+connection, and each way of not getting there is typed and bounded."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.hosts.sim import missing_prerequisites, run_scenario
+
+pytestmark = pytest.mark.ssh
+
+_MISSING = missing_prerequisites()
+if _MISSING and os.environ.get("CI") != "true":  # under CI a missing prerequisite fails the test instead
+    pytestmark = [pytest.mark.ssh, pytest.mark.skip(reason="; ".join(_MISSING))]
+
+
+def test_every_argument_arrives_literally_through_bash_zsh_and_dash_login_shells() -> None:
+    result = run_scenario("literal_arguments")
+    for alias, seen in result["seen"].items():
+        assert seen["arrived"] and seen["code"] == 0, (alias, seen)
+    assert result["canary"] is False  # nothing ran on the host that was not meant to
+
+
+def test_a_host_is_identified_and_later_calls_reuse_its_master_connection() -> None:
+    result = run_scenario("identity_and_master")
+    identity, expected = result["identity"], result["expected"]
+    assert identity["host_keys"] == [expected["fingerprint"]]
+    assert identity["machine_id"] == expected["machine_id"] and identity["name"] == "build1"
+    assert identity["login_shell"] == "/usr/bin/zsh"
+    assert result["master_running"] and not result["master_after_close"]
+    assert result["next_ms"] < result["first_ms"]  # no new connection per call
+
+
+def test_each_way_of_not_reaching_a_host_is_typed_named_and_bounded() -> None:
+    result = run_scenario("faults")
+    assert result["unreachable"]["kind"] == "unreachable" and result["unreachable"]["host"] == "down"
+    assert result["unreachable_s"] < 15
+    assert result["host_key_unknown"]["kind"] == "host_key_unknown"
+    assert result["auth_refused"]["kind"] == "auth_refused"
+    changed = result["host_key_changed"]
+    assert changed["kind"] == "host_key_changed" and changed["detail"] == result["new_fingerprint"]
+    assert result["new_fingerprint"] in changed["text"]
+    assert result["dropped"].get("kind") in ("connection_dropped", "unreachable"), result["dropped"]
+    assert result["dropped_s"] < 20
+    assert result["bad_destination"]["kind"] == "bad_destination"
