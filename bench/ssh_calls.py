@@ -3,7 +3,9 @@
 Starts a simulated host (OpenSSH's sshd in namespaces of its own, ``tests/hosts/sim.py``; needs root and
 ``openssh-server``), then times ``shell/run/hosts.py`` ``call(host, ["true"])``: the first call (it opens
 the master connection) and ``--calls`` more over that connection, each beside a local ``true`` run through
-``shell/run/process.py``. Prints medians; run from the repository root:
+``shell/run/process.py``; and ``tmux list-panes -a`` on the host's own tmux server, run over ssh per call
+and sent through one control-mode client through the master (``hosts.tmux_client``). Prints medians; run
+from the repository root:
 
     .venv/bin/python bench/ssh_calls.py [--calls 50] [--json]
 """
@@ -34,6 +36,9 @@ def main() -> None:
                "remote_call_median_ms": round(statistics.median(result["remote_ms"]), 2),
                "local_call_median_ms": round(statistics.median(result["local_ms"]), 2)}
     summary["remote_over_local"] = round(summary["remote_call_median_ms"] / summary["local_call_median_ms"], 2)
+    tmux = run_scenario("remote_tmux", {"calls": args.calls}, timeout_s=300)["servers"]["build1"]
+    summary["tmux_list_panes_over_ssh_per_call_ms"] = round(tmux["per_call_ms"], 1)
+    summary["tmux_list_panes_through_remote_control_client_ms"] = round(tmux["control_ms"], 2)
     print(json.dumps(summary) if args.json else "\n".join(f"{key}: {value}" for key, value in summary.items()))
 
 

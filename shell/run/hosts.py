@@ -19,7 +19,8 @@ from returns.result import Failure, Result, Success
 
 from pure import hosts
 from pure import model as m
-from shell.run.process import run_process
+from shell.run import tmux_control
+from shell.run.process import run_process, spawn_control_client, which
 
 # One line per fact, so that no value can be taken for another: machine id, host name, login shell.
 _IDENTIFY = ("sh", "-c", 'cat /etc/machine-id 2>/dev/null || echo; uname -n; printf "%s\\n" "${SHELL:-}"')
@@ -113,6 +114,24 @@ def known_keys(host: Host, env: Mapping[str, str]) -> tuple[str, ...]:
             listed = run_process("ssh-keygen", ("-l", "-F", lookup, "-f", file), env=env)
             found.update(hosts.FINGERPRINT.findall(listed.stdout))
     return tuple(sorted(found))
+
+
+def tmux_client(host: Host, selector: tuple[str, ...], env: Mapping[str, str],
+                deadline: float) -> tmux_control.ControlClient | tmux_control.StartFailure:
+    """A tmux control-mode client (``shell/run/tmux_control.py``) of the host's tmux server named by
+    ``selector`` (``-L NAME``), through the master connection: one session on the host for a whole stream
+    of tmux commands, each then answered as fast as the link allows."""
+    ssh = which("ssh", env)
+    if ssh is None:
+        return tmux_control.StartFailure("unavailable", "ssh: command not found on PATH")
+
+    def over_ssh(path: str, args: tuple[str, ...], env: Mapping[str, str], stdin: int, stdout: int,
+                 stderr: int) -> object:
+        command = hosts.remote_command(["tmux", *args]).unwrap()  # tmux's own words: never empty, no NUL
+        return spawn_control_client(path, hosts.ssh_args(host.destination, host.socket_dir, command,
+                                                         config_file=host.config_file), env, stdin, stdout, stderr)
+
+    return tmux_control.ControlClient.start(ssh, selector, env, deadline, over_ssh)
 
 
 def close(host: Host, env: Mapping[str, str]) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from returns.result import Failure
 
-from shell.run import hosts
+from shell.run import hosts, tmux_control, tmux_protocol
 from shell.run.process import run_process
 from tests.hosts.sim import World, main, scenario
 
@@ -100,6 +100,44 @@ def call_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
     return {"first_ms": first_ms, "remote_ms": remote, "local_ms": local}
 
 
+@scenario("remote_tmux")
+def remote_tmux(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """Each host has its own tmux server; a control-mode client through the master answers as ``tmux``
+    run over ssh per call does, at a fraction of its cost."""
+    (world.dir / "sockets").mkdir(mode=0o700)
+    calls = int(params.get("calls", 20))
+    fmt = "#{pid} #{pane_id} #{pane_pid}"
+    out: dict[str, Any] = {"servers": {}}
+    for alias in ("build1", "build2"):
+        world.host(alias)
+        host = _open(world, alias)
+        _ok(hosts.call(host, ["tmux", "-L", "pf", "new-session", "-d", "-s", "work", "sleep 600"], world.env))
+        per_call = _ok(hosts.call(host, ["tmux", "-L", "pf", "list-panes", "-a", "-F", fmt], world.env)).stdout
+        client = hosts.tmux_client(host, ("-L", "pf"), world.env, time.monotonic() + 20)
+        assert not isinstance(client, tmux_control.StartFailure), str(client)
+        line = tmux_protocol.control_line(("list-panes", "-a", "-F", fmt))
+        assert line is not None
+        answered = client.call(line, time.monotonic() + 10)
+        assert answered is not None
+        timings: dict[str, list[float]] = {"control": [], "per_call": []}
+        for _ in range(calls):
+            started = time.monotonic()
+            client.call(line, time.monotonic() + 10)
+            timings["control"].append((time.monotonic() - started) * 1000)
+            started = time.monotonic()
+            _ok(hosts.call(host, ["tmux", "-L", "pf", "list-panes", "-a", "-F", fmt], world.env))
+            timings["per_call"].append((time.monotonic() - started) * 1000)
+        client.close()
+        _ok(hosts.call(host, ["tmux", "-L", "pf", "kill-server"], world.env))
+        hosts.close(host, world.env)
+        out["servers"][alias] = {"per_call": per_call, "control": answered.stdout, "code": answered.exit_code,
+                                 "control_ms": sorted(timings["control"])[calls // 2],
+                                 "per_call_ms": sorted(timings["per_call"])[calls // 2]}
+    local = subprocess.run(["tmux", "-L", "pf", "list-panes", "-a"], capture_output=True, text=True)
+    out["local_server_found"] = local.returncode == 0
+    return out
+
+
 def _fault(result: Any) -> dict[str, str] | None:
     if not isinstance(result, Failure):
         return None
@@ -142,7 +180,7 @@ def faults(world: World, params: dict[str, Any]) -> dict[str, Any]:
 _CALL_SLEEP = """
 import json, sys
 from returns.result import Failure
-from shell.run import hosts
+from shell.run import hosts, tmux_control, tmux_protocol
 from shell.run.process import run_process
 destination, sockets, config = json.loads(sys.argv[1])
 answer = hosts.call(hosts.Host(destination, sockets, config), ["sleep", "30"], __import__("os").environ)

@@ -1,5 +1,6 @@
 """Simulated hosts: OpenSSH's real ``sshd``, each on its own port of 127.0.0.1 in mount and UTS namespaces of
-its own (its own ``/run``, host name, ``/etc/machine-id`` and login shell), all inside one network namespace
+its own (its own ``/run``, ``/tmp`` and so tmux server, host name, ``/etc/machine-id`` and login shell), all
+inside one network namespace
 with only loopback up, made for one scenario and gone with it.
 
 Outside (the test): :func:`run_scenario` starts ``unshare -n -p -f --mount-proc --kill-child`` around
@@ -56,7 +57,8 @@ def missing_prerequisites() -> list[str]:
 
 
 def run_scenario(name: str, params: Mapping[str, Any] | None = None, timeout_s: float = 90.0) -> dict[str, Any]:
-    work = Path(tempfile.mkdtemp(prefix="pf-hosts-"))
+    # not under /tmp: each simulated host has a /tmp of its own bound over it, which would hide the world
+    work = Path(tempfile.mkdtemp(prefix="pf-hosts-", dir=os.environ.get("PANEFLEET_SANDBOX_ROOT") or "/var/tmp"))
     result = work / "result.json"
     try:
         inner = (f"ip link set lo up && {shlex.quote(sys.executable)} -m tests.hosts.scenarios {shlex.quote(name)} "
@@ -105,7 +107,10 @@ class SimHost:
         passwd = self.dir / "passwd"
         lines = Path("/etc/passwd").read_text().splitlines()
         passwd.write_text("\n".join(_with_shell(line, self.login_shell) for line in lines) + "\n")
+        (self.dir / "tmp").mkdir(exist_ok=True)
+        (self.dir / "tmp").chmod(0o1777)
         setup = (f"mount -t tmpfs tmpfs /run && mkdir -p /run/sshd && hostname {shlex.quote(self.alias)}"
+                 f" && mount --bind {shlex.quote(str(self.dir / 'tmp'))} /tmp"
                  f" && mount --bind {shlex.quote(str(passwd))} /etc/passwd"
                  f" && mount --bind {shlex.quote(str(self.dir / 'machine-id'))} /etc/machine-id"
                  f" && exec /usr/sbin/sshd -D -e -f {shlex.quote(str(config))}")

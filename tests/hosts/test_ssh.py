@@ -46,3 +46,14 @@ def test_each_way_of_not_reaching_a_host_is_typed_named_and_bounded() -> None:
     assert result["dropped"].get("kind") in ("connection_dropped", "unreachable"), result["dropped"]
     assert result["dropped_s"] < 20
     assert result["bad_destination"]["kind"] == "bad_destination"
+
+
+def test_each_host_has_its_own_tmux_server_reached_through_one_control_client() -> None:
+    result = run_scenario("remote_tmux", {"calls": 10})
+    servers = result["servers"]
+    pids = {alias: seen["per_call"].split()[0] for alias, seen in servers.items()}
+    assert len(set(pids.values())) == 2  # two hosts, two tmux servers
+    for alias, seen in servers.items():
+        assert seen["code"] == 0 and seen["control"] == seen["per_call"], alias  # the same answer either way
+        assert seen["control_ms"] < seen["per_call_ms"], alias
+    assert not result["local_server_found"]  # nothing was started on the machine that ran panefleet
