@@ -11,6 +11,7 @@ passes quoted arguments on literally.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 
@@ -34,6 +35,7 @@ class Host:
     destination: str
     socket_dir: str
     config_file: str | None = None
+    owns_socket_dir: bool = False  # made for this host by ``open``: ``close`` removes it
 
     @classmethod
     def open(cls, destination: str, socket_dir: str | None = None,
@@ -43,7 +45,9 @@ class Host:
         checked = hosts.check_destination(destination)
         if isinstance(checked, Failure):
             return Failure(checked.failure())
-        return Success(cls(destination, socket_dir or tempfile.mkdtemp(prefix="pf-ssh-"), config_file))
+        if socket_dir is not None:
+            return Success(cls(destination, socket_dir, config_file))
+        return Success(cls(destination, tempfile.mkdtemp(prefix="pf-ssh-"), config_file, owns_socket_dir=True))
 
 
 @frozen
@@ -135,6 +139,9 @@ def tmux_client(host: Host, selector: tuple[str, ...], env: Mapping[str, str],
 
 
 def close(host: Host, env: Mapping[str, str]) -> None:
-    """End the master connection (a run that is done with the host); one that is gone already is fine."""
+    """End the master connection (a run that is done with the host; one that is gone already is fine), and
+    remove the socket's folder when ``open`` made it."""
     run_process("ssh", hosts.master_args("exit", host.destination, host.socket_dir, host.config_file), env=env,
                 timeout=10.0)
+    if host.owns_socket_dir:
+        shutil.rmtree(host.socket_dir, ignore_errors=True)

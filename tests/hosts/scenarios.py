@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from returns.result import Failure
@@ -174,6 +175,10 @@ def faults(world: World, params: dict[str, Any]) -> dict[str, Any]:
     out["dropped"] = json.loads(runner.communicate(timeout=60)[0])
     out["dropped_s"] = time.monotonic() - started
     out["bad_destination"] = _fault(hosts.Host.open("-oProxyCommand=touch /tmp/x"))
+    own = hosts.Host.open("gone").unwrap()  # a socket folder of its own, gone with the host's close
+    out["own_socket_dir"] = [Path(own.socket_dir).is_dir()]
+    hosts.close(own, world.env)
+    out["own_socket_dir"].append(Path(own.socket_dir).exists())
     return out
 
 

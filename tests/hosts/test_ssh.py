@@ -46,6 +46,7 @@ def test_each_way_of_not_reaching_a_host_is_typed_named_and_bounded() -> None:
     assert result["dropped"].get("kind") in ("connection_dropped", "unreachable"), result["dropped"]
     assert result["dropped_s"] < 20
     assert result["bad_destination"]["kind"] == "bad_destination"
+    assert result["own_socket_dir"] == [True, False]
 
 
 def test_each_host_has_its_own_tmux_server_reached_through_one_control_client() -> None:
