@@ -68,6 +68,20 @@ _FAULT_WORDS: dict[FaultKind, str] = {
 }
 
 
+# What to do about each fault (``panefleet doctor --host``).
+FAULT_FIX: dict[FaultKind, str] = {
+    "bad_destination": "name the host as [user@]host or by a Host alias of ~/.ssh/config",
+    "unreachable": "check the host's name and that sshd runs there: `ssh HOST true` must work without a prompt",
+    "auth_refused": "give the host your public key (`ssh-copy-id HOST`) or name the key in ~/.ssh/config",
+    "host_key_unknown": "connect once with `ssh HOST`, check the fingerprint it shows with the host's owner, accept it",
+    "host_key_changed": "if the host was reinstalled, check the new fingerprint with its owner, then "
+                        "`ssh-keygen -R HOST` and connect once with `ssh HOST`; otherwise do not connect",
+    "connection_dropped": "run the command again; if it keeps happening, check the network to the host",
+    "login_shell_unsupported": "make a POSIX shell the login shell on the host (`chsh -s /bin/bash`)",
+    "ssh_failed": "run `ssh -v HOST true` to see why ssh fails",
+}
+
+
 def check_destination(text: str) -> Result[str, HostFault]:
     """``text`` when it is a destination ``ssh`` reads only as a host, else a ``bad_destination`` fault."""
     if _DESTINATION.fullmatch(text) is None:

@@ -1,5 +1,6 @@
-"""``panefleet doctor [TEAM] [--worker-cli CLI]``: whether tmux and the agent CLIs a team would launch can
-start here — the facts gathered here, judged by ``pure/agents/doctor.py``. Exit 0 when nothing fails, 1
+"""``panefleet doctor [TEAM] [--worker-cli CLI] [--host DEST]``: whether tmux and the agent CLIs a team would
+launch can start here, or on another machine over OpenSSH (docs/hosts.md) — the facts gathered here or
+there, judged by ``pure/agents/doctor.py`` (and the host by ``pure/hosts.py``). Exit 0 when nothing fails, 1
 otherwise."""
 
 from __future__ import annotations
@@ -29,10 +30,15 @@ def register(subparsers: Any) -> None:
         "onboarding done, an API key approved or a sign-in, and not as root without IS_SANDBOX=1; Gemini: an auth "
         "type selected). One line each, with the fix. The CLIs: --worker-cli, else those TEAM's workers run, else "
         "the one OMX_TEAM_WORKER_CLI chooses (codex by default). Exit 0 when nothing fails, else 1.",
-        epilog=examples("panefleet doctor", ("panefleet doctor --worker-cli claude", "one CLI"),
-                        ("panefleet doctor alpha", "the CLIs team alpha's workers run")))
+        epilog=examples("panefleet doctor", ("panefleet doctor alpha", "the CLIs team alpha's workers run"),
+                        ("panefleet doctor --host me@build1", "the same on another machine, over ssh")))
     p.add_argument("team", nargs="?", help="a team whose workers' CLIs to check")
     p.add_argument("--worker-cli", choices=("codex", "claude", "gemini"), help="check this CLI")
+    p.add_argument("--host", metavar="DEST", help="check another machine instead, over ssh: an OpenSSH destination "
+                   "([user@]host or a ~/.ssh/config alias); first whether it can be reached without a prompt, its "
+                   "host key known and its login shell a POSIX one")
+    complete_path(p.add_argument("--ssh-config", metavar="FILE", help="the ssh configuration to read instead of "
+                                 "~/.ssh/config (ssh -F)"))
     complete_path(p.add_argument("--cwd", default=".", help="where to look for TEAM (default: .)"), directory=True)
     add_output(p)
     p.set_defaults(handler=cmd_doctor)
@@ -101,12 +107,104 @@ def setup_facts(cli: str, path: str | None, version_text: str | None, env: dict[
                            euid=os.geteuid()), home
 
 
+def gather_on_host(destination: str, config_file: str | None, clis: tuple[str, ...],
+                   env: dict[str, str]) -> list[Any]:
+    """The same checks on another machine: first the host itself (``shell/run/hosts.py`` ``identify``),
+    then tmux and each CLI as its login session there finds them."""
+    from returns.result import Failure
+
+    from pure.agents import doctor
+    from shell.run import hosts as remote
+
+    opened = remote.Host.open(destination, config_file=config_file)
+    if isinstance(opened, Failure):
+        return [_host_failed(opened.failure(), destination)]
+    host = opened.unwrap()
+    try:
+        identity = remote.identify(host, env)
+        if isinstance(identity, Failure):
+            return [_host_failed(identity.failure(), destination)]
+        found = identity.unwrap()
+        keys = ", ".join(found.host_keys) or "as ssh verified it"
+        checks = [doctor.Check(level="ok", subject="host", text=f"{destination}: {found.name}, machine "
+                               f"{found.machine_id[:12]}, host key {keys}, login shell {found.login_shell}")]
+        facts = _remote_facts(remote, host, clis, env)
+    finally:
+        remote.close(host, env)
+    if isinstance(facts, Failure):
+        return [*checks, _host_failed(facts.failure(), destination)]
+    home, euid, host_env, tools, files = facts.unwrap()
+    checks.append(doctor.check_tmux(*tools["tmux"]))
+    for cli in clis:
+        path, version = tools[cli]
+        cli_facts = doctor.CliFacts(cli=cli, path=path, version_text=version, env=host_env, euid=euid,
+                                    files={file: files.get(file) for file in doctor.setup_files(cli, host_env, home)})
+        checks.extend(doctor.check_cli(cli_facts, home))
+    return checks
+
+
+def _host_failed(fault: Any, destination: str) -> Any:
+    from pure import hosts
+    from pure.agents import doctor
+
+    return doctor.Check(level="fail", subject="host", text=str(fault),
+                        fix=hosts.FAULT_FIX[fault.kind].replace("HOST", destination))
+
+
+# On the host: for each tool, where its login session finds it, then what it says its version is; then for
+# each set-up file whether it is there and its text (at most $1 bytes). Each field NUL-terminated, so that
+# no value can pass for another.
+_REMOTE_FACTS = r"""
+size=$1; count=$2; shift 2
+i=0
+while [ "$i" -lt "$count" ]; do
+  tool=$1; shift; i=$((i + 1))
+  found=$(command -v "$tool" 2>/dev/null) || found=
+  printf '%s\0' "$found"
+  if [ -z "$found" ]; then printf '\0'
+  elif [ "$tool" = tmux ]; then printf '%s\0' "$("$found" -V 2>&1 </dev/null)"
+  else printf '%s\0' "$("$found" --version 2>&1 </dev/null)"; fi
+done
+for file in "$@"; do
+  if [ -r "$file" ] && [ -f "$file" ]; then printf '1\0'; head -c "$size" "$file"; printf '\0'; else printf '0\0\0'; fi
+done
+"""
+
+
+def _remote_facts(remote: Any, host: Any, clis: tuple[str, ...], env: dict[str, str]) -> Any:
+    """(home, euid, environment, {tool: (path, version)}, {file: text}) of the host's login session."""
+    from returns.result import Failure, Success
+
+    from pure.agents import doctor
+
+    first = remote.call(host, ["sh", "-c", 'printf "%s\\0" "$HOME" "$(id -u)"; env -0'], env)
+    if isinstance(first, Failure):
+        return first
+    fields = first.unwrap().stdout.split("\0")
+    home, euid_text = fields[0], fields[1]
+    host_env = dict(item.partition("=")[::2] for item in fields[2:] if "=" in item)
+    wanted = [file for cli in clis for file in doctor.setup_files(cli, host_env, home)]
+    tools = ("tmux", *clis)
+    second = remote.call(host, ["sh", "-c", _REMOTE_FACTS, "sh", str(MAX_FILE_BYTES), str(len(tools)), *tools, *wanted],
+                         env, timeout=VERSION_TIMEOUT_S * (len(tools) + 1))
+    if isinstance(second, Failure):
+        return second
+    parts = second.unwrap().stdout.split("\0")
+    found = {tool: (parts[2 * i] or None, parts[2 * i + 1] or None) for i, tool in enumerate(tools)}
+    rest = parts[2 * len(tools):]
+    files = {file: (rest[2 * i + 1] if rest[2 * i] == "1" else None) for i, file in enumerate(wanted)}
+    return Success((home, int(euid_text) if euid_text.isdigit() else 1000, host_env, found, files))
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from pure.agents.doctor import summary
     from shell.cli.operation import emit_json
 
     env = dict(os.environ)
-    checks = gather(clis_to_check(args, env), env)
+    if args.host is not None:
+        checks = gather_on_host(args.host, args.ssh_config, clis_to_check(args, env), env)
+    else:
+        checks = gather(clis_to_check(args, env), env)
     ok = summary(tuple(checks))
     if args.output == "json":
         emit_json({"ok": ok, "checks": [{"level": c.level, "subject": c.subject, "text": c.text, "fix": c.fix}

@@ -139,6 +139,25 @@ def remote_tmux(world: World, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@scenario("doctor")
+def doctor(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """``panefleet doctor --host`` on a host that can be used, and on one that is down."""
+    world.host("build1", login_shell="/usr/bin/zsh")
+    world.host("down").stop()
+    out: dict[str, Any] = {}
+    for alias in ("build1", "down", "-oProxyCommand=x"):
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "cli.py", "doctor", "--host", alias, "--ssh-config",
+                               str(world.ssh_config), "--worker-cli", "claude", "-o", "json"],
+                              env=world.env, capture_output=True, text=True, timeout=120)
+        text = subprocess.run([sys.executable, "cli.py", "doctor", f"--host={alias}", "--ssh-config",
+                               str(world.ssh_config), "--worker-cli", "claude"],
+                              env=world.env, capture_output=True, text=True, timeout=120)
+        out[alias] = {"code": done.returncode, "json": json.loads(done.stdout or "null"), "text": text.stdout,
+                      "stderr": done.stderr, "seconds": time.monotonic() - started}
+    return out
+
+
 def _fault(result: Any) -> dict[str, str] | None:
     if not isinstance(result, Failure):
         return None

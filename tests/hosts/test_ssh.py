@@ -58,3 +58,21 @@ def test_each_host_has_its_own_tmux_server_reached_through_one_control_client() 
         assert seen["code"] == 0 and seen["control"] == seen["per_call"], alias  # the same answer either way
         assert seen["control_ms"] < seen["per_call_ms"], alias
     assert not result["local_server_found"]  # nothing was started on the machine that ran panefleet
+
+
+def test_doctor_checks_another_machine_the_way_it_checks_this_one() -> None:
+    result = run_scenario("doctor")
+    usable = result["build1"]
+    checks = {check["subject"]: check for check in usable["json"]["checks"]}
+    assert checks["host"]["level"] == "ok" and "build1" in checks["host"]["text"], usable
+    assert "login shell /usr/bin/zsh" in checks["host"]["text"] and "SHA256:" in checks["host"]["text"]
+    assert checks["tmux"]["level"] == "ok"
+    assert "claude" in checks  # found or not on that host, judged as locally
+    down = result["down"]
+    assert down["code"] == 1 and down["seconds"] < 30
+    [check] = down["json"]["checks"]
+    assert (check["subject"], check["level"]) == ("host", "fail") and check["text"].startswith("host_unreachable:down")
+    assert "ssh down true" in check["fix"] and "fix: " in down["text"] and "not ready" in down["text"]
+    bad = result["-oProxyCommand=x"]
+    assert bad["code"] == 2  # `--host -o…`: the command line itself refuses a value that reads as an option
+    assert "fail  host    host_bad_destination:-oProxyCommand=x" in bad["text"]  # `--host=-o…` reaches the check
