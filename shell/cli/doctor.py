@@ -114,23 +114,23 @@ def gather_on_host(destination: str, config_file: str | None, clis: tuple[str, .
     from returns.result import Failure
 
     from pure.agents import doctor
-    from shell.run import hosts as remote
+    from shell.run import hosts
 
-    opened = remote.Host.open(destination, config_file=config_file)
+    opened = hosts.Host.open(destination, config_file=config_file)
     if isinstance(opened, Failure):
         return [_host_failed(opened.failure(), destination)]
     host = opened.unwrap()
     try:
-        identity = remote.identify(host, env)
+        identity = hosts.identify(host, env)
         if isinstance(identity, Failure):
             return [_host_failed(identity.failure(), destination)]
         found = identity.unwrap()
         keys = ", ".join(found.host_keys) or "as ssh verified it"
         checks = [doctor.Check(level="ok", subject="host", text=f"{destination}: {found.name}, machine "
                                f"{found.machine_id[:12]}, host key {keys}, login shell {found.login_shell}")]
-        facts = _remote_facts(remote, host, clis, env)
+        facts = _remote_facts(host, clis, env)
     finally:
-        remote.close(host, env)
+        hosts.close(host, env)
     if isinstance(facts, Failure):
         return [*checks, _host_failed(facts.failure(), destination)]
     home, euid, host_env, tools, files = facts.unwrap()
@@ -144,11 +144,11 @@ def gather_on_host(destination: str, config_file: str | None, clis: tuple[str, .
 
 
 def _host_failed(fault: Any, destination: str) -> Any:
-    from pure import hosts
     from pure.agents import doctor
+    from pure.hosts import FAULT_FIX
 
     return doctor.Check(level="fail", subject="host", text=str(fault),
-                        fix=hosts.FAULT_FIX[fault.kind].replace("HOST", destination))
+                        fix=FAULT_FIX[fault.kind].replace("HOST", destination))
 
 
 # On the host: for each tool, where its login session finds it, then what it says its version is; then for
@@ -171,13 +171,14 @@ done
 """
 
 
-def _remote_facts(remote: Any, host: Any, clis: tuple[str, ...], env: dict[str, str]) -> Any:
+def _remote_facts(host: Any, clis: tuple[str, ...], env: dict[str, str]) -> Any:
     """(home, euid, environment, {tool: (path, version)}, {file: text}) of the host's login session."""
     from returns.result import Failure, Success
 
     from pure.agents import doctor
+    from shell.run import hosts
 
-    first = remote.call(host, ["sh", "-c", 'printf "%s\\0" "$HOME" "$(id -u)"; env -0'], env)
+    first = hosts.call(host, ["sh", "-c", 'printf "%s\\0" "$HOME" "$(id -u)"; env -0'], env)
     if isinstance(first, Failure):
         return first
     fields = first.unwrap().stdout.split("\0")
@@ -185,7 +186,7 @@ def _remote_facts(remote: Any, host: Any, clis: tuple[str, ...], env: dict[str, 
     host_env = dict(item.partition("=")[::2] for item in fields[2:] if "=" in item)
     wanted = [file for cli in clis for file in doctor.setup_files(cli, host_env, home)]
     tools = ("tmux", *clis)
-    second = remote.call(host, ["sh", "-c", _REMOTE_FACTS, "sh", str(MAX_FILE_BYTES), str(len(tools)), *tools, *wanted],
+    second = hosts.call(host, ["sh", "-c", _REMOTE_FACTS, "sh", str(MAX_FILE_BYTES), str(len(tools)), *tools, *wanted],
                          env, timeout=VERSION_TIMEOUT_S * (len(tools) + 1))
     if isinstance(second, Failure):
         return second
