@@ -103,20 +103,10 @@ def _ctx(team: str, cwd: str, env: dict[str, str]) -> Ctx:
     return Ctx(paths=TeamPaths(resolve_state_root(cwd, env), team), cwd=cwd)
 
 
-def _next_task_id(raw: object) -> tuple[int, bool]:
-    """(oh-my-codex normalizeNextTaskId, hasValidNextTaskId)."""
-    if type(raw) in (int, float):
-        number = float(raw)  # type: ignore[arg-type]
-    elif isinstance(raw, str):
-        try:
-            number = float(raw.strip() or "0")
-        except ValueError:
-            return 1, False
-    else:
-        return 1, False
-    if number != number or number in (float("inf"), float("-inf")):
-        return 1, False
-    return max(1, int(number // 1)), int(number // 1) >= 1
+def _next_task_id(value: int | None) -> tuple[int, bool]:
+    """(oh-my-codex normalizeNextTaskId, hasValidNextTaskId) of a ``next_task_id`` the config check let
+    through: an integer or none."""
+    return (1, False) if value is None else (max(1, value), value >= 1)
 
 
 def write_config_pair(paths: TeamPaths, barrier: locks.Barrier, config_text: str, manifest_text: str | None,

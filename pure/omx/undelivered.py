@@ -27,7 +27,11 @@ class Undelivered:
     pane: str | None
     pid: int | None
     request: DispatchRequest
-    trigger: str
+
+    @property
+    def trigger(self) -> str:
+        """The message to type again (``find`` takes only a request whose trigger is text)."""
+        return str(self.request.trigger_message)
 
     def to_json(self) -> m.Answer:
         return {"worker": self.worker, "paneId": self.pane, "requestId": self.request.request_id,
@@ -51,8 +55,7 @@ def find(config: TeamConfig, requests: Sequence[DispatchRequest]) -> tuple[Undel
         request = latest.get(worker.name)
         if request is not None and request.status == "failed" and isinstance(request.trigger_message, str):
             found.append(Undelivered(worker=worker.name, cli=worker.worker_cli or "codex", pane=worker.pane_id,
-                                     pid=worker.pid if t.is_positive_pid(worker.pid) else None, request=request,
-                                     trigger=request.trigger_message))
+                                     pid=worker.pid if t.is_positive_pid(worker.pid) else None, request=request))
     return tuple(found)
 
 

@@ -12,9 +12,16 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shell.cli.args import add_output, complete_path, examples
+
+if TYPE_CHECKING:
+    from returns.result import Result
+
+    from pure.agents.doctor import Check, CliFacts
+    from pure.hosts import HostFault
+    from shell.run.hosts import Host
 
 VERSION_TIMEOUT_S = 15.0  # a CLI's --version (Codex's node launcher can take a few seconds on a cold cache)
 MAX_FILE_BYTES = 1 << 20
@@ -108,7 +115,7 @@ def setup_facts(cli: str, path: str | None, version_text: str | None, env: dict[
 
 
 def gather_on_host(destination: str, config_file: str | None, clis: tuple[str, ...],
-                   env: dict[str, str]) -> list[Any]:
+                   env: dict[str, str]) -> list[Check]:
     """The same checks on another machine: first the host itself (``shell/run/hosts.py`` ``identify``),
     then tmux and each CLI as its login session there finds them."""
     from returns.result import Failure
@@ -133,17 +140,14 @@ def gather_on_host(destination: str, config_file: str | None, clis: tuple[str, .
         hosts.close(host, env)
     if isinstance(facts, Failure):
         return [*checks, _host_failed(facts.failure(), destination)]
-    home, euid, host_env, tools, files = facts.unwrap()
-    checks.append(doctor.check_tmux(*tools["tmux"]))
-    for cli in clis:
-        path, version = tools[cli]
-        cli_facts = doctor.CliFacts(cli=cli, path=path, version_text=version, env=host_env, euid=euid,
-                                    files={file: files.get(file) for file in doctor.setup_files(cli, host_env, home)})
-        checks.extend(doctor.check_cli(cli_facts, home))
+    home, tmux, cli_facts = facts.unwrap()
+    checks.append(doctor.check_tmux(*tmux))
+    for each in cli_facts:
+        checks.extend(doctor.check_cli(each, home))
     return checks
 
 
-def _host_failed(fault: Any, destination: str) -> Any:
+def _host_failed(fault: HostFault, destination: str) -> Check:
     from pure.agents import doctor
     from pure.hosts import FAULT_FIX
 
@@ -171,8 +175,10 @@ done
 """
 
 
-def _remote_facts(host: Any, clis: tuple[str, ...], env: dict[str, str]) -> Any:
-    """(home, euid, environment, {tool: (path, version)}, {file: text}) of the host's login session."""
+def _remote_facts(host: Host, clis: tuple[str, ...], env: dict[str, str]) -> Result[
+        tuple[str, tuple[str | None, str | None], list[CliFacts]], HostFault]:
+    """What the checks read, as the host's login session has it: its home, tmux's path and version, and
+    each CLI's facts (path, version, set-up files, environment, user id)."""
     from returns.result import Failure, Success
 
     from pure.agents import doctor
@@ -180,7 +186,7 @@ def _remote_facts(host: Any, clis: tuple[str, ...], env: dict[str, str]) -> Any:
 
     first = hosts.call(host, ["sh", "-c", 'printf "%s\\0" "$HOME" "$(id -u)"; env -0'], env)
     if isinstance(first, Failure):
-        return first
+        return Failure(first.failure())
     fields = first.unwrap().stdout.split("\0")
     home, euid_text = fields[0], fields[1]
     host_env = dict(item.partition("=")[::2] for item in fields[2:] if "=" in item)
@@ -189,12 +195,16 @@ def _remote_facts(host: Any, clis: tuple[str, ...], env: dict[str, str]) -> Any:
     second = hosts.call(host, ["sh", "-c", _REMOTE_FACTS, "sh", str(MAX_FILE_BYTES), str(len(tools)), *tools, *wanted],
                          env, timeout=VERSION_TIMEOUT_S * (len(tools) + 1))
     if isinstance(second, Failure):
-        return second
+        return Failure(second.failure())
     parts = second.unwrap().stdout.split("\0")
     found = {tool: (parts[2 * i] or None, parts[2 * i + 1] or None) for i, tool in enumerate(tools)}
     rest = parts[2 * len(tools):]
     files = {file: (rest[2 * i + 1] if rest[2 * i] == "1" else None) for i, file in enumerate(wanted)}
-    return Success((home, int(euid_text) if euid_text.isdigit() else 1000, host_env, found, files))
+    euid = int(euid_text) if euid_text.isdigit() else 1000
+    return Success((home, found["tmux"], [
+        doctor.CliFacts(cli=cli, path=found[cli][0], version_text=found[cli][1], env=host_env, euid=euid,
+                        files={file: files[file] for file in doctor.setup_files(cli, host_env, home)})
+        for cli in clis]))
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

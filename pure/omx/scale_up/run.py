@@ -147,10 +147,6 @@ def read_optional(path: str) -> Gen[str | None]:
     return data.content
 
 
-def str_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def error_done(message: str) -> m.Done:
     return m.Done(outcome=m.Outcome(status="error", result=m.JsonValue({"ok": False, "error": message}),
                                     message=message))
