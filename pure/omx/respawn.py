@@ -35,7 +35,7 @@ from pure.omx.records import ConfigPatch, Member, TeamConfig, to_json
 from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.scale_up.plan import CLI_NOT_READY, plan_placements, split_target, team_panes
 from pure.omx.scale_up.run import Abort
-from pure.omx.scale_up.worker import prove_split_target, tag_pane
+from pure.omx.scale_up.worker import SplitTarget, prove_split_target, tag_pane
 from pure.omx.state import TeamPaths, TeamState, resolve_state_root
 from pure.program import (
     INTERRUPTED,
@@ -94,14 +94,15 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     working_dir = record.working_dir if record.working_dir is not None else req.cwd
     # a crash from here until the commit leaves a second pane of a member: let later reads find it
     intent = paths.intent(req.worker)
-    wrote = yield from expect(strays.intent_step(paths, "respawn", req.worker), m.Ack)
+    wrote = yield from expect(strays.intent_step(paths, "respawn", req.worker, newest_pane=proven_into.newest_pane),
+                              m.Ack)
     if not wrote.ok:
         raise fail(f"respawn_intent_not_written:{intent}:{wrote.error}")
     created = NewPane()
     split = layout.placement_step(
-        placement, proven_into, "-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c", str(working_dir),
+        placement, proven_into.pane, "-d", "-P", "-F", t.NEW_PANE_FORMAT, "-c", str(working_dir),
         startup_script.gated_startup_command(script, paths.worker_dir(req.worker)), effect=effects.worker(
-            req.worker, "change", f"{layout.placement_words(placement, proven_into.pane_id, '-v')}, replaces pane "
+            req.worker, "change", f"{layout.placement_words(placement, proven_into.pane.pane_id, '-v')}, replaces pane "
                                   f"{record.pane_id}"))
     try:
         started = yield from _split_and_start(req, paths, state.config, record, owner, created, split)
@@ -149,7 +150,7 @@ def _retire_old_pane(paths: TeamPaths, worker: str, record: Member, owner: str) 
     return None
 
 
-def _placement(config: TeamConfig, worker: str, owner: str) -> Gen[tuple[layout.Placement, t.OwnedPane]]:
+def _placement(config: TeamConfig, worker: str, owner: str) -> Gen[tuple[layout.Placement, SplitTarget]]:
     """Where the new pane goes, as a scale-up of one would place it among the other members, and the
     proof of the pane it is split from (refused when that pane is not proven ours)."""
     others = evolve(config, workers=tuple(w for w in config.workers if w.name != worker))

@@ -8,9 +8,9 @@ command runs one of this team's startup scripts and that is not the recorded pan
 
 A start command and a tag do not prove the process: ``respawn-pane -k`` keeps both and starts another
 one. So ``sweep`` removes a stray only when a record names the pane with the pid the listing shows:
-the pid a gated pane's first process wrote itself (``pure/omx/startup_script.py``, ``self_pin_path``), the
-worker's ``identity.json`` (a scale-up writes it after the pin and the tag, before the membership
-commit) or its intent (``intent_step``: a scale-up or a respawn rewrites it with the new pane and the
+the pid a gated pane's first process wrote itself (``pure/omx/startup_script.py``, ``self_pin_path``;
+only for a pane newer than the split its intent announced, ``pin_of``), the worker's ``identity.json``
+(a scale-up writes it after the pin and the tag, before the membership commit) or its intent (``intent_step``: a scale-up or a respawn rewrites it with the new pane and the
 pid its split answered, before it tags the pane). Then it goes through the proof teardown
 (``pure/tmux/teardown.py``: ``L``, owner tag, ``L``, kill, ``L``) with that pid, so it is killed only
 while it still runs that process and carries the team's owner tag — or, pinned before the run could
@@ -246,10 +246,12 @@ IntentKind = Literal["scale_up", "respawn"]
 
 
 def intent_step(paths: TeamPaths, kind: IntentKind, worker: str, *, pane_id: str | None = None,
-                pid: int | None = None, worktree: wt.Worktree | None = None) -> m.WriteFile:
+                pid: int | None = None, worktree: wt.Worktree | None = None,
+                newest_pane: int | None = None) -> m.WriteFile:
     """Write ``worker``'s intent (``TeamPaths.intent``): what is about to be created (``kind``, the worker,
-    its startup script, the git ``worktree`` a scale-up makes for it) and, once the split answered, the
-    pane and its pid.
+    its startup script, the git ``worktree`` a scale-up makes for it), right before the split the newest
+    pane tmux listed (``NEWEST_BEFORE_SPLIT``: the split's pane is numbered above it) and, once the split
+    answered, the pane and its pid.
 
     The durable intent of a worker pane: written before the split (by a scale-up,
     ``pure/omx/scale_up/worker.py``, or a respawn, ``pure/omx/respawn.py``), rewritten with the new pane
@@ -259,9 +261,26 @@ def intent_step(paths: TeamPaths, kind: IntentKind, worker: str, *, pane_id: str
     record: dict[str, object] = {"kind": kind, "worker": worker, "script": paths.startup_script(_index(worker))}
     if worktree is not None:  # written before ``git worktree add`` (pure/omx/worktree.py ``ensure``)
         record["worktree"] = wt.intent_record(worktree)
+    if newest_pane is not None:
+        record[NEWEST_BEFORE_SPLIT] = f"%{newest_pane}"
     if pane_id is not None:
         record.update(pane_id=pane_id, pid=pid)
     return m.WriteFile(path=paths.intent(worker), content=render_json(record))
+
+
+NEWEST_BEFORE_SPLIT = "newest_pane_before_split"
+
+
+def split_after_intent(intent: dict[str, object] | None, pane_id: str) -> bool:
+    """Whether ``pane_id`` can be the pane of the split ``intent`` announced and has not named yet: the
+    intent names no pane, and the pane is numbered above the newest one listed before the split
+    (tmux never reuses a number while its server lives, pure/tmux/parse.py ``newest_pane``). Only such
+    a pane's own pin speaks for it (``pin_of``)."""
+    if intent is None or intent.get("pane_id") is not None:
+        return False
+    newest = intent.get(NEWEST_BEFORE_SPLIT)
+    return (isinstance(newest, str) and t.is_pane_id(newest) and t.is_pane_id(pane_id)
+            and int(pane_id[1:]) > int(newest[1:]))
 
 
 def pin_records(paths: TeamPaths, worker: str) -> tuple[str, str]:
@@ -281,23 +300,31 @@ class Pin:
 
 
 def pin_of(paths: TeamPaths, stray: Stray) -> Gen[Pin]:
-    """Whether a record names this pane with the listed pid: the pid the pane's first process wrote
-    itself, or one written right after the run's pin (a record that cannot be read or parsed pins
-    nothing)."""
+    """Whether a record names this pane with the listed pid: the worker's identity, its intent (a
+    record that cannot be read or parsed pins nothing), or the pid the pane's first process wrote
+    itself — which counts only for the pane of a split the intent announced and does not name yet
+    (``split_after_intent``). A pane older than that split is not its pane: a worker's folder can be
+    removed and made again while an old pane of that worker lives on (dead, kept by ``remain-on-exit``),
+    and a process ``respawn-pane`` starts there later then finds no pin and writes its own."""
     data = yield from expect(m.ReadFile(path=startup_script.self_pin_path(paths.worker_dir(stray.worker), stray.pane_id)),
                              m.FileData)
     own = t.parse_pid((data.content or "").strip())
-    if own == stray.pid:
-        return Pin(refused=None, before_tag=True)
-    recorded: list[object] = [] if own is None else [own]
+    recorded: list[object] = []
+    intent: dict[str, object] | None = None
     for path in pin_records(paths, stray.worker):
         data = yield from expect(m.ReadFile(path=path), m.FileData)
         record = None if data.content is None else parse_object(data.content, path).value_or(None)
+        if path == paths.intent(stray.worker):
+            intent = record
         if record is None or record.get("pane_id") != stray.pane_id:
             continue
         if t.is_positive_pid(record.get("pid")) and record.get("pid") == stray.pid:
             return Pin(refused=None, before_tag=path == paths.intent(stray.worker))
         recorded.append(record.get("pid"))
+    if own is not None and split_after_intent(intent, stray.pane_id):
+        if own == stray.pid:
+            return Pin(refused=None, before_tag=True)
+        recorded.insert(0, own)
     if recorded:
         return Pin(refused=f"stray_pid_changed:{stray.pane_id}:{recorded[0]}:{stray.pid}")
     return Pin(refused=f"stray_pid_unrecorded:{stray.pane_id}")

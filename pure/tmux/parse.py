@@ -280,3 +280,12 @@ def verdict_from_answer(target: str, proc: m.Proc) -> Verdict:
     if row.dead:
         return Verdict(status="gone", reason="dead", pid=row.pid)
     return Verdict(status="live", pid=row.pid)
+
+
+def newest_pane(proc: m.Proc) -> int | None:
+    """The highest pane number a ``LIST_PANES`` answer lists (None when it lists none). tmux numbers
+    new panes upward and never reuses a number while the server lives, so a pane made after this
+    listing is numbered above it (pure/omx/strays.py, ``pin_of``)."""
+    if proc.exit_code != 0:
+        return None
+    return max((int(found[1:]) for found in _ROW_ID_RE.findall(proc.stdout)), default=None)

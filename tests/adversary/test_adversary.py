@@ -727,6 +727,31 @@ def test_a_stray_respawned_after_the_crash_is_not_killed(machine: AdversaryMachi
     assert machine.world.violations == []
 
 
+def test_an_older_pane_respawned_into_a_new_folder_is_not_pinned_by_itself(machine: AdversaryMachine) -> None:
+    """worker-1's first pane died kept by ``remain-on-exit`` and its scale-up rolled back (the folder
+    went, the dead pane stayed); a second scale-up made worker-1 again in another pane. Then someone
+    respawned the old pane: its new process found no pin in the new folder and wrote its own. That pin
+    does not speak for it — the pane is older than the split the intent announced (pure/omx/strays.py,
+    ``pin_of``) — so the sweep keeps it (a run of the long adversary found this kill)."""
+    machine.team_init(plan=QUIET)
+    machine.scale_up(choice=0, count=1, with_task=False,
+                     plan=Plan(aims=(Aim(event="die_kept", window="before_owner_read", nth=2, choice=0),)))
+    (old,) = set(machine.world.server.panes) - {"%0"}
+    assert machine.world.server.panes[old].dead
+    machine.scale_up(choice=0, count=1, with_task=False,
+                     plan=Plan(aims=(Aim(event="respawn", window="before_owner_read", nth=2, choice=0),)))
+    machine.world.server.respawn(old)
+    now = machine.world.server.panes[old].pid
+    own_pin = machine.state_root / "team" / "alpha" / "workers" / "worker-1" / f"pane-{old[1:]}.pid"
+    assert own_pin.read_text().strip() == str(now)  # the respawned process pinned itself
+    swept = _stray_sweep(machine)
+    assert swept["removed"] == []
+    assert swept["kept"] == [{"paneId": old, "pid": now, "worker": "worker-1",
+                              "reason": f"stray_pid_unrecorded:{old}"}]
+    assert machine.world.violations == []
+    assert old in machine.world.server.panes
+
+
 def _crash_in_a_respawn(state: AdversaryMachine, plan: Plan) -> str:
     """alpha's worker-1 died; ``team respawn`` was killed right after it split (or tagged) the new pane:
     its intent names the worker (after the tag, that pane and the pinned pid too); the membership

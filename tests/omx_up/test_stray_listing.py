@@ -35,3 +35,19 @@ def test_a_leftover_worker_is_not_reused_while_tmux_cannot_be_asked(tmp_path: Pa
     assert json.loads((team.dir / "runtime" / "worker-2.intent").read_text()) == left
     assert not [e for e in journal if is_mutation(e.step)], journal
     assert team.worker_names() == ["worker-1"]
+
+
+def test_a_pane_s_own_pin_speaks_only_for_the_split_its_intent_announced() -> None:
+    """The pane must be numbered above the newest pane listed before the split, and the intent must
+    not name a pane yet (then the intent's own pid is the record, pure/omx/strays.py ``pin_of``)."""
+    announced = {"kind": "scale_up", "worker": "worker-1", strays.NEWEST_BEFORE_SPLIT: "%7"}
+    assert strays.split_after_intent(announced, "%8")
+    assert strays.split_after_intent(announced, "%12")
+    assert not strays.split_after_intent(announced, "%7")  # listed before the split: not its pane
+    assert not strays.split_after_intent(announced, "%3")
+    assert not strays.split_after_intent({**announced, "pane_id": "%8", "pid": 5}, "%8")
+    assert not strays.split_after_intent({"kind": "scale_up", "worker": "worker-1"}, "%8")  # no newest: unknown
+    assert not strays.split_after_intent({**announced, strays.NEWEST_BEFORE_SPLIT: "7"}, "%8")
+    assert not strays.split_after_intent({**announced, strays.NEWEST_BEFORE_SPLIT: 7}, "%8")
+    assert not strays.split_after_intent(None, "%8")
+    assert not strays.split_after_intent(announced, "8")

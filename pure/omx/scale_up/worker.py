@@ -189,7 +189,8 @@ def _split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
     # 6c. the intent, then the split: a run killed from here on leaves a record naming the pane it
     # may have made (pure/omx/strays.py)
     try:
-        yield from acked(strays.intent_step(paths, "scale_up", name, worktree=run.undo.tree(name)))
+        yield from acked(strays.intent_step(paths, "scale_up", name, worktree=run.undo.tree(name),
+                                            newest_pane=into.newest_pane))
     except StepFailure as error:
         raise Abort(f"scale_up_intent_not_written:{name}:{error}") from None
     script = paths.startup_script(index)
@@ -200,8 +201,8 @@ def _split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
     said = effects.worker(name, "add", ", ".join(filter(None, (
         layout.placement_words(placement, target, direction), f"{worker.cli} ({worker.role or '?'})",
         f"worktree {tree.path}" if tree is not None else (f"cwd {working_dir}" if working_dir != run.req.cwd else "")))))
-    step = (t.split_step(into, direction, *rest, effect=said) if placement is None
-            else layout.placement_step(placement, into, *rest, effect=said))
+    step = (t.split_step(into.pane, direction, *rest, effect=said) if placement is None
+            else layout.placement_step(placement, into.pane, *rest, effect=said))
     # 6c-6f with interrupts held: an interrupt between the split and the pin would leave a pane
     # that the rollback cannot prove (docs/design-notes.md, "Interrupts")
     pane, pid, record = yield from uninterrupted(
@@ -470,12 +471,21 @@ def _worker_record(run: ScaleUpRun, *, name: str, index: int, role: str | None, 
                   worktree_created=None if tree is None else tree.created, team_state_root=run.paths.state_root)
 
 
-def prove_split_target(target: str, pid: int, owner: str) -> Gen[t.OwnedPane]:
+@frozen(kw_only=True)
+class SplitTarget:
+    """The pane about to be split, proven ours, and the highest pane number that proof listed: the new
+    pane is numbered above it, which the intent records (pure/omx/strays.py, ``pin_of``)."""
+
+    pane: t.OwnedPane
+    newest_pane: int | None
+
+
+def prove_split_target(target: str, pid: int, owner: str) -> Gen[SplitTarget]:
     """Step 6b: ``L, S, L`` of the pane about to be split."""
     proof = yield from t.prove_owned(target, pid, owner)
     if proof.token is None:
         raise Abort(split_target_problem(proof))
-    return proof.token
+    return SplitTarget(pane=proof.token, newest_pane=proof.newest_pane)
 
 
 def tag_pane(pane: str, pid: int, owner: str) -> Gen[str | None]:
