@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from attrs import frozen
 from returns.result import Failure, Result, Success
 
-from pure import hosts
+from pure import hosts, remote_files
 from pure import model as m
 from shell.run import tmux_control
 from shell.run.process import run_process, spawn_control_client, which
@@ -62,19 +62,32 @@ class HostIdentity:
     login_shell: str
 
 
-def call(host: Host, argv: Sequence[str], env: Mapping[str, str],
-         timeout: float | None = None) -> Result[m.Proc, hosts.HostFault]:
-    """``argv`` run on ``host`` with every argument literal; its answer, or why the host was not reached
-    (the call keeps its deadline: ``PANEFLEET_CALL_TIMEOUT``, ``ssh``)."""
+def call(host: Host, argv: Sequence[str], env: Mapping[str, str], timeout: float | None = None,
+         stdin: bytes | None = None) -> Result[m.Proc, hosts.HostFault]:
+    """``argv`` run on ``host`` with every argument literal and ``stdin`` on its standard input; its
+    answer, or why the host was not reached (the call keeps its deadline: ``PANEFLEET_CALL_TIMEOUT``,
+    ``ssh``)."""
     command = hosts.remote_command(argv)
     if isinstance(command, Failure):
         return Failure(hosts.HostFault("ssh_failed", host.destination, command.failure()))
     proc = run_process("ssh", hosts.ssh_args(host.destination, host.socket_dir, command.unwrap(),
-                                             config_file=host.config_file), env=env, timeout=timeout)
+                                             config_file=host.config_file),
+                       env=env, timeout=timeout, stdin=stdin)
     fault = hosts.fault_of(host.destination, proc.exit_code, proc.stderr)
     if fault is None and proc.exit_code == 255 and not _master_up(host, env):
         fault = hosts.HostFault("connection_dropped", host.destination, "its connection ended during the call")
     return Failure(fault) if fault is not None else Success(proc)
+
+
+def file_step(host: Host, step: remote_files.FileStep, env: Mapping[str, str],
+              timeout: float | None = None) -> Result[m.Observation, hosts.HostFault | str]:
+    """A file step done on ``host`` (``pure/remote_files.py``): what the local executor would observe for
+    it there, or why the host was not reached or did not answer."""
+    planned = remote_files.call_for(step)
+    answer = call(host, planned.argv, env, timeout, stdin=planned.stdin)
+    if isinstance(answer, Failure):
+        return Failure(answer.failure())
+    return remote_files.observe(step, answer.unwrap())
 
 
 def _master_up(host: Host, env: Mapping[str, str]) -> bool:

@@ -41,8 +41,10 @@ def run_process(
     timeout: float | None = None,
     guards: set[Watchdog] | None = None,
     interruptible: bool = True,
+    stdin: bytes | None = None,
 ) -> m.Proc:
-    """Run ``tool`` (resolved on ``env``'s PATH) to completion, or until its deadline.
+    """Run ``tool`` (resolved on ``env``'s PATH) to completion, or until its deadline, with ``stdin`` on
+    its standard input (None: nothing).
 
     The process gets a session (and so a process group) of its own. When ``timeout`` seconds
     (default: the tool's deadline from ``PANEFLEET_CALL_TIMEOUT``, ``shell/run/deadlines.py``) pass,
@@ -64,7 +66,7 @@ def run_process(
     # and let one that came meanwhile be raised inside the ``try`` below.
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
     try:
-        running = _start(path, args, env, mask, _tty_out=False, _cwd=cwd, _in=None, _truncate_exc=False)
+        running = _start(path, args, env, mask, _tty_out=False, _cwd=cwd, _in=stdin, _truncate_exc=False)
         watchdog = Watchdog(running.process.pid, seconds)
         if guards is not None:
             guards.add(watchdog)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -199,6 +200,89 @@ def faults(world: World, params: dict[str, Any]) -> dict[str, Any]:
     hosts.close(own, world.env)
     out["own_socket_dir"].append(Path(own.socket_dir).exists())
     return out
+
+
+@scenario("remote_files")
+def remote_files(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """The same file steps done on a host (pure/remote_files.py) and by the local executor, in a folder
+    each: the same observations, with names and contents a shell would re-parse; the bytes land on the
+    host (its own /tmp), and nothing ran there that was not meant to."""
+    from pure import model as m
+    from shell.run.executor import Executor
+
+    (world.dir / "sockets").mkdir(mode=0o700)
+    world.host("build1", login_shell="/usr/bin/zsh")
+    host = _open(world, "build1")
+    local = Executor(env=world.env)
+    canary = world.dir / "ran-what-it-should-not"
+    remote_base, local_base = "/tmp/pf-remote-files", str(world.dir / "local-files")
+    names = [word.replace("{canary}", str(canary)) for word in HOSTILE if word not in ("", "~", "*")] + ["-n x"]
+    big = "".join(f"line {i} ünï ✓ $(touch {canary})\n" for i in range(8000))  # 300 KB: no command line holds it
+    contents = ["", "no newline", "two\nlines\n", "\n\n", big, "nul\x00inside"]
+
+    def both(make: Any) -> list[Any]:
+        remote_step, local_step = make(remote_base), make(local_base)
+        there = _ok(hosts.file_step(host, remote_step, world.env))
+        here = local.execute(local_step)
+        return [_plain(there, remote_base), _plain(here, local_base)]
+
+    seen: list[dict[str, Any]] = []
+    for i, name in enumerate(names):
+        folder, content = f"d{i} {name}", contents[i % len(contents)]
+
+        def at(base: str, *parts: str) -> str:
+            return "/".join((base, *parts))
+
+        steps: list[tuple[str, Any]] = [
+            ("stat absent", lambda b: m.Stat(path=at(b, folder, name))),
+            ("read absent", lambda b: m.ReadFile(path=at(b, folder, name))),
+            ("list absent", lambda b: m.ListDir(path=at(b, folder))),
+            ("write", lambda b: m.WriteFile(path=at(b, folder, name), content=content,
+                                            mode=0o600 if i % 2 else None)),
+            ("stat file", lambda b: m.Stat(path=at(b, folder, name))),
+            ("read", lambda b: m.ReadFile(path=at(b, folder, name))),
+            ("rewrite", lambda b: m.WriteFile(path=at(b, folder, name), content=content + "again")),
+            ("read again", lambda b: m.ReadFile(path=at(b, folder, name))),
+            ("list", lambda b: m.ListDir(path=at(b, folder))),
+            ("stat dir", lambda b: m.Stat(path=at(b, folder))),
+            ("mkdir existing", lambda b: m.MakeDir(path=at(b, folder), exist_ok=False)),
+            ("mkdir ok", lambda b: m.MakeDir(path=at(b, folder, "sub", "deeper"))),
+            ("rmdir full", lambda b: m.RemovePath(path=at(b, folder))),
+            ("rm file", lambda b: m.RemovePath(path=at(b, folder, name))),
+            ("rm tree", lambda b: m.RemovePath(path=at(b, folder), recursive=True)),
+            ("rm absent", lambda b: m.RemovePath(path=at(b, folder))),
+            ("stat gone", lambda b: m.Stat(path=at(b, folder))),
+        ]
+        for label, make in steps:
+            there, here = both(make)
+            seen.append({"name": name, "step": label, "remote": there, "local": here})
+            if label in ("write", "rewrite"):  # the mode given, or the one the file had, or 0644
+                seen.append({"name": name, "step": f"{label} mode", "remote": _ok(hosts.call(
+                    host, ["stat", "-c", "%a", at(remote_base, folder, name)], world.env)).stdout.strip(),
+                    "local": format(os.stat(at(local_base, folder, name)).st_mode & 0o7777, "o")})
+    mode_path = f"{remote_base}/mode/file"
+    _ok(hosts.file_step(host, m.WriteFile(path=mode_path, content="x", mode=0o640), world.env))
+    _ok(hosts.file_step(host, m.WriteFile(path=mode_path, content="y"), world.env))
+    kept_mode = _ok(hosts.call(host, ["stat", "-c", "%a", mode_path], world.env)).stdout.strip()
+    _ok(hosts.call(host, ["ln", "-s", "nowhere", f"{remote_base}/link"], world.env))
+    Path(local_base).mkdir(exist_ok=True)
+    (Path(local_base) / "link").symlink_to("nowhere")
+    links = both(lambda b: m.Stat(path=f"{b}/link")) + both(lambda b: m.ReadFile(path=f"{b}/link"))
+    leftovers = _ok(hosts.call(host, ["find", remote_base, "-name", ".pf-write.*"], world.env)).stdout
+    hosts.close(host, world.env)
+    return {"seen": seen, "kept_mode": kept_mode, "links": links, "temporary_files_left": leftovers,
+            "on_this_machine": Path(remote_base).exists(), "canary": canary.exists()}
+
+
+def _plain(observation: Any, base: str) -> dict[str, Any]:
+    """An observation as JSON, its folder named the same on both sides; an error only as there or not
+    (the words of a remote error are the host's tools', not Python's)."""
+    from pure import wire
+
+    plain: dict[str, Any] = json.loads(json.dumps(wire.unstructure(observation)).replace(base, "<base>"))
+    if plain.get("error"):
+        plain["error"] = "<error>"
+    return plain
 
 
 _CALL_SLEEP = """

@@ -76,3 +76,19 @@ def test_doctor_checks_another_machine_the_way_it_checks_this_one() -> None:
     bad = result["-oProxyCommand=x"]
     assert bad["code"] == 2  # `--host -o…`: the command line itself refuses a value that reads as an option
     assert "fail  host    host_bad_destination:-oProxyCommand=x" in bad["text"]  # `--host=-o…` reaches the check
+
+
+def test_file_steps_on_a_host_observe_what_they_observe_locally() -> None:
+    result = run_scenario("remote_files")
+    differ = [seen for seen in result["seen"] if seen["remote"] != seen["local"]]
+    assert differ == [], differ[:3]
+    assert len(result["seen"]) > 300
+    by_step = {(seen["name"], seen["step"]): seen["remote"] for seen in result["seen"]}
+    assert any(value.get("content", "").startswith("line 0") for (_, step), value in by_step.items()
+               if step == "read")  # the 300 KB file went through standard input and came back whole
+    assert all(by_step[key]["ok"] is False for key in by_step if key[1] in ("mkdir existing", "rmdir full"))
+    assert result["kept_mode"] == "640"  # a rewrite keeps the mode the file had
+    assert result["links"][0] == result["links"][1] == {"kind": "value", "value": "symlink"}
+    assert result["links"][2] == result["links"][3] == {"content": None, "error": "", "kind": "file"}
+    assert result["temporary_files_left"] == ""
+    assert result["on_this_machine"] is False and result["canary"] is False
