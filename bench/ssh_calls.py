@@ -3,7 +3,8 @@
 Starts a simulated host (OpenSSH's sshd in namespaces of its own, ``tests/hosts/sim.py``; needs root and
 ``openssh-server``), then times ``shell/run/hosts.py`` ``call(host, ["true"])``: the first call (it opens
 the master connection) and ``--calls`` more over that connection, each beside a local ``true`` run through
-``shell/run/process.py``; and ``tmux list-panes -a`` on the host's own tmux server, run over ssh per call
+``shell/run/process.py``; a 4.6 KB file written on the host (``hosts.file_step``) beside one written
+by the local executor; and ``tmux list-panes -a`` on the host's own tmux server, run over ssh per call
 and sent through one control-mode client through the master (``hosts.tmux_client``). Prints medians; run
 from the repository root:
 
@@ -36,6 +37,8 @@ def main() -> None:
                "remote_call_median_ms": round(statistics.median(result["remote_ms"]), 2),
                "local_call_median_ms": round(statistics.median(result["local_ms"]), 2)}
     summary["remote_over_local"] = round(summary["remote_call_median_ms"] / summary["local_call_median_ms"], 2)
+    summary["file_write_on_host_median_ms"] = round(statistics.median(result["write_remote_ms"]), 2)
+    summary["file_write_local_median_ms"] = round(statistics.median(result["write_local_ms"]), 2)
     tmux = run_scenario("remote_tmux", {"calls": args.calls}, timeout_s=300)["servers"]["build1"]
     summary["tmux_list_panes_over_ssh_per_call_ms"] = round(tmux["per_call_ms"], 1)
     summary["tmux_list_panes_through_remote_control_client_ms"] = round(tmux["control_ms"], 2)

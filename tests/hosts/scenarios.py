@@ -13,7 +13,9 @@ from typing import Any
 
 from returns.result import Failure
 
+from pure import model as m
 from shell.run import hosts, tmux_control, tmux_protocol
+from shell.run.executor import Executor
 from shell.run.process import run_process
 from tests.hosts.sim import World, main, scenario
 
@@ -83,7 +85,7 @@ def identity_and_master(world: World, params: dict[str, Any]) -> dict[str, Any]:
 @scenario("call_cost")
 def call_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
     """What one call costs: the first (it connects), the next ones over the master, and a local process
-    run the same way (bench/ssh_calls.py)."""
+    run the same way; and a file written on the host against one written locally (bench/ssh_calls.py)."""
     (world.dir / "sockets").mkdir(mode=0o700)
     world.host("build1")
     host = _open(world, "build1")
@@ -98,8 +100,18 @@ def call_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
         started = time.monotonic()
         run_process("true", (), env=world.env)
         local.append((time.monotonic() - started) * 1000)
+    writes: dict[str, list[float]] = {"remote": [], "local": []}
+    executor, text = Executor(env=world.env), "inbox line ünï ✓\n" * 256  # 4.6 KB, an inbox's size
+    for n in range(int(params.get("calls", 50))):
+        started = time.monotonic()
+        _ok(hosts.file_step(host, m.WriteFile(path=f"/tmp/bench/inbox-{n}.md", content=text), world.env))
+        writes["remote"].append((time.monotonic() - started) * 1000)
+        started = time.monotonic()
+        executor.execute(m.WriteFile(path=str(world.dir / "bench" / f"inbox-{n}.md"), content=text))
+        writes["local"].append((time.monotonic() - started) * 1000)
     hosts.close(host, world.env)
-    return {"first_ms": first_ms, "remote_ms": remote, "local_ms": local}
+    return {"first_ms": first_ms, "remote_ms": remote, "local_ms": local, "write_remote_ms": writes["remote"],
+            "write_local_ms": writes["local"]}
 
 
 @scenario("remote_tmux")
@@ -207,9 +219,6 @@ def remote_files(world: World, params: dict[str, Any]) -> dict[str, Any]:
     """The same file steps done on a host (pure/remote_files.py) and by the local executor, in a folder
     each: the same observations, with names and contents a shell would re-parse; the bytes land on the
     host (its own /tmp), and nothing ran there that was not meant to."""
-    from pure import model as m
-    from shell.run.executor import Executor
-
     (world.dir / "sockets").mkdir(mode=0o700)
     world.host("build1", login_shell="/usr/bin/zsh")
     host = _open(world, "build1")
@@ -229,37 +238,13 @@ def remote_files(world: World, params: dict[str, Any]) -> dict[str, Any]:
     seen: list[dict[str, Any]] = []
     for i, name in enumerate(names):
         folder, content = f"d{i} {name}", contents[i % len(contents)]
-
-        def at(base: str, *parts: str) -> str:
-            return "/".join((base, *parts))
-
-        steps: list[tuple[str, Any]] = [
-            ("stat absent", lambda b: m.Stat(path=at(b, folder, name))),
-            ("read absent", lambda b: m.ReadFile(path=at(b, folder, name))),
-            ("list absent", lambda b: m.ListDir(path=at(b, folder))),
-            ("write", lambda b: m.WriteFile(path=at(b, folder, name), content=content,
-                                            mode=0o600 if i % 2 else None)),
-            ("stat file", lambda b: m.Stat(path=at(b, folder, name))),
-            ("read", lambda b: m.ReadFile(path=at(b, folder, name))),
-            ("rewrite", lambda b: m.WriteFile(path=at(b, folder, name), content=content + "again")),
-            ("read again", lambda b: m.ReadFile(path=at(b, folder, name))),
-            ("list", lambda b: m.ListDir(path=at(b, folder))),
-            ("stat dir", lambda b: m.Stat(path=at(b, folder))),
-            ("mkdir existing", lambda b: m.MakeDir(path=at(b, folder), exist_ok=False)),
-            ("mkdir ok", lambda b: m.MakeDir(path=at(b, folder, "sub", "deeper"))),
-            ("rmdir full", lambda b: m.RemovePath(path=at(b, folder))),
-            ("rm file", lambda b: m.RemovePath(path=at(b, folder, name))),
-            ("rm tree", lambda b: m.RemovePath(path=at(b, folder), recursive=True)),
-            ("rm absent", lambda b: m.RemovePath(path=at(b, folder))),
-            ("stat gone", lambda b: m.Stat(path=at(b, folder))),
-        ]
-        for label, make in steps:
+        for label, make in _file_steps(folder, name, content, 0o600 if i % 2 else None):
             there, here = both(make)
             seen.append({"name": name, "step": label, "remote": there, "local": here})
             if label in ("write", "rewrite"):  # the mode given, or the one the file had, or 0644
                 seen.append({"name": name, "step": f"{label} mode", "remote": _ok(hosts.call(
-                    host, ["stat", "-c", "%a", at(remote_base, folder, name)], world.env)).stdout.strip(),
-                    "local": format(os.stat(at(local_base, folder, name)).st_mode & 0o7777, "o")})
+                    host, ["stat", "-c", "%a", f"{remote_base}/{folder}/{name}"], world.env)).stdout.strip(),
+                    "local": format(os.stat(f"{local_base}/{folder}/{name}").st_mode & 0o7777, "o")})
     mode_path = f"{remote_base}/mode/file"
     _ok(hosts.file_step(host, m.WriteFile(path=mode_path, content="x", mode=0o640), world.env))
     _ok(hosts.file_step(host, m.WriteFile(path=mode_path, content="y"), world.env))
@@ -272,6 +257,33 @@ def remote_files(world: World, params: dict[str, Any]) -> dict[str, Any]:
     hosts.close(host, world.env)
     return {"seen": seen, "kept_mode": kept_mode, "links": links, "temporary_files_left": leftovers,
             "on_this_machine": Path(remote_base).exists(), "canary": canary.exists()}
+
+
+def _file_steps(folder: str, name: str, content: str, mode: int | None) -> list[tuple[str, Any]]:
+    """Each file step of one name's round, as a function of the folder it is done in (a host's or this
+    machine's)."""
+    def at(base: str, *parts: str) -> str:
+        return "/".join((base, *parts))
+
+    return [
+        ("stat absent", lambda b: m.Stat(path=at(b, folder, name))),
+        ("read absent", lambda b: m.ReadFile(path=at(b, folder, name))),
+        ("list absent", lambda b: m.ListDir(path=at(b, folder))),
+        ("write", lambda b: m.WriteFile(path=at(b, folder, name), content=content, mode=mode)),
+        ("stat file", lambda b: m.Stat(path=at(b, folder, name))),
+        ("read", lambda b: m.ReadFile(path=at(b, folder, name))),
+        ("rewrite", lambda b: m.WriteFile(path=at(b, folder, name), content=content + "again")),
+        ("read again", lambda b: m.ReadFile(path=at(b, folder, name))),
+        ("list", lambda b: m.ListDir(path=at(b, folder))),
+        ("stat dir", lambda b: m.Stat(path=at(b, folder))),
+        ("mkdir existing", lambda b: m.MakeDir(path=at(b, folder), exist_ok=False)),
+        ("mkdir ok", lambda b: m.MakeDir(path=at(b, folder, "sub", "deeper"))),
+        ("rmdir full", lambda b: m.RemovePath(path=at(b, folder))),
+        ("rm file", lambda b: m.RemovePath(path=at(b, folder, name))),
+        ("rm tree", lambda b: m.RemovePath(path=at(b, folder), recursive=True)),
+        ("rm absent", lambda b: m.RemovePath(path=at(b, folder))),
+        ("stat gone", lambda b: m.Stat(path=at(b, folder))),
+    ]
 
 
 def _plain(observation: Any, base: str) -> dict[str, Any]:
