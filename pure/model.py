@@ -55,6 +55,12 @@ def _effect() -> Any:
     return field(default=None, metadata=OMIT_NONE)
 
 
+def _host() -> Any:
+    """Where a step runs: an OpenSSH destination (docs/hosts.md); None, absent from its JSON form, is the
+    machine that runs panefleet."""
+    return field(default=None, metadata=OMIT_NONE)
+
+
 # --------------------------------------------------------------------------------------------- steps
 
 
@@ -73,12 +79,14 @@ class Run:
     mutates: bool = False
     note: str = ""
     effect: Effect | None = _effect()
+    host: str | None = _host()
 
 
 @frozen(kw_only=True)
 class ReadFile:
     op: Literal["read_file"] = "read_file"
     path: str
+    host: str | None = _host()
 
 
 @frozen(kw_only=True)
@@ -91,6 +99,7 @@ class WriteFile:
     mode: int | None = None
     note: str = ""
     effect: Effect | None = _effect()
+    host: str | None = _host()
 
 
 @frozen(kw_only=True)
@@ -110,6 +119,7 @@ class RemovePath:
     recursive: bool = False
     note: str = ""
     effect: Effect | None = _effect()
+    host: str | None = _host()
 
 
 @frozen(kw_only=True)
@@ -118,20 +128,24 @@ class MakeDir:
     path: str
     exist_ok: bool = True
     effect: Effect | None = _effect()
+    host: str | None = _host()
 
 
 @frozen(kw_only=True)
 class ListDir:
     op: Literal["list_dir"] = "list_dir"
     path: str
+    host: str | None = _host()
 
 
 @frozen(kw_only=True)
 class Stat:
-    """Answer with a Value: ``absent``, ``file``, ``dir``, ``symlink`` or ``other``."""
+    """Answer with a Value: ``absent``, ``file``, ``dir``, ``symlink`` or ``other``; on a host that did not
+    answer, ``unavailable`` (shell/run/remote.py)."""
 
     op: Literal["stat"] = "stat"
     path: str
+    host: str | None = _host()
 
 
 @frozen(kw_only=True)

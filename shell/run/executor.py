@@ -24,6 +24,8 @@ from shell.run.read_ahead import READ_AHEAD_MOST, ReadAhead, changes_world
 if TYPE_CHECKING:  # returns.io is imported when a file is first written: a read-only run never needs it
     from returns.io import IOResult
 
+    from shell.run.remote import RemoteSteps  # imported by the first step that names a host
+
 T = TypeVar("T")
 
 StoreHandler = Callable[[m.Store], m.JsonResult]
@@ -64,6 +66,7 @@ class Executor:
         self.read_ahead_most = READ_AHEAD_MOST
         self._ahead: ReadAhead | None = None
         self.answered_ahead = False  # the last step was read before the program asked for it
+        self._remote: RemoteSteps | None = None  # the hosts this run's steps named
 
     def tool_args(self, tool: str, args: tuple[str, ...]) -> tuple[str, ...]:
         if tool == "tmux" and self.tmux_socket:
@@ -98,6 +101,13 @@ class Executor:
         self.answered_ahead = False
         if self._ahead is not None and changes_world(step):
             self._ahead.settle()
+        destination = getattr(step, "host", None)
+        if destination is not None:  # done on that machine, never on this one (shell/run/remote.py)
+            if self._remote is None:
+                from shell.run.remote import RemoteSteps
+
+                self._remote = RemoteSteps(self.env, self.tmux_socket)
+            return self._remote.execute(destination, step)
         if isinstance(step, m.Run):
             self.calls[step.tool] = self.calls.get(step.tool, 0) + 1
             if step.tool == "tmux":
@@ -273,6 +283,8 @@ class Executor:
         if self._ahead is not None:
             self._ahead.stop()
         self._close_client()
+        if self._remote is not None:
+            self._remote.end_run()
 
     def release_all(self) -> None:
         """Release every lock still held (``shell/run/loop.py`` calls it when a run ends, however it ends)."""

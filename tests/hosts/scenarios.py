@@ -259,6 +259,61 @@ def remote_files(world: World, params: dict[str, Any]) -> dict[str, Any]:
             "on_this_machine": Path(remote_base).exists(), "canary": canary.exists()}
 
 
+@scenario("routed_steps")
+def routed_steps(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """The executor does a step that names a host on that host (shell/run/remote.py): the pure teardown,
+    unchanged, proves and kills a pane of the host's tmux server through its control client, refuses
+    one whose process changed, and a host that is down answers every step with its fault."""
+    import attrs
+
+    from pure import tmux as t
+
+    world.host("build1", login_shell="/bin/bash")
+    executor = Executor(env={**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config)}, tmux_socket="pf")
+
+    def on(host: str, program: Any) -> Any:
+        """Drive a pure program with every step it asks for done on ``host``."""
+        answer: Any = None
+        try:
+            while True:
+                step = program.send(answer)
+                answer = executor.execute(attrs.evolve(step, host=host))
+        except StopIteration as stop:
+            return stop.value
+
+    def tmux(*args: str) -> m.Proc:
+        answer = executor.execute(m.Run(tool="tmux", args=args, host="build1"))
+        assert isinstance(answer, m.Proc)
+        return answer
+
+    made = tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}\t#{pane_pid}", "sleep 600")
+    assert made.exit_code == 0 and "\t" in made.stdout, repr(made)
+    first, first_pid = made.stdout.strip().split("\t")
+    split = tmux("split-window", "-d", "-t", first, "-P", "-F", "#{pane_id}\t#{pane_pid}", "sleep 600")
+    second, second_pid = split.stdout.strip().split("\t")
+    for pane in (first, second):
+        tmux("set-option", "-p", "-t", pane, t.OWNER_OPTION, "team:remote")
+    wrote = executor.execute(m.WriteFile(path="/tmp/worker-1/inbox.md", content="task: $(whoami)\n", host="build1"))
+    read = executor.execute(m.ReadFile(path="/tmp/worker-1/inbox.md", host="build1"))
+    clients = len(executor._remote._clients) if executor._remote is not None else 0
+    refused = on("build1", t.teardown([t.TeardownTarget(pane_id=first, pid=int(first_pid) + 1)],
+                                      owner_id="team:remote", authorize=True))
+    killed = on("build1", t.teardown([t.TeardownTarget(pane_id=second, pid=int(second_pid))],
+                                     owner_id="team:remote", authorize=True))
+    left = tmux("list-panes", "-a", "-F", "#{pane_id}").stdout.split()
+    down = {"run": executor.execute(m.Run(tool="tmux", args=("list-panes", "-a"), host="down")),
+            "stat": executor.execute(m.Stat(path="/", host="down")),
+            "write": executor.execute(m.WriteFile(path=str(world.dir / "never"), content="x", host="down"))}
+    executor.end_run()
+    local = run_process("tmux", ("-L", "pf", "list-sessions"), env=world.env)
+    return {"wrote": _plain(wrote), "read": _plain(read), "control_clients": clients,
+            "refused": [r.fate + ":" + (r.reason or "") for r in refused.results],
+            "killed": [r.fate for r in killed.results], "panes": [first, second], "left": left,
+            "down": {key: _plain(value) for key, value in down.items()},
+            "down_error": str(getattr(down["run"], "stderr", "")), "never_written_here": not (world.dir / "never").exists(),
+            "inbox_here": Path("/tmp/worker-1/inbox.md").exists(), "local_server": local.exit_code == 0}
+
+
 def _file_steps(folder: str, name: str, content: str, mode: int | None) -> list[tuple[str, Any]]:
     """Each file step of one name's round, as a function of the folder it is done in (a host's or this
     machine's)."""
@@ -286,12 +341,13 @@ def _file_steps(folder: str, name: str, content: str, mode: int | None) -> list[
     ]
 
 
-def _plain(observation: Any, base: str) -> dict[str, Any]:
-    """An observation as JSON, its folder named the same on both sides; an error only as there or not
-    (the words of a remote error are the host's tools', not Python's)."""
+def _plain(observation: Any, base: str = "") -> dict[str, Any]:
+    """An observation as JSON, its folder (``base``) named the same on both sides; an error only as there
+    or not (the words of a remote error are the host's tools', not Python's)."""
     from pure import wire
 
-    plain: dict[str, Any] = json.loads(json.dumps(wire.unstructure(observation)).replace(base, "<base>"))
+    text = json.dumps(wire.unstructure(observation))
+    plain: dict[str, Any] = json.loads(text.replace(base, "<base>") if base else text)
     if plain.get("error"):
         plain["error"] = "<error>"
     return plain

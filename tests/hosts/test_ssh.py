@@ -92,3 +92,19 @@ def test_file_steps_on_a_host_observe_what_they_observe_locally() -> None:
     assert result["links"][2] == result["links"][3] == {"content": None, "error": "", "kind": "file"}
     assert result["temporary_files_left"] == ""
     assert result["on_this_machine"] is False and result["canary"] is False
+
+
+def test_steps_that_name_a_host_are_done_there_and_the_proofs_hold_there() -> None:
+    result = run_scenario("routed_steps")
+    assert result["wrote"] == {"kind": "ack", "ok": True, "error": ""}
+    assert result["read"] == {"content": "task: $(whoami)\n", "error": "", "kind": "file"}
+    assert result["control_clients"] == 1  # the host's tmux steps went through one control client
+    first, second = result["panes"]
+    assert result["refused"] == ["pid_changed:pane_pid_changed"]  # its process is not the pinned one
+    assert result["killed"] == ["killed"], result
+    assert result["left"] == [first]  # the refused one lives, the proven one is gone
+    down = result["down"]
+    assert down["run"]["exit_code"] is None and result["down_error"].startswith("host_unreachable:down")
+    assert down["stat"] == {"kind": "value", "value": "unavailable"}
+    assert down["write"]["ok"] is False and result["never_written_here"]
+    assert not result["inbox_here"] and not result["local_server"]  # nothing of it happened on this machine

@@ -20,14 +20,16 @@ function differingField(want, got) {
   return Object.keys(want).sort(compareCodePoints).find((k) => !deepEqual(want[k], got[k])) ?? 'op';
 }
 
+/** The fields of a step left out while they are null (pure/model.py `OMIT_NONE`). */
+const OMITTED_WHEN_NULL = ['effect', 'host'];
+
 /**
- * A step as it is written: an `effect` of null (the decoder's default) is no effect, and left out
- * (docs/ports.md, "Effects"). @param {any} step
+ * A step as it is written: an `effect` of null (the decoder's default) is no effect, and a `host` of
+ * null is this machine; both are left out (docs/ports.md, "Effects"). @param {any} step
  */
 export function written(step) {
-  if (step.effect !== null && step.effect !== undefined) return step;
-  const { effect: _none, ...rest } = step;
-  return rest;
+  return Object.fromEntries(Object.entries(step).filter(([key, value]) => !(OMITTED_WHEN_NULL.includes(key)
+    && (value === null || value === undefined))));
 }
 
 /** Whether a step changes the world (teardown's only ones are mutating runs). @param {any} step */

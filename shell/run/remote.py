@@ -1,0 +1,131 @@
+"""The steps of a run that name a host (``host`` of a step, pure/model.py): done on that machine, over one
+OpenSSH master connection per host and run (``shell/run/hosts.py``), and observed as the same step done
+here would be (``shell/run/executor.py`` hands them over; docs/hosts.md).
+
+* tmux steps go through one control-mode client of the host's tmux server per run
+  (``hosts.tmux_client``), or, when a command cannot go there, run as ``tmux`` over ssh;
+* file steps run as the POSIX ``sh`` programs of ``pure/remote_files.py``;
+* any other tool runs over ssh with its arguments literal.
+
+A host that cannot be reached answers every step with the fault that names it, as a step that found
+nothing can: a tmux or tool step as a call that did not finish (``exit_code`` None), a file step as an
+error (``Stat``: ``unavailable``). So a proof that needs the host fails closed, and no step meant for a
+host is ever done on this machine.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Mapping
+
+from returns.result import Failure
+
+from pure import hosts as host_rules
+from pure import model as m
+from pure import remote_files
+from shell.run import deadlines, hosts, tmux_control, tmux_protocol
+from shell.run.process import timed_out
+
+SSH_CONFIG_ENV = "PANEFLEET_SSH_CONFIG"  # an ssh configuration file to use instead of ~/.ssh/config
+
+
+class RemoteSteps:
+    """The hosts one executor reached in this run: each one's master connection and tmux control client."""
+
+    def __init__(self, env: Mapping[str, str], tmux_socket: str | None) -> None:
+        self.env = env
+        # ``-u``: a login session over ssh often has no UTF-8 locale, and tmux would then write a tab of
+        # its answers (``#{pane_id}\t#{pane_pid}``) as ``_``
+        self.selector: tuple[str, ...] = ("-u", "-L", tmux_socket) if tmux_socket else ("-u",)
+        self.deadlines = deadlines.from_env(env)
+        self._hosts: dict[str, hosts.Host | host_rules.HostFault] = {}
+        self._clients: dict[str, tmux_control.ControlClient] = {}
+
+    def execute(self, destination: str, step: m.Step) -> m.Observation:
+        host = self._host(destination)
+        if isinstance(step, m.Run):
+            if isinstance(host, host_rules.HostFault):
+                return m.Proc(exit_code=None, stderr=str(host))
+            return self._tmux(host, step) if step.tool == "tmux" else self._tool(host, step)
+        if not isinstance(step, remote_files.FILE_STEPS):
+            raise TypeError(f"a {step.op} step cannot name a host")  # pragma: no cover - the model allows none
+        if isinstance(host, host_rules.HostFault):
+            return _unanswered(step, str(host))
+        seen = hosts.file_step(host, step, self.env)
+        return seen.unwrap() if not isinstance(seen, Failure) else _unanswered(step, str(seen.failure()))
+
+    def _host(self, destination: str) -> hosts.Host | host_rules.HostFault:
+        if destination not in self._hosts:
+            opened = hosts.Host.open(destination, config_file=self.env.get(SSH_CONFIG_ENV) or None)
+            self._hosts[destination] = opened.unwrap() if not isinstance(opened, Failure) else opened.failure()
+        return self._hosts[destination]
+
+    def _tool(self, host: hosts.Host, step: m.Run, argv: tuple[str, ...] | None = None) -> m.Proc:
+        words = argv if argv is not None else (step.tool, *step.args)
+        if step.cwd is not None:
+            words = ("sh", "-c", 'cd -- "$1" && shift && exec "$@"', "sh", step.cwd, *words)
+        answer = hosts.call(host, words, self.env, timeout=self.deadlines.seconds(step.tool))
+        return answer.unwrap() if not isinstance(answer, Failure) else m.Proc(exit_code=None,
+                                                                                stderr=str(answer.failure()))
+
+    def _tmux(self, host: hosts.Host, step: m.Run) -> m.Proc:
+        line = tmux_protocol.control_line(step.args) if step.cwd is None else None
+        if line is not None:
+            answered = self._through_client(host, line, step)
+            if answered is not None:
+                return answered
+        return self._tool(host, step, ("tmux", *self.selector, *step.args))
+
+    def _through_client(self, host: hosts.Host, line: bytes, step: m.Run) -> m.Proc | None:
+        """The answer through the host's control client (started on first use), or None: run it over ssh."""
+        seconds = self.deadlines.seconds("tmux")
+        deadline = time.monotonic() + seconds
+        client = self._clients.get(host.destination)
+        if client is not None and not client.usable():
+            self._clients.pop(host.destination).close()
+            client = None
+        if client is None:
+            started = hosts.tmux_client(host, self.selector, self.env, deadline)
+            if isinstance(started, tmux_control.StartFailure):
+                return None  # no tmux server there yet (or none reachable): the command says which
+            client = self._clients[host.destination] = started
+        try:
+            answered = client.call(line, deadline)
+        except tmux_control.CallTimedOut:
+            self._clients.pop(host.destination, None)
+            return timed_out("tmux", step.args, seconds, b"")
+        except tmux_control.CallLost as lost:
+            self._clients.pop(host.destination, None)
+            if step.args[0] in tmux_protocol.READ_ONLY_VERBS:
+                return None  # it changed nothing: ask again over ssh
+            return m.Proc(exit_code=None, stderr=f"tmux control client on {host.destination} ended before "
+                                                 f"answering ({lost}): {shlex.join(step.args)}")
+        except BaseException:
+            self._clients.pop(host.destination, None)
+            client.kill()
+            raise
+        if answered is None:
+            self._clients.pop(host.destination, None)
+        return answered
+
+    def end_run(self) -> None:
+        """Close each host's control client and master connection: the next run connects afresh."""
+        for client in self._clients.values():
+            client.close()
+        self._clients.clear()
+        for host in self._hosts.values():
+            if isinstance(host, hosts.Host):
+                hosts.close(host, self.env)
+        self._hosts.clear()
+
+
+def _unanswered(step: remote_files.FileStep, why: str) -> m.Observation:
+    """A file step the host did not answer, as an observation that claims nothing."""
+    if isinstance(step, m.ReadFile):
+        return m.FileData(content=None, error=why)
+    if isinstance(step, m.ListDir):
+        return m.Listing(names=None, error=why)
+    if isinstance(step, m.Stat):
+        return m.Value(value="unavailable")
+    return m.Ack(ok=False, error=why)
