@@ -17,6 +17,7 @@ from pure import model as m
 from pure import operations
 from pure import tmux as t
 from pure.omx import startup_script, strays
+from pure.omx.codec import parse_object, render_json
 from pure.omx.locks import with_scaling_lock
 from pure.omx.records import ConfigPatch
 from pure.omx.scale_up.config import locked_state, save_config
@@ -62,27 +63,42 @@ def make_leader_pane(team: str, session: str, cwd: str, pin_dir: str,
     return pane, pinned.pid if pinned.live else None
 
 
-def leftover_leaders(pin_dir: str) -> Gen[tuple[str, ...]]:
+def leader_intent(pin_dir: str) -> str:
+    """Where a run that is about to make a leader pane says so, with the lowest number that pane can have
+    (``strays.made_after_intent``); removed once the pane is recorded or proven gone."""
+    return f"{pin_dir}/leader.intent"
+
+
+def leftover_leaders(pin_dir: str) -> Gen[None]:
     """Kill the leader panes that a run killed between ``make_leader_pane`` and its record left: live
-    panes started with this folder's leader command whose process is the one that pinned itself
-    there (any other is left alone). The ones killed."""
+    panes started with this folder's leader command, made after that run's intent (``leader_intent``),
+    whose process is the one that pinned itself there (any other is left alone); then announce this
+    run's own, with the lowest number a pane made from now on can have (none when tmux could not tell:
+    a pane this run makes is then never taken for a leftover)."""
     mark = startup_script.shell_quote(pin_dir)  # tmux shows the start command quoted again: look for the folder
     listing = yield from expect(strays.listing_step(), m.Proc)
-    killed: list[str] = []
+    said = yield from expect(m.ReadFile(path=leader_intent(pin_dir)), m.FileData)
+    intent = None if said.content is None else parse_object(said.content, leader_intent(pin_dir)).value_or(None)
     for pane, pid, start_command in strays.live_rows(listing.stdout if listing.exit_code == 0 else ""):
-        if not start_command.rstrip('"').endswith(" sh " + mark):
+        if not start_command.rstrip('"').endswith(" sh " + mark) or not strays.made_after_intent(intent, pane):
             continue
         own = yield from expect(m.ReadFile(path=startup_script.self_pin_path(pin_dir, pane)), m.FileData)
         if t.parse_pid((own.content or "").strip()) != pid:
             continue
-        report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False,
-                                       effects={pane: m.effect("remove", "pane", pane, "a leader pane a killed run "
-                                                               f"left, removed after proof (pid {pid})")})
-        killed.extend(report.resolved_ids())
-    return tuple(killed)
+        yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False,
+                              effects={pane: m.effect("remove", "pane", pane, "a leader pane a killed run "
+                                                      f"left, removed after proof (pid {pid})")})
+    first_new = t.first_new_pane(listing)
+    announced = {"kind": "leader"} | ({strays.NEW_PANES_FROM: f"%{first_new}"} if first_new is not None else {})
+    yield from expect(m.WriteFile(path=leader_intent(pin_dir), content=render_json(announced)), m.Ack)
 
 
-def _take_back(team: str, pane: str, pid: int | None, why: str) -> Gen[str]:
+def forget_leader_intent(pin_dir: str) -> Gen[None]:
+    """The pane the intent announced is recorded, or proven gone."""
+    yield from expect(m.RemovePath(path=leader_intent(pin_dir)), m.Ack)
+
+
+def _take_back(team: str, pane: str, pid: int | None, why: str, pin_dir: str) -> Gen[str]:
     """Kill a leader pane this program made, while it still runs the process pinned when it was made
     (no owner check: it may not be tagged yet)."""
     if pid is None:
@@ -90,6 +106,7 @@ def _take_back(team: str, pane: str, pid: int | None, why: str) -> Gen[str]:
     report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False,
                                    effects={pane: m.effect("change", "team", team, "its new leader pane killed again")})
     if report.results and report.results[0].resolved:
+        yield from forget_leader_intent(pin_dir)
         return f"{why}; the pane {pane} it made was killed again"
     return f"{why}; the pane {pane} it made could not be proven safe to kill and is left"
 
@@ -110,8 +127,10 @@ def team_up(req: TeamUpRequest) -> Program:
     try:
         done: m.Done = yield from team_init(attrs.evolve(init, leader_pane=pane))
     except PlanError as failed:
-        undone = yield from uninterrupted(_take_back(req.team, pane, pid, failed.outcome.message), answers=True)
+        undone = yield from uninterrupted(_take_back(req.team, pane, pid, failed.outcome.message, paths.team_dir),
+                                          answers=True)
         raise fail(undone, failed.outcome.status) from None
+    yield from forget_leader_intent(paths.team_dir)
     return done
 
 
@@ -154,8 +173,10 @@ def _restore(req: RestoreLeaderRequest, paths: TeamPaths) -> Gen[m.Done]:
         yield from save_config(paths, config.generation, ConfigPatch(leader_pane_id=pane, leader_pane_pid=claim.token.pid),
                                None)
     except PlanError as failed:
-        undone = yield from uninterrupted(_take_back(req.team, pane, pid, failed.outcome.message), answers=True)
+        undone = yield from uninterrupted(_take_back(req.team, pane, pid, failed.outcome.message, paths.team_dir),
+                                          answers=True)
         raise fail(undone, failed.outcome.status) from None
+    yield from forget_leader_intent(paths.team_dir)
     return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(
         {"ok": True, "team": req.team, "leaderPaneId": pane, "leaderPanePid": claim.token.pid,
          "previousLeaderPaneId": recorded, "tmuxSession": session, "restored": True})))

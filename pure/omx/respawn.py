@@ -94,7 +94,7 @@ def _respawn(req: RespawnRequest, paths: TeamPaths) -> Gen[m.Done]:
     working_dir = record.working_dir if record.working_dir is not None else req.cwd
     # a crash from here until the commit leaves a second pane of a member: let later reads find it
     intent = paths.intent(req.worker)
-    wrote = yield from expect(strays.intent_step(paths, "respawn", req.worker, newest_pane=proven_into.newest_pane),
+    wrote = yield from expect(strays.intent_step(paths, "respawn", req.worker, first_new_pane=proven_into.first_new_pane),
                               m.Ack)
     if not wrote.ok:
         raise fail(f"respawn_intent_not_written:{intent}:{wrote.error}")

@@ -247,11 +247,11 @@ IntentKind = Literal["scale_up", "respawn"]
 
 def intent_step(paths: TeamPaths, kind: IntentKind, worker: str, *, pane_id: str | None = None,
                 pid: int | None = None, worktree: wt.Worktree | None = None,
-                newest_pane: int | None = None) -> m.WriteFile:
+                first_new_pane: int | None = None) -> m.WriteFile:
     """Write ``worker``'s intent (``TeamPaths.intent``): what is about to be created (``kind``, the worker,
-    its startup script, the git ``worktree`` a scale-up makes for it), right before the split the newest
-    pane tmux listed (``NEWEST_BEFORE_SPLIT``: the split's pane is numbered above it) and, once the split
-    answered, the pane and its pid.
+    its startup script, the git ``worktree`` a scale-up makes for it), right before the split the lowest
+    number the split's pane can have (``NEW_PANES_FROM``) and, once the split answered, the pane and
+    its pid.
 
     The durable intent of a worker pane: written before the split (by a scale-up,
     ``pure/omx/scale_up/worker.py``, or a respawn, ``pure/omx/respawn.py``), rewritten with the new pane
@@ -261,26 +261,29 @@ def intent_step(paths: TeamPaths, kind: IntentKind, worker: str, *, pane_id: str
     record: dict[str, object] = {"kind": kind, "worker": worker, "script": paths.startup_script(_index(worker))}
     if worktree is not None:  # written before ``git worktree add`` (pure/omx/worktree.py ``ensure``)
         record["worktree"] = wt.intent_record(worktree)
-    if newest_pane is not None:
-        record[NEWEST_BEFORE_SPLIT] = f"%{newest_pane}"
+    if first_new_pane is not None:
+        record[NEW_PANES_FROM] = f"%{first_new_pane}"
     if pane_id is not None:
         record.update(pane_id=pane_id, pid=pid)
     return m.WriteFile(path=paths.intent(worker), content=render_json(record))
 
 
-NEWEST_BEFORE_SPLIT = "newest_pane_before_split"
+NEW_PANES_FROM = "new_panes_from"
 
 
-def split_after_intent(intent: dict[str, object] | None, pane_id: str) -> bool:
-    """Whether ``pane_id`` can be the pane of the split ``intent`` announced and has not named yet: the
-    intent names no pane, and the pane is numbered above the newest one listed before the split
-    (tmux never reuses a number while its server lives, pure/tmux/parse.py ``newest_pane``). Only such
-    a pane's own pin speaks for it (``pin_of``)."""
+def made_after_intent(intent: dict[str, object] | None, pane_id: str) -> bool:
+    """Whether ``pane_id`` can be the pane whose making ``intent`` announced (a worker's split, or a fleet
+    leader's pane, pure/fleet/leader.py) and does not name yet: the intent names no pane, and the pane is
+    numbered no lower than the first new pane of the listing before it was made (tmux never reuses a
+    number while its server lives, pure/tmux/parse.py ``first_new_pane``). Only such a pane's own pin speaks for it
+    (``pin_of``, ``leftover_leaders``): a pin is written by whichever process first finds none, and a
+    folder removed and made again while an older pane lives on lets a process ``respawn-pane`` starts
+    there later write one."""
     if intent is None or intent.get("pane_id") is not None:
         return False
-    newest = intent.get(NEWEST_BEFORE_SPLIT)
-    return (isinstance(newest, str) and t.is_pane_id(newest) and t.is_pane_id(pane_id)
-            and int(pane_id[1:]) > int(newest[1:]))
+    first_new = intent.get(NEW_PANES_FROM)
+    return (isinstance(first_new, str) and t.is_pane_id(first_new) and t.is_pane_id(pane_id)
+            and int(pane_id[1:]) >= int(first_new[1:]))
 
 
 def pin_records(paths: TeamPaths, worker: str) -> tuple[str, str]:
@@ -303,7 +306,7 @@ def pin_of(paths: TeamPaths, stray: Stray) -> Gen[Pin]:
     """Whether a record names this pane with the listed pid: the worker's identity, its intent (a
     record that cannot be read or parsed pins nothing), or the pid the pane's first process wrote
     itself — which counts only for the pane of a split the intent announced and does not name yet
-    (``split_after_intent``). A pane older than that split is not its pane: a worker's folder can be
+    (``made_after_intent``). A pane older than that split is not its pane: a worker's folder can be
     removed and made again while an old pane of that worker lives on (dead, kept by ``remain-on-exit``),
     and a process ``respawn-pane`` starts there later then finds no pin and writes its own."""
     data = yield from expect(m.ReadFile(path=startup_script.self_pin_path(paths.worker_dir(stray.worker), stray.pane_id)),
@@ -321,7 +324,7 @@ def pin_of(paths: TeamPaths, stray: Stray) -> Gen[Pin]:
         if t.is_positive_pid(record.get("pid")) and record.get("pid") == stray.pid:
             return Pin(refused=None, before_tag=path == paths.intent(stray.worker))
         recorded.append(record.get("pid"))
-    if own is not None and split_after_intent(intent, stray.pane_id):
+    if own is not None and made_after_intent(intent, stray.pane_id):
         if own == stray.pid:
             return Pin(refused=None, before_tag=True)
         recorded.insert(0, own)

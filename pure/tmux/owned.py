@@ -66,7 +66,7 @@ class Proof:
     verdict: Verdict | None = None
     owner: OwnerAnswer | None = None
     token: OwnedPane | None = None
-    newest_pane: int | None = None  # owned: the highest pane number its final ``L`` listed (``prove_listed``)
+    first_new_pane: int | None = None  # owned: the lowest number a pane made after its final ``L`` can have
 
     @property
     def found_pid(self) -> int | None:
@@ -123,13 +123,13 @@ def _owner_then_final(pane_id: str, pinned_pid: int | None, first: Verdict, owne
         if not owner or not (tag.kind == "value" and tag.value == owner or untagged_ok and tag.kind == "missing"):
             return Proof(kind="owner_changed", pane_id=pane_id, pinned_pid=pinned_pid, stage="owner", verdict=first,
                          owner=tag)
-    final, newest = yield from prove_listed(pane_id, note)
+    final, first_new = yield from prove_listed(pane_id, note)
     ended = _judge(pane_id, pinned_pid, final, "final_proof", keep_dead)
     if ended is not None:
         return ended
     assert final.pid is not None
     return Proof(kind="owned", pane_id=pane_id, pinned_pid=pinned_pid, verdict=final,
-                 token=OwnedPane(pane_id=pane_id, pid=final.pid, dead=final.gone), newest_pane=newest)
+                 token=OwnedPane(pane_id=pane_id, pid=final.pid, dead=final.gone), first_new_pane=first_new)
 
 
 @frozen(kw_only=True)

@@ -282,10 +282,10 @@ def verdict_from_answer(target: str, proc: m.Proc) -> Verdict:
     return Verdict(status="live", pid=row.pid)
 
 
-def newest_pane(proc: m.Proc) -> int | None:
-    """The highest pane number a ``LIST_PANES`` answer lists (None when it lists none). tmux numbers
-    new panes upward and never reuses a number while the server lives, so a pane made after this
-    listing is numbered above it (pure/omx/strays.py, ``pin_of``)."""
+def first_new_pane(proc: m.Proc) -> int | None:
+    """The lowest number a pane made after this ``LIST_PANES`` answer can have: one above the highest it
+    lists (tmux numbers new panes upward and never reuses a number while its server lives), 0 when no
+    server runs; None when the answer does not tell (pure/omx/strays.py, ``made_after_intent``)."""
     if proc.exit_code != 0:
-        return None
-    return max((int(found[1:]) for found in _ROW_ID_RE.findall(proc.stdout)), default=None)
+        return 0 if proc.exit_code == 1 and SERVER_NOT_RUNNING.search(proc.stderr) else None
+    return max((int(found[1:]) + 1 for found in _ROW_ID_RE.findall(proc.stdout)), default=0)

@@ -16,9 +16,9 @@ from pure.tmux.parse import (
     OwnerProblem,
     QueryFailed,
     Verdict,
+    first_new_pane,
     invalid_target,
     is_pane_id,
-    newest_pane,
     trim,
     verdict_from_answer,
 )
@@ -74,16 +74,16 @@ def show_owner_step(pane_id: str, note: str = "") -> m.Run:
 def prove(pane_id: str, note: str = "") -> Gen[Verdict]:
     """One exact proof (``L``). An invalid id is refused without asking tmux. ``note`` marks the step
     (only what it is for: ``TRANSCRIPT_NOTE``, pure/tmux/owned.py)."""
-    verdict, _newest = yield from prove_listed(pane_id, note)
+    verdict, _first_new = yield from prove_listed(pane_id, note)
     return verdict
 
 
 def prove_listed(pane_id: str, note: str = "") -> Gen[tuple[Verdict, int | None]]:
-    """``prove``, and the highest pane number the listing showed (``newest_pane``)."""
+    """``prove``, and the lowest number a pane made after this listing can have (``first_new_pane``)."""
     if not is_pane_id(pane_id):
         return invalid_target(), None
     proc = yield from expect(list_panes_step(note), m.Proc)
-    return verdict_from_answer(pane_id, proc), newest_pane(proc)
+    return verdict_from_answer(pane_id, proc), first_new_pane(proc)
 
 
 def read_owner(pane_id: str, note: str = "") -> Gen[OwnerAnswer]:

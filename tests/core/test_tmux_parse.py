@@ -263,9 +263,11 @@ def test_fast_path_agrees_with_the_row_parser(rows: list[tuple[str, str, str]], 
         assert (fast.status, fast.pid) == ("gone" if row.dead else "live", row.pid)
 
 
-def test_newest_pane_is_the_highest_number_listed() -> None:
+def test_a_new_pane_is_numbered_above_every_pane_listed() -> None:
     listing = "%3\t0\t11\n%12\t1\t12\n%9\t0\t13\n"
-    assert t.newest_pane(m.Proc(exit_code=0, stdout=listing)) == 12
-    assert t.newest_pane(m.Proc(exit_code=0, stdout=listing.replace("\n", "\r\n"))) == 12
-    assert t.newest_pane(m.Proc(exit_code=0, stdout="")) is None
-    assert t.newest_pane(m.Proc(exit_code=1, stdout=listing, stderr="no server running")) is None
+    assert t.first_new_pane(m.Proc(exit_code=0, stdout=listing)) == 13
+    assert t.first_new_pane(m.Proc(exit_code=0, stdout=listing.replace("\n", "\r\n"))) == 13
+    assert t.first_new_pane(m.Proc(exit_code=0, stdout="")) == 0
+    assert t.first_new_pane(m.Proc(exit_code=1, stderr="no server running on /tmp/tmux-0/pf\n")) == 0
+    assert t.first_new_pane(m.Proc(exit_code=1, stderr="lost server\n")) is None  # it cannot tell
+    assert t.first_new_pane(m.Proc(exit_code=None, stderr="tmux timed out after 5 s")) is None

@@ -38,16 +38,17 @@ def test_a_leftover_worker_is_not_reused_while_tmux_cannot_be_asked(tmp_path: Pa
 
 
 def test_a_pane_s_own_pin_speaks_only_for_the_split_its_intent_announced() -> None:
-    """The pane must be numbered above the newest pane listed before the split, and the intent must
-    not name a pane yet (then the intent's own pid is the record, pure/omx/strays.py ``pin_of``)."""
-    announced = {"kind": "scale_up", "worker": "worker-1", strays.NEWEST_BEFORE_SPLIT: "%7"}
-    assert strays.split_after_intent(announced, "%8")
-    assert strays.split_after_intent(announced, "%12")
-    assert not strays.split_after_intent(announced, "%7")  # listed before the split: not its pane
-    assert not strays.split_after_intent(announced, "%3")
-    assert not strays.split_after_intent({**announced, "pane_id": "%8", "pid": 5}, "%8")
-    assert not strays.split_after_intent({"kind": "scale_up", "worker": "worker-1"}, "%8")  # no newest: unknown
-    assert not strays.split_after_intent({**announced, strays.NEWEST_BEFORE_SPLIT: "7"}, "%8")
-    assert not strays.split_after_intent({**announced, strays.NEWEST_BEFORE_SPLIT: 7}, "%8")
-    assert not strays.split_after_intent(None, "%8")
-    assert not strays.split_after_intent(announced, "8")
+    """The pane must be numbered no lower than the first new pane of the listing before the split, and
+    the intent must not name a pane yet (then the intent's own pid is the record, pure/omx/strays.py
+    ``pin_of``)."""
+    announced = {"kind": "scale_up", "worker": "worker-1", strays.NEW_PANES_FROM: "%8"}
+    assert strays.made_after_intent(announced, "%8")
+    assert strays.made_after_intent(announced, "%12")
+    assert not strays.made_after_intent(announced, "%7")  # listed before the split: not its pane
+    assert not strays.made_after_intent(announced, "%3")
+    assert not strays.made_after_intent({**announced, "pane_id": "%8", "pid": 5}, "%8")
+    assert not strays.made_after_intent({"kind": "scale_up", "worker": "worker-1"}, "%8")  # no newest: unknown
+    assert not strays.made_after_intent({**announced, strays.NEW_PANES_FROM: "8"}, "%8")
+    assert not strays.made_after_intent({**announced, strays.NEW_PANES_FROM: 8}, "%8")
+    assert not strays.made_after_intent(None, "%8")
+    assert not strays.made_after_intent(announced, "8")

@@ -190,7 +190,7 @@ def _split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
     # may have made (pure/omx/strays.py)
     try:
         yield from acked(strays.intent_step(paths, "scale_up", name, worktree=run.undo.tree(name),
-                                            newest_pane=into.newest_pane))
+                                            first_new_pane=into.first_new_pane))
     except StepFailure as error:
         raise Abort(f"scale_up_intent_not_written:{name}:{error}") from None
     script = paths.startup_script(index)
@@ -473,11 +473,11 @@ def _worker_record(run: ScaleUpRun, *, name: str, index: int, role: str | None, 
 
 @frozen(kw_only=True)
 class SplitTarget:
-    """The pane about to be split, proven ours, and the highest pane number that proof listed: the new
-    pane is numbered above it, which the intent records (pure/omx/strays.py, ``pin_of``)."""
+    """The pane about to be split, proven ours, and the lowest number the new pane can have (its proof's
+    listing says it), which the intent records (pure/omx/strays.py, ``pin_of``)."""
 
     pane: t.OwnedPane
-    newest_pane: int | None
+    first_new_pane: int | None
 
 
 def prove_split_target(target: str, pid: int, owner: str) -> Gen[SplitTarget]:
@@ -485,7 +485,7 @@ def prove_split_target(target: str, pid: int, owner: str) -> Gen[SplitTarget]:
     proof = yield from t.prove_owned(target, pid, owner)
     if proof.token is None:
         raise Abort(split_target_problem(proof))
-    return SplitTarget(pane=proof.token, newest_pane=proof.newest_pane)
+    return SplitTarget(pane=proof.token, first_new_pane=proof.first_new_pane)
 
 
 def tag_pane(pane: str, pid: int, owner: str) -> Gen[str | None]:
