@@ -5,8 +5,9 @@ Starts a simulated host (OpenSSH's sshd in namespaces of its own, ``tests/hosts/
 the master connection) and ``--calls`` more over that connection, each beside a local ``true`` run through
 ``shell/run/process.py``; a 4.6 KB file written on the host (``hosts.file_step``) beside one written
 by the local executor; and ``tmux list-panes -a`` on the host's own tmux server, run over ssh per call
-and sent through one control-mode client through the master (``hosts.tmux_client``). Prints medians; run
-from the repository root:
+and sent through one control-mode client through the master (``hosts.tmux_client``); and the pure
+teardown of one pane (``L S L kill L``) with its steps naming the host (``shell/run/remote.py``) against
+the same on this machine's tmux server. Prints medians; run from the repository root:
 
     .venv/bin/python bench/ssh_calls.py [--calls 50] [--json]
 """
@@ -42,6 +43,9 @@ def main() -> None:
     tmux = run_scenario("remote_tmux", {"calls": args.calls}, timeout_s=300)["servers"]["build1"]
     summary["tmux_list_panes_over_ssh_per_call_ms"] = round(tmux["per_call_ms"], 1)
     summary["tmux_list_panes_through_remote_control_client_ms"] = round(tmux["control_ms"], 2)
+    routed = run_scenario("routed_cost", {"panes": min(args.calls, 40)}, timeout_s=300)
+    summary["teardown_of_a_pane_on_the_host_median_ms"] = round(statistics.median(routed["build1"]), 2)
+    summary["teardown_of_a_pane_here_median_ms"] = round(statistics.median(routed["local"]), 2)
     print(json.dumps(summary) if args.json else "\n".join(f"{key}: {value}" for key, value in summary.items()))
 
 

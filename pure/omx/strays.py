@@ -10,8 +10,9 @@ A start command and a tag do not prove the process: ``respawn-pane -k`` keeps bo
 one. So ``sweep`` removes a stray only when a record names the pane with the pid the listing shows:
 the pid a gated pane's first process wrote itself (``pure/omx/startup_script.py``, ``self_pin_path``;
 only for a pane newer than the split its intent announced, ``pin_of``), the worker's ``identity.json``
-(a scale-up writes it after the pin and the tag, before the membership commit) or its intent (``intent_step``: a scale-up or a respawn rewrites it with the new pane and the
-pid its split answered, before it tags the pane). Then it goes through the proof teardown
+(a scale-up writes it after the pin and the tag, before the membership commit) or its intent
+(``intent_step``: a scale-up or a respawn rewrites it with the new pane and the pid its split
+answered, before it tags the pane). Then it goes through the proof teardown
 (``pure/tmux/teardown.py``: ``L``, owner tag, ``L``, kill, ``L``) with that pid, so it is killed only
 while it still runs that process and carries the team's owner tag — or, pinned before the run could
 tag it (by itself, or in the intent), no tag yet. A stray no record pins (a crash before the
@@ -275,8 +276,8 @@ def made_after_intent(intent: dict[str, object] | None, pane_id: str) -> bool:
     """Whether ``pane_id`` can be the pane whose making ``intent`` announced (a worker's split, or a fleet
     leader's pane, pure/fleet/leader.py) and does not name yet: the intent names no pane, and the pane is
     numbered no lower than the first new pane of the listing before it was made (tmux never reuses a
-    number while its server lives, pure/tmux/parse.py ``first_new_pane``). Only such a pane's own pin speaks for it
-    (``pin_of``, ``leftover_leaders``): a pin is written by whichever process first finds none, and a
+    number while its server lives, pure/tmux/parse.py ``first_new_pane``). Only such a pane's own pin
+    speaks for it (``pin_of``, ``leftover_leaders``): a pin is written by whichever process first finds none, and a
     folder removed and made again while an older pane lives on lets a process ``respawn-pane`` starts
     there later write one."""
     if intent is None or intent.get("pane_id") is not None:

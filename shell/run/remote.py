@@ -21,9 +21,9 @@ from collections.abc import Mapping
 
 from returns.result import Failure
 
-from pure import hosts as host_rules
 from pure import model as m
 from pure import remote_files
+from pure.hosts import HostFault
 from shell.run import deadlines, hosts, tmux_control, tmux_protocol
 from shell.run.process import timed_out
 
@@ -39,23 +39,23 @@ class RemoteSteps:
         # its answers (``#{pane_id}\t#{pane_pid}``) as ``_``
         self.selector: tuple[str, ...] = ("-u", "-L", tmux_socket) if tmux_socket else ("-u",)
         self.deadlines = deadlines.from_env(env)
-        self._hosts: dict[str, hosts.Host | host_rules.HostFault] = {}
+        self._hosts: dict[str, hosts.Host | HostFault] = {}
         self._clients: dict[str, tmux_control.ControlClient] = {}
 
     def execute(self, destination: str, step: m.Step) -> m.Observation:
         host = self._host(destination)
         if isinstance(step, m.Run):
-            if isinstance(host, host_rules.HostFault):
+            if isinstance(host, HostFault):
                 return m.Proc(exit_code=None, stderr=str(host))
             return self._tmux(host, step) if step.tool == "tmux" else self._tool(host, step)
         if not isinstance(step, remote_files.FILE_STEPS):
             raise TypeError(f"a {step.op} step cannot name a host")  # pragma: no cover - the model allows none
-        if isinstance(host, host_rules.HostFault):
+        if isinstance(host, HostFault):
             return _unanswered(step, str(host))
         seen = hosts.file_step(host, step, self.env)
         return seen.unwrap() if not isinstance(seen, Failure) else _unanswered(step, str(seen.failure()))
 
-    def _host(self, destination: str) -> hosts.Host | host_rules.HostFault:
+    def _host(self, destination: str) -> hosts.Host | HostFault:
         if destination not in self._hosts:
             opened = hosts.Host.open(destination, config_file=self.env.get(SSH_CONFIG_ENV) or None)
             self._hosts[destination] = opened.unwrap() if not isinstance(opened, Failure) else opened.failure()

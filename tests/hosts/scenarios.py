@@ -314,6 +314,47 @@ def routed_steps(world: World, params: dict[str, Any]) -> dict[str, Any]:
             "inbox_here": Path("/tmp/worker-1/inbox.md").exists(), "local_server": local.exit_code == 0}
 
 
+@scenario("routed_cost")
+def routed_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """What the pure teardown of one pane costs when its steps name a host (through that host's control
+    client) against the same teardown on this machine's own tmux server (bench/ssh_calls.py)."""
+    import attrs
+
+    from pure import tmux as t
+
+    world.host("build1")
+    panes = int(params.get("panes", 20))
+    timings: dict[str, list[float]] = {}
+    for where in ("build1", None):
+        executor = Executor(env={**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config)}, tmux_socket="pfb")
+
+        def run(step: Any, where: str | None = where, executor: Executor = executor) -> Any:
+            return executor.execute(attrs.evolve(step, host=where))
+
+        made = run(m.Run(tool="tmux", args=("new-session", "-d", "-s", "b", "-P", "-F", "#{pane_id}", "sleep 600")))
+        assert made.exit_code == 0, made
+        targets = []
+        for _ in range(panes):  # a window each: a window has room for only so many splits
+            window = run(m.Run(tool="tmux", args=("new-window", "-d", "-t", "b:", "-P", "-F",
+                                                  "#{pane_id}\t#{pane_pid}", "sleep 600")))
+            assert window.exit_code == 0, (where, window)
+            pane, pid = window.stdout.strip().split("\t")
+            targets.append(t.TeardownTarget(pane_id=pane, pid=int(pid)))
+        times = timings[where or "local"] = []
+        for target in targets:
+            started = time.monotonic()
+            program, answer = t.teardown([target], owner_id=None, authorize=False), None
+            try:
+                while True:
+                    answer = run(program.send(answer))
+            except StopIteration as stop:
+                assert stop.value.results[0].fate == "killed", stop.value
+            times.append((time.monotonic() - started) * 1000)
+        run(m.Run(tool="tmux", args=("kill-server",)))
+        executor.end_run()
+    return timings
+
+
 def _file_steps(folder: str, name: str, content: str, mode: int | None) -> list[tuple[str, Any]]:
     """Each file step of one name's round, as a function of the folder it is done in (a host's or this
     machine's)."""
