@@ -115,8 +115,9 @@ class ReadAhead:
 
 
 def _may_read_ahead(step: m.Step) -> TypeGuard[m.Run]:
-    """A read that runs as a process of its own (tmux steps share the run's one control client)."""
-    return isinstance(step, m.Run) and not step.mutates and step.tool != "tmux"
+    """A read that runs as a process of its own here (tmux steps share the run's one control client; a
+    step that names a host is done there, shell/run/remote.py)."""
+    return isinstance(step, m.Run) and not step.mutates and step.tool != "tmux" and step.host is None
 
 
 def changes_world(step: m.Step) -> bool:

@@ -133,3 +133,13 @@ def test_reads_never_asked_for_end_with_the_run(tmp_path: Path) -> None:
     run_program(program, executor)  # returns: the hanging reads were ended, not waited for
     assert_all_gone(tmp_path / "pids")
     assert executor.read_ahead_dropped == 2
+
+
+def test_a_read_that_names_a_host_is_never_read_ahead_here(tmp_path: Path) -> None:
+    """It is done on that host when it is asked for (shell/run/remote.py), never queued to run on this
+    machine (nor left at the head of the queue, where it would hold back the reads after it)."""
+    executor, log = world(tmp_path)
+    executor.read_ahead(tuple(m.Run(tool="herdr", args=(name,), host="build1") for name in ("a", "b", "c")))
+    assert executor._ahead is not None and list(executor._ahead._queue) == []
+    executor.end_run()
+    assert log.read_text() == ""
