@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -239,24 +238,12 @@ class Executor:
                     return timed_out("tmux", args, seconds, b"")
                 return None
             client = self._client = started
-        try:
-            answered = client.call(line, deadline)
-        except tmux_control.CallTimedOut:
-            self._client = None
+        self._client = None  # while it is asked: an interruption leaves no client behind
+        answered, dropped = tmux_control.ask(client, line, command, args, deadline, seconds)
+        if dropped == "timed_out":
             self._control_off = f"control client timed out after {deadlines.describe(seconds)} s"
-            return timed_out("tmux", args, seconds, b"")
-        except tmux_control.CallLost as lost:
-            self._client = None
-            if command[0] in tmux_protocol.READ_ONLY_VERBS:
-                return None  # it changed nothing: ask again by spawning
-            return m.Proc(exit_code=None, stderr=f"tmux control client ended before answering ({lost}): "
-                                                 f"{shlex.join(args)}")
-        except BaseException:  # interrupted (Ctrl-C, SIGTERM): the client must not outlive panefleet
-            self._client = None
-            client.kill()
-            raise
-        if answered is None:  # it had gone before the command was sent
-            self._client = None
+        if not dropped:
+            self._client = client
         return answered
 
     def _close_client(self) -> None:

@@ -15,7 +15,6 @@ host is ever done on this machine.
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Mapping
 
@@ -25,7 +24,6 @@ from pure import model as m
 from pure import remote_files
 from pure.hosts import HostFault
 from shell.run import deadlines, hosts, tmux_control, tmux_protocol
-from shell.run.process import timed_out
 
 SSH_CONFIG_ENV = "PANEFLEET_SSH_CONFIG"  # an ssh configuration file to use instead of ~/.ssh/config
 
@@ -81,32 +79,19 @@ class RemoteSteps:
         """The answer through the host's control client (started on first use), or None: run it over ssh."""
         seconds = self.deadlines.seconds("tmux")
         deadline = time.monotonic() + seconds
-        client = self._clients.get(host.destination)
+        client = self._clients.pop(host.destination, None)  # while it is asked: an interruption leaves none
         if client is not None and not client.usable():
-            self._clients.pop(host.destination).close()
+            client.close()
             client = None
         if client is None:
             started = hosts.tmux_client(host, self.selector, self.env, deadline)
             if isinstance(started, tmux_control.StartFailure):
                 return None  # no tmux server there yet (or none reachable): the command says which
-            client = self._clients[host.destination] = started
-        try:
-            answered = client.call(line, deadline)
-        except tmux_control.CallTimedOut:
-            self._clients.pop(host.destination, None)
-            return timed_out("tmux", step.args, seconds, b"")
-        except tmux_control.CallLost as lost:
-            self._clients.pop(host.destination, None)
-            if step.args[0] in tmux_protocol.READ_ONLY_VERBS:
-                return None  # it changed nothing: ask again over ssh
-            return m.Proc(exit_code=None, stderr=f"tmux control client on {host.destination} ended before "
-                                                 f"answering ({lost}): {shlex.join(step.args)}")
-        except BaseException:
-            self._clients.pop(host.destination, None)
-            client.kill()
-            raise
-        if answered is None:
-            self._clients.pop(host.destination, None)
+            client = started
+        answered, dropped = tmux_control.ask(client, line, step.args, step.args, deadline, seconds,
+                                             f" on {host.destination}")
+        if not dropped:
+            self._clients[host.destination] = client
         return answered
 
     def end_run(self) -> None:

@@ -357,6 +357,37 @@ class CallLost(Exception):
     """The command was sent but the client exited or broke the protocol before replying."""
 
 
+ClientDropped = Literal["", "gone", "timed_out", "lost"]
+
+
+def ask(client: ControlClient, line: bytes, command: tuple[str, ...], shown: tuple[str, ...], deadline: float,
+        seconds: float, where: str = "") -> tuple[m.Proc | None, ClientDropped]:
+    """One tmux ``command`` through ``client`` (``shown``: its arguments as a spawned call's, for the
+    words of a failure): the answer, or None when it must be asked again without the client — it had
+    gone before the command was sent, or it ended before answering a read, which changed nothing; and
+    why the client is no longer to be used ("" while it is). A call it lost after sending a change is
+    not asked again: only its answer says what it made. An interruption kills the client."""
+    import shlex
+
+    from pure import model as m
+    from shell.run.process import timed_out
+    from shell.run.tmux_protocol import READ_ONLY_VERBS
+
+    try:
+        answered = client.call(line, deadline)
+    except CallTimedOut:
+        return timed_out("tmux", shown, seconds, b""), "timed_out"
+    except CallLost as lost:
+        if command[0] in READ_ONLY_VERBS:
+            return None, "lost"
+        return m.Proc(exit_code=None, stderr=f"tmux control client{where} ended before answering ({lost}): "
+                                             f"{shlex.join(shown)}"), "lost"
+    except BaseException:  # interrupted (Ctrl-C, SIGTERM): the client must not outlive panefleet
+        client.kill()
+        raise
+    return answered, "gone" if answered is None else ""
+
+
 def _kill_grace() -> float:
     from shell.run.deadlines import KILL_GRACE_SECONDS
 

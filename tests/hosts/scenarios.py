@@ -272,14 +272,7 @@ def routed_steps(world: World, params: dict[str, Any]) -> dict[str, Any]:
     executor = Executor(env={**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config)}, tmux_socket="pf")
 
     def on(host: str, program: Any) -> Any:
-        """Drive a pure program with every step it asks for done on ``host``."""
-        answer: Any = None
-        try:
-            while True:
-                step = program.send(answer)
-                answer = executor.execute(attrs.evolve(step, host=host))
-        except StopIteration as stop:
-            return stop.value
+        return _drive(program, lambda step: executor.execute(attrs.evolve(step, host=host)))
 
     def tmux(*args: str) -> m.Proc:
         answer = executor.execute(m.Run(tool="tmux", args=args, host="build1"))
@@ -343,16 +336,22 @@ def routed_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
         times = timings[where or "local"] = []
         for target in targets:
             started = time.monotonic()
-            program, answer = t.teardown([target], owner_id=None, authorize=False), None
-            try:
-                while True:
-                    answer = run(program.send(answer))
-            except StopIteration as stop:
-                assert stop.value.results[0].fate == "killed", stop.value
+            report = _drive(t.teardown([target], owner_id=None, authorize=False), run)
+            assert report.results[0].fate == "killed", report
             times.append((time.monotonic() - started) * 1000)
         run(m.Run(tool="tmux", args=("kill-server",)))
         executor.end_run()
     return timings
+
+
+def _drive(program: Any, execute: Any) -> Any:
+    """Run a pure program to its end, each step it asks for done by ``execute``; what it returns."""
+    answer: Any = None
+    try:
+        while True:
+            answer = execute(program.send(answer))
+    except StopIteration as stop:
+        return stop.value
 
 
 def _file_steps(folder: str, name: str, content: str, mode: int | None) -> list[tuple[str, Any]]:
