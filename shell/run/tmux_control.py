@@ -64,23 +64,17 @@ replaced at the next step. ``PANEFLEET_TMUX_EXECUTOR=spawn`` turns control mode 
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import os
-import select
-import signal
 import time
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
 
-from shell.run.tmux_protocol import ATTACH, MODES, SENTINEL, Mode, _Lost, _Stream, _TimedOut, collect
+from shell.run.piped import CLOSE_SECONDS, PipedChild, Spawner
+from shell.run.tmux_protocol import ATTACH, MODES, SENTINEL, Mode, _Lost, _TimedOut, collect
 
 if TYPE_CHECKING:  # only the standard library at import: cli.py may check the variable for any command
     from pure import model as m
 
 ENV_VAR = "PANEFLEET_TMUX_EXECUTOR"
-# How long a closed client may take to detach and exit before its group is killed.
-CLOSE_SECONDS = 1.0
 # At most this many clients per run (a client is replaced when its session is destroyed).
 MAX_CLIENTS = 4
 
@@ -113,39 +107,8 @@ class StartFailure:
         return f"{self.problem}: {self.detail}" if self.detail else self.problem
 
 
-Spawner = Callable[[str, tuple[str, ...], Mapping[str, str], int, int, int], Any]
-
-_LIVE: set[ControlClient] = set()
-
-
-def _close_all() -> None:
-    for client in list(_LIVE):
-        client.close()
-
-
-def _forget_after_fork() -> None:
-    """A forked child owns none of its parent's clients: drop them without a word to tmux."""
-    for client in list(_LIVE):
-        client.abandon()
-
-
-atexit.register(_close_all)
-os.register_at_fork(after_in_child=_forget_after_fork)
-
-
-class ControlClient:
+class ControlClient(PipedChild):
     """A running ``tmux -C`` client. Use :meth:`start`; then :meth:`call` per command; :meth:`close`."""
-
-    def __init__(self, running: Any, pid: int, stdin: int, stdout: int, stderr: int) -> None:
-        self.running = running
-        self.pid = pid
-        self.owner = os.getpid()
-        self.stdin = stdin
-        self.stdout = _Stream(stdout)
-        self.stderr = stderr
-        self.closed = False
-        self._signalled = False
-        _LIVE.add(self)
 
     @classmethod
     def start(cls, path: str, selector: tuple[str, ...], env: Mapping[str, str], deadline: float,
@@ -153,23 +116,10 @@ class ControlClient:
         """Start ``path`` (tmux, resolved by the caller) in control mode and wait for tmux's answer
         to the attach until ``deadline``. ``spawn(path, args, env, stdin, stdout, stderr)`` starts
         the process in a session of its own and returns the ``sh`` handle."""
-        fds = [*os.pipe(), *os.pipe(), *os.pipe()]  # (r, w) for stdin, stdout, stderr
-        child = (fds[0], fds[3], fds[5])
         try:
-            running = spawn(path, (*selector, *ATTACH), env, *child)
+            client = cls.spawned(spawn, path, (*selector, *ATTACH), env)
         except OSError as exc:
-            for fd in fds:
-                os.close(fd)
             return StartFailure("unavailable", exc.strerror or str(exc))
-        except BaseException:
-            for fd in fds:
-                os.close(fd)
-            raise
-        for fd in child:
-            os.close(fd)
-        for fd in (fds[1], fds[2], fds[4]):
-            os.set_blocking(fd, False)
-        client = cls(running, running.process.pid, fds[1], fds[2], fds[4])
         try:
             failure = client._handshake(deadline)
         except BaseException:
@@ -243,111 +193,6 @@ class ControlClient:
             self.close()  # nothing more may be sent to it, since tmux may or may not still run it
         return answered
 
-    def _write(self, data: bytes, deadline: float) -> None:
-        view = memoryview(data)
-        poller: select.poll | None = None
-        while view:
-            try:
-                written = os.write(self.stdin, view)
-            except BlockingIOError:
-                written = 0
-            except OSError as exc:  # EPIPE: the client has gone
-                raise _Lost(exc.strerror or str(exc)) from None
-            view = view[written:]
-            if view:
-                if poller is None:
-                    poller = select.poll()
-                    poller.register(self.stdin, select.POLLOUT)
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise _TimedOut
-                poller.poll(max(1, int(remaining * 1000)))
-
-    def stderr_text(self) -> str:
-        chunks: list[bytes] = []
-        with contextlib.suppress(OSError):
-            while chunk := os.read(self.stderr, 1 << 16):
-                chunks.append(chunk)
-        return b"".join(chunks).decode("utf-8", "replace").strip()
-
-    # -------------------------------------------------------------------------------------- ending
-
-    def close(self) -> None:
-        """Detach: close its standard input (tmux detaches the client, which exits); SIGTERM its
-        group if it has not exited within :data:`CLOSE_SECONDS`, SIGKILL after the grace."""
-        if self._foreign():
-            return
-        with contextlib.suppress(OSError):
-            os.close(self.stdin)
-        self._end(time.monotonic() + CLOSE_SECONDS, terminate=True)
-
-    def kill(self) -> None:
-        """End the client now: SIGTERM to its group, SIGKILL after the grace."""
-        if self._foreign():
-            return
-        with contextlib.suppress(OSError):
-            os.close(self.stdin)
-        self._signal(signal.SIGTERM)
-        self._end(time.monotonic() + _kill_grace(), terminate=False)
-
-    def _foreign(self) -> bool:
-        """Already ended, or not this process's client (a forked child's copy: forgotten)."""
-        if not self.closed and os.getpid() != self.owner:
-            self.abandon()
-        return self.closed
-
-    def _end(self, wait_until: float, *, terminate: bool) -> None:
-        self.closed = True
-        _LIVE.discard(self)
-        try:
-            while self._alive() and time.monotonic() < wait_until:
-                self._drain()
-                time.sleep(0.0005)
-            if terminate and self._alive():
-                self._signal(signal.SIGTERM)
-                grace = time.monotonic() + _kill_grace()
-                while self._alive() and time.monotonic() < grace:
-                    self._drain()
-                    time.sleep(0.002)
-        finally:
-            if self._signalled:
-                self._signal(signal.SIGKILL)  # whatever is left of its group (a stub's children)
-            self._reap()
-            for fd in (self.stdout.fd, self.stderr):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-
-    def abandon(self) -> None:
-        """Forget the client without signalling it (a forked child's copy)."""
-        self.closed = True
-        _LIVE.discard(self)
-        for fd in (self.stdin, self.stdout.fd, self.stderr):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def _drain(self) -> None:
-        """Read and drop what the client writes while it detaches, so it never blocks on a pipe."""
-        for fd in (self.stdout.fd, self.stderr):
-            with contextlib.suppress(OSError):
-                os.read(fd, 1 << 16)
-
-    def _alive(self) -> bool:
-        try:
-            alive, _ = self.running.process.is_alive()
-        except Exception:  # sh raises for a process already reaped
-            return False
-        return bool(alive)
-
-    def _reap(self) -> None:
-        # sh reports a client ended by a signal as an exception of its own: it is reaped all the same
-        with contextlib.suppress(Exception):
-            self.running.wait()
-
-    def _signal(self, sig: signal.Signals) -> None:
-        self._signalled = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, sig)
-
 
 class CallTimedOut(Exception):
     """No reply before the deadline; the client has been killed."""
@@ -387,8 +232,3 @@ def ask(client: ControlClient, line: bytes, command: tuple[str, ...], shown: tup
         raise
     return answered, "gone" if answered is None else ""
 
-
-def _kill_grace() -> float:
-    from shell.run.deadlines import KILL_GRACE_SECONDS
-
-    return KILL_GRACE_SECONDS

@@ -209,6 +209,14 @@ class _Stream:
                 return line
             self._fill(deadline)
 
+    def take(self, count: int, deadline: float) -> bytes:
+        """The next ``count`` bytes, whatever they are."""
+        while len(self.buf) - self.pos < count:
+            self._fill(deadline)
+        taken = bytes(self.buf[self.pos:self.pos + count])
+        self.pos += count
+        return taken
+
     def block(self, begin: bytes, deadline: float) -> tuple[bytes, bool, bytes]:
         """After a ``%begin`` line: (flags, failed, body). The block ends at the first line that is
         ``%end`` or ``%error`` followed by the same time, number and flags."""

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from pure import model as m
 from pure.program import Gen, expect
 from pure.team import TeamInitRequest
+from shell.run import piped
 from shell.run import tmux_control as tc
 from shell.run import tmux_protocol as tp
 from shell.run.executor import Executor
@@ -463,8 +464,8 @@ def test_a_forked_child_leaves_its_parents_client_alone(tmux_server: TmuxServer)
         assert run(control, *LIST).exit_code == 0
         child = os.fork()
         if child == 0:  # pragma: no cover - the child
-            tc._close_all()  # what its interpreter exit would do
-            os._exit(0 if not tc._LIVE else 1)
+            piped._close_all()  # what its interpreter exit would do
+            os._exit(0 if not piped._LIVE else 1)
         _, status = os.waitpid(child, 0)
         assert os.waitstatus_to_exitcode(status) == 0
         assert run(control, *LIST).exit_code == 0 and control.tmux_via == "control"
