@@ -3,8 +3,9 @@
 Starts a simulated host (OpenSSH's sshd in namespaces of its own, ``tests/hosts/sim.py``; needs root and
 ``openssh-server``), then times ``shell/run/hosts.py`` ``call(host, ["true"])``: the first call (it opens
 the master connection) and ``--calls`` more over that connection, each beside a local ``true`` run through
-``shell/run/process.py``; a 4.6 KB file written on the host (``hosts.file_step``) beside one written
-by the local executor; and ``tmux list-panes -a`` on the host's own tmux server, run over ssh per call
+``shell/run/process.py`` and one through the shell a run keeps on the host (``hosts.start_shell``); a
+4.6 KB file written on the host (``hosts.file_step``), in a session of its own and through that shell,
+beside one written by the local executor; and ``tmux list-panes -a`` on the host's own tmux server, run over ssh per call
 and sent through one control-mode client through the master (``hosts.tmux_client``); and the pure
 teardown of one pane (``L S L kill L``) with its steps naming the host (``shell/run/remote.py``) against
 the same on this machine's tmux server. Prints medians; run from the repository root:
@@ -38,7 +39,9 @@ def main() -> None:
                "remote_call_median_ms": round(statistics.median(result["remote_ms"]), 2),
                "local_call_median_ms": round(statistics.median(result["local_ms"]), 2)}
     summary["remote_over_local"] = round(summary["remote_call_median_ms"] / summary["local_call_median_ms"], 2)
+    summary["call_through_host_shell_median_ms"] = round(statistics.median(result["shell_ms"]), 2)
     summary["file_write_on_host_median_ms"] = round(statistics.median(result["write_remote_ms"]), 2)
+    summary["file_write_through_host_shell_median_ms"] = round(statistics.median(result["write_shell_ms"]), 2)
     summary["file_write_local_median_ms"] = round(statistics.median(result["write_local_ms"]), 2)
     tmux = run_scenario("remote_tmux", {"calls": args.calls}, timeout_s=300)["servers"]["build1"]
     summary["tmux_list_panes_over_ssh_per_call_ms"] = round(tmux["per_call_ms"], 1)

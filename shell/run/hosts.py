@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 
 from attrs import frozen
@@ -20,7 +21,8 @@ from returns.result import Failure, Result, Success
 
 from pure import hosts, remote_files
 from pure import model as m
-from shell.run import tmux_control
+from shell.run import deadlines, tmux_control
+from shell.run.host_shell import HostShell, ShellLost, ShellTimedOut, shell_command
 from shell.run.process import run_process, spawn_control_client, which
 
 # One line per fact, so that no value can be taken for another: machine id, host name, login shell.
@@ -63,13 +65,15 @@ class HostIdentity:
 
 
 def call(host: Host, argv: Sequence[str], env: Mapping[str, str], timeout: float | None = None,
-         stdin: bytes | None = None) -> Result[m.Proc, hosts.HostFault]:
+         stdin: bytes | None = None, shell: HostShell | None = None) -> Result[m.Proc, hosts.HostFault]:
     """``argv`` run on ``host`` with every argument literal and ``stdin`` on its standard input; its
     answer, or why the host was not reached (the call keeps its deadline: ``PANEFLEET_CALL_TIMEOUT``,
-    ``ssh``)."""
+    ``ssh``). Through ``shell`` when one is given (:func:`start_shell`), else in a session of its own."""
     command = hosts.remote_command(argv)
     if isinstance(command, Failure):
         return Failure(hosts.HostFault("ssh_failed", host.destination, command.failure()))
+    if shell is not None:
+        return _through(host, shell, argv, env, timeout, stdin)
     proc = run_process("ssh", hosts.ssh_args(host.destination, host.socket_dir, command.unwrap(),
                                              config_file=host.config_file),
                        env=env, timeout=timeout, stdin=stdin)
@@ -79,12 +83,37 @@ def call(host: Host, argv: Sequence[str], env: Mapping[str, str], timeout: float
     return Failure(fault) if fault is not None else Success(proc)
 
 
-def file_step(host: Host, step: remote_files.FileStep, env: Mapping[str, str],
-              timeout: float | None = None) -> Result[m.Observation, hosts.HostFault | str]:
+def start_shell(host: Host, env: Mapping[str, str], timeout: float | None = None) -> Result[HostShell,
+                                                                                        hosts.HostFault]:
+    """The shell a run keeps on ``host`` (``shell/run/host_shell.py``), over its master connection."""
+    seconds = deadlines.from_env(env).seconds("ssh") if timeout is None else timeout
+    ssh = which("ssh", env)
+    if ssh is None:
+        return Failure(hosts.HostFault("ssh_failed", host.destination, "ssh: command not found on PATH"))
+    args = hosts.ssh_args(host.destination, host.socket_dir, shell_command(), config_file=host.config_file)
+    return HostShell.start(host.destination, ssh, args, env, time.monotonic() + seconds)
+
+
+def _through(host: Host, shell: HostShell, argv: Sequence[str], env: Mapping[str, str], timeout: float | None,
+             stdin: bytes | None) -> Result[m.Proc, hosts.HostFault]:
+    seconds = deadlines.from_env(env).seconds("ssh") if timeout is None else timeout
+    try:
+        return Success(shell.call(argv, stdin, time.monotonic() + seconds))
+    except ShellTimedOut:
+        return Failure(hosts.HostFault("unreachable", host.destination,
+                                       f"no answer within the deadline ({deadlines.describe(seconds)} s)"))
+    except ShellLost as lost:
+        if not _master_up(host, env):
+            return Failure(hosts.HostFault("connection_dropped", host.destination, "its connection ended during the call"))
+        return Failure(hosts.HostFault("ssh_failed", host.destination, f"the shell on the host ended ({lost})"))
+
+
+def file_step(host: Host, step: remote_files.FileStep, env: Mapping[str, str], timeout: float | None = None,
+              shell: HostShell | None = None) -> Result[m.Observation, hosts.HostFault | str]:
     """A file step done on ``host`` (``pure/remote_files.py``): what the local executor would observe for
     it there, or why the host was not reached or did not answer."""
     planned = remote_files.call_for(step)
-    answer = call(host, planned.argv, env, timeout, stdin=planned.stdin)
+    answer = call(host, planned.argv, env, timeout, stdin=planned.stdin, shell=shell)
     if isinstance(answer, Failure):
         return Failure(answer.failure())
     return remote_files.observe(step, answer.unwrap())

@@ -4,8 +4,8 @@ here would be (``shell/run/executor.py`` hands them over; docs/hosts.md).
 
 * tmux steps go through one control-mode client of the host's tmux server per run
   (``hosts.tmux_client``), or, when a command cannot go there, run as ``tmux`` over ssh;
-* file steps run as the POSIX ``sh`` programs of ``pure/remote_files.py``;
-* any other tool runs over ssh with its arguments literal.
+* file steps run as the POSIX ``sh`` programs of ``pure/remote_files.py``, and any other tool with its
+  arguments literal, through one shell kept on the host per run (``shell/run/host_shell.py``).
 
 A host that cannot be reached answers every step with the fault that names it, as a step that found
 nothing can: a tmux or tool step as a call that did not finish (``exit_code`` None), a file step as an
@@ -24,6 +24,7 @@ from pure import model as m
 from pure import remote_files
 from pure.hosts import HostFault
 from shell.run import deadlines, hosts, tmux_control, tmux_protocol
+from shell.run.host_shell import HostShell
 
 SSH_CONFIG_ENV = "PANEFLEET_SSH_CONFIG"  # an ssh configuration file to use instead of ~/.ssh/config
 
@@ -39,6 +40,7 @@ class RemoteSteps:
         self.deadlines = deadlines.from_env(env)
         self._hosts: dict[str, hosts.Host | HostFault] = {}
         self._clients: dict[str, tmux_control.ControlClient] = {}
+        self._shells: dict[str, HostShell] = {}
 
     def execute(self, destination: str, step: m.Step) -> m.Observation:
         host = self._host(destination)
@@ -50,7 +52,10 @@ class RemoteSteps:
             raise TypeError(f"a {step.op} step cannot name a host")  # pragma: no cover - the model allows none
         if isinstance(host, HostFault):
             return _unanswered(step, str(host))
-        seen = hosts.file_step(host, step, self.env)
+        shell = self._shell(host)
+        if isinstance(shell, HostFault):
+            return _unanswered(step, str(shell))
+        seen = hosts.file_step(host, step, self.env, shell=shell)
         return seen.unwrap() if not isinstance(seen, Failure) else _unanswered(step, str(seen.failure()))
 
     def _host(self, destination: str) -> hosts.Host | HostFault:
@@ -63,9 +68,27 @@ class RemoteSteps:
         words = argv if argv is not None else (step.tool, *step.args)
         if step.cwd is not None:
             words = ("sh", "-c", 'cd -- "$1" && shift && exec "$@"', "sh", step.cwd, *words)
-        answer = hosts.call(host, words, self.env, timeout=self.deadlines.seconds(step.tool))
+        shell = self._shell(host)
+        if isinstance(shell, HostFault):
+            return m.Proc(exit_code=None, stderr=str(shell))
+        answer = hosts.call(host, words, self.env, timeout=self.deadlines.seconds(step.tool), shell=shell)
         return answer.unwrap() if not isinstance(answer, Failure) else m.Proc(exit_code=None,
                                                                                 stderr=str(answer.failure()))
+
+    def _shell(self, host: hosts.Host) -> HostShell | HostFault:
+        """The host's shell for this run, started on first use and again after one that ended."""
+        shell = self._shells.get(host.destination)
+        if shell is not None and shell.usable():
+            return shell
+        if shell is not None:
+            shell.close()
+        self._shells.pop(host.destination, None)
+        started = hosts.start_shell(host, self.env)
+        if isinstance(started, Failure):
+            fault: HostFault = started.failure()
+            return fault
+        self._shells[host.destination] = started.unwrap()
+        return started.unwrap()
 
     def _tmux(self, host: hosts.Host, step: m.Run) -> m.Proc:
         line = tmux_protocol.control_line(step.args) if step.cwd is None else None
@@ -95,10 +118,11 @@ class RemoteSteps:
         return answered
 
     def end_run(self) -> None:
-        """Close each host's control client and master connection: the next run connects afresh."""
-        for client in self._clients.values():
-            client.close()
+        """Close each host's control client, shell and master connection: the next run connects afresh."""
+        for child in (*self._clients.values(), *self._shells.values()):
+            child.close()
         self._clients.clear()
+        self._shells.clear()
         for host in self._hosts.values():
             if isinstance(host, hosts.Host):
                 hosts.close(host, self.env)

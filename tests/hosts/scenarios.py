@@ -49,9 +49,13 @@ def literal_arguments(world: World, params: dict[str, Any]) -> dict[str, Any]:
     for alias, shell in (("bash-host", "/bin/bash"), ("zsh-host", "/usr/bin/zsh"), ("dash-host", "/bin/sh")):
         world.host(alias, login_shell=shell)
         host = _open(world, alias)
-        answer = _ok(hosts.call(host, ["printf", "%s\\0", *words], world.env))
-        seen[alias] = {"arrived": answer.stdout.split("\0")[:-1] == words, "code": answer.exit_code,
-                       "stderr": answer.stderr}
+        shell = _ok(hosts.start_shell(host, world.env))  # started through the login shell, then none
+        for via in ("session", "shell"):
+            answer = _ok(hosts.call(host, ["printf", "%s\\0", *words], world.env,
+                                    shell=shell if via == "shell" else None))
+            seen[f"{alias} {via}"] = {"arrived": answer.stdout.split("\0")[:-1] == words, "code": answer.exit_code,
+                                      "stderr": answer.stderr}
+        shell.close()
         hosts.close(host, world.env)
     return {"seen": seen, "canary": canary.exists()}
 
@@ -92,26 +96,34 @@ def call_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     _ok(hosts.call(host, ["true"], world.env))
     first_ms = (time.monotonic() - started) * 1000
-    remote, local = [], []
+    shell = _ok(hosts.start_shell(host, world.env))
+    remote, through_shell, local = [], [], []
     for _ in range(int(params.get("calls", 50))):
         started = time.monotonic()
         _ok(hosts.call(host, ["true"], world.env))
         remote.append((time.monotonic() - started) * 1000)
         started = time.monotonic()
+        _ok(hosts.call(host, ["true"], world.env, shell=shell))
+        through_shell.append((time.monotonic() - started) * 1000)
+        started = time.monotonic()
         run_process("true", (), env=world.env)
         local.append((time.monotonic() - started) * 1000)
-    writes: dict[str, list[float]] = {"remote": [], "local": []}
+    writes: dict[str, list[float]] = {"remote": [], "shell": [], "local": []}
     executor, text = Executor(env=world.env), "inbox line ünï ✓\n" * 256  # 4.6 KB, an inbox's size
     for n in range(int(params.get("calls", 50))):
         started = time.monotonic()
         _ok(hosts.file_step(host, m.WriteFile(path=f"/tmp/bench/inbox-{n}.md", content=text), world.env))
         writes["remote"].append((time.monotonic() - started) * 1000)
         started = time.monotonic()
+        _ok(hosts.file_step(host, m.WriteFile(path=f"/tmp/bench/shell-{n}.md", content=text), world.env, shell=shell))
+        writes["shell"].append((time.monotonic() - started) * 1000)
+        started = time.monotonic()
         executor.execute(m.WriteFile(path=str(world.dir / "bench" / f"inbox-{n}.md"), content=text))
         writes["local"].append((time.monotonic() - started) * 1000)
+    shell.close()
     hosts.close(host, world.env)
-    return {"first_ms": first_ms, "remote_ms": remote, "local_ms": local, "write_remote_ms": writes["remote"],
-            "write_local_ms": writes["local"]}
+    return {"first_ms": first_ms, "remote_ms": remote, "shell_ms": through_shell, "local_ms": local,
+            "write_remote_ms": writes["remote"], "write_shell_ms": writes["shell"], "write_local_ms": writes["local"]}
 
 
 @scenario("remote_tmux")
@@ -196,16 +208,21 @@ def faults(world: World, params: dict[str, Any]) -> dict[str, Any]:
     moved.replace_host_key()
     out["host_key_changed"] = _fault(hosts.call(_open(world, "moved"), ["true"], world.env))
     out["new_fingerprint"] = moved.fingerprint()
-    gone = world.host("gone")
-    host = _open(world, "gone")
-    _ok(hosts.call(host, ["true"], world.env))  # the master is up
-    runner = subprocess.Popen([sys.executable, "-c", _CALL_SLEEP, json.dumps([host.destination, host.socket_dir, host.config_file])],
-                              env=world.env, stdout=subprocess.PIPE, text=True)
-    time.sleep(1.0)
-    gone.stop()  # the machine goes away mid-call
-    started = time.monotonic()
-    out["dropped"] = json.loads(runner.communicate(timeout=60)[0])
-    out["dropped_s"] = time.monotonic() - started
+    for alias in ("down", "stranger", "locked", "moved"):  # the shell a run keeps there: the same faults
+        out[f"shell {alias}"] = _fault(hosts.start_shell(_open(world, alias), world.env))
+    for via in ("session", "shell"):
+        gone = world.host(f"gone-{via}")
+        host = _open(world, f"gone-{via}")
+        _ok(hosts.call(host, ["true"], world.env))  # the master is up
+        runner = subprocess.Popen([sys.executable, "-c", _CALL_SLEEP,
+                                   json.dumps([host.destination, host.socket_dir, host.config_file, via])],
+                                  env=world.env, stdout=subprocess.PIPE, text=True)
+        assert runner.stdout is not None and runner.stdout.readline() == "calling\n"
+        time.sleep(1.0)
+        gone.stop()  # the machine goes away mid-call
+        started = time.monotonic()
+        out[f"dropped {via}"] = json.loads(runner.communicate(timeout=60)[0])
+        out[f"dropped_s {via}"] = time.monotonic() - started
     out["bad_destination"] = _fault(hosts.Host.open("-oProxyCommand=touch /tmp/x"))
     own = hosts.Host.open("gone").unwrap()  # a socket folder of its own, gone with the host's close
     out["own_socket_dir"] = [Path(own.socket_dir).is_dir()]
@@ -229,22 +246,28 @@ def remote_files(world: World, params: dict[str, Any]) -> dict[str, Any]:
     big = "".join(f"line {i} ünï ✓ $(touch {canary})\n" for i in range(8000))  # 300 KB: no command line holds it
     contents = ["", "no newline", "two\nlines\n", "\n\n", big, "nul\x00inside"]
 
+    shell = _ok(hosts.start_shell(host, world.env))
+    shell_base = "/tmp/pf-shell-files"
+
     def both(make: Any) -> list[Any]:
         remote_step, local_step = make(remote_base), make(local_base)
         there = _ok(hosts.file_step(host, remote_step, world.env))
+        through_shell = _ok(hosts.file_step(host, make(shell_base), world.env, shell=shell))
         here = local.execute(local_step)
-        return [_plain(there, remote_base), _plain(here, local_base)]
+        return [_plain(there, remote_base), _plain(here, local_base), _plain(through_shell, shell_base)]
 
     seen: list[dict[str, Any]] = []
     for i, name in enumerate(names):
         folder, content = f"d{i} {name}", contents[i % len(contents)]
         for label, make in _file_steps(folder, name, content, 0o600 if i % 2 else None):
-            there, here = both(make)
-            seen.append({"name": name, "step": label, "remote": there, "local": here})
+            there, here, through_shell = both(make)
+            seen.append({"name": name, "step": label, "remote": there, "local": here, "shell": through_shell})
             if label in ("write", "rewrite"):  # the mode given, or the one the file had, or 0644
-                seen.append({"name": name, "step": f"{label} mode", "remote": _ok(hosts.call(
-                    host, ["stat", "-c", "%a", f"{remote_base}/{folder}/{name}"], world.env)).stdout.strip(),
-                    "local": format(os.stat(f"{local_base}/{folder}/{name}").st_mode & 0o7777, "o")})
+                remote_mode, shell_mode = (_ok(hosts.call(host, ["stat", "-c", "%a", f"{base}/{folder}/{name}"],
+                                                          world.env, shell=shell)).stdout.strip()
+                                           for base in (remote_base, shell_base))
+                seen.append({"name": name, "step": f"{label} mode", "remote": remote_mode, "shell": shell_mode,
+                             "local": format(os.stat(f"{local_base}/{folder}/{name}").st_mode & 0o7777, "o")})
     mode_path = f"{remote_base}/mode/file"
     _ok(hosts.file_step(host, m.WriteFile(path=mode_path, content="x", mode=0o640), world.env))
     _ok(hosts.file_step(host, m.WriteFile(path=mode_path, content="y"), world.env))
@@ -252,10 +275,15 @@ def remote_files(world: World, params: dict[str, Any]) -> dict[str, Any]:
     _ok(hosts.call(host, ["ln", "-s", "nowhere", f"{remote_base}/link"], world.env))
     Path(local_base).mkdir(exist_ok=True)
     (Path(local_base) / "link").symlink_to("nowhere")
+    _ok(hosts.call(host, ["ln", "-s", "nowhere", f"{shell_base}/link"], world.env))
     links = both(lambda b: m.Stat(path=f"{b}/link")) + both(lambda b: m.ReadFile(path=f"{b}/link"))
-    leftovers = _ok(hosts.call(host, ["find", remote_base, "-name", ".pf-write.*"], world.env)).stdout
+    leftovers = _ok(hosts.call(host, ["find", remote_base, shell_base, "-name", ".pf-write.*"], world.env)).stdout
+    shell_dirs = _ok(hosts.call(host, ["sh", "-c", "ls -d /tmp/tmp.* 2>/dev/null || true"], world.env)).stdout
+    shell.close()
+    shell_dirs_after = _ok(hosts.call(host, ["sh", "-c", "ls -d /tmp/tmp.* 2>/dev/null || true"], world.env)).stdout
     hosts.close(host, world.env)
     return {"seen": seen, "kept_mode": kept_mode, "links": links, "temporary_files_left": leftovers,
+            "shell_dirs": [shell_dirs.split(), shell_dirs_after.split()],
             "on_this_machine": Path(remote_base).exists(), "canary": canary.exists()}
 
 
@@ -398,8 +426,11 @@ import json, sys
 from returns.result import Failure
 from shell.run import hosts, tmux_control, tmux_protocol
 from shell.run.process import run_process
-destination, sockets, config = json.loads(sys.argv[1])
-answer = hosts.call(hosts.Host(destination, sockets, config), ["sleep", "30"], __import__("os").environ)
+destination, sockets, config, via = json.loads(sys.argv[1])
+host, env = hosts.Host(destination, sockets, config), __import__("os").environ
+shell = hosts.start_shell(host, env).unwrap() if via == "shell" else None
+print("calling", flush=True)
+answer = hosts.call(host, ["sleep", "30"], env, shell=shell)
 fault = answer.failure() if isinstance(answer, Failure) else None
 print(json.dumps({"code": answer.unwrap().exit_code, "stderr": answer.unwrap().stderr} if fault is None
                  else {"kind": fault.kind, "detail": fault.detail}))

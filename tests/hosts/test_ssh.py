@@ -43,8 +43,14 @@ def test_each_way_of_not_reaching_a_host_is_typed_named_and_bounded() -> None:
     changed = result["host_key_changed"]
     assert changed["kind"] == "host_key_changed" and changed["detail"] == result["new_fingerprint"]
     assert result["new_fingerprint"] in changed["text"]
-    assert result["dropped"].get("kind") in ("connection_dropped", "unreachable"), result["dropped"]
-    assert result["dropped_s"] < 20
+    for via in ("session", "shell"):
+        dropped = result[f"dropped {via}"]
+        assert dropped.get("kind") in ("connection_dropped", "unreachable"), (via, dropped)
+        assert result[f"dropped_s {via}"] < 20, via
+    for alias in ("down", "stranger", "locked", "moved"):  # the shell kept on a host meets the same faults
+        assert result[f"shell {alias}"]["kind"] == result[{"down": "unreachable", "stranger": "host_key_unknown",
+                                                           "locked": "auth_refused", "moved": "host_key_changed"}[alias]]["kind"]
+    assert result["shell moved"]["detail"] == result["new_fingerprint"]
     assert result["bad_destination"]["kind"] == "bad_destination"
     assert result["own_socket_dir"] == [True, False]
 
@@ -80,16 +86,18 @@ def test_doctor_checks_another_machine_the_way_it_checks_this_one() -> None:
 
 def test_file_steps_on_a_host_observe_what_they_observe_locally() -> None:
     result = run_scenario("remote_files")
-    differ = [seen for seen in result["seen"] if seen["remote"] != seen["local"]]
-    assert differ == [], differ[:3]
+    differ = [seen for seen in result["seen"] if not seen["remote"] == seen["shell"] == seen["local"]]
+    assert differ == [], differ[:3]  # a session per step, and the shell kept on the host for them all
     assert len(result["seen"]) > 300
     by_step = {(seen["name"], seen["step"]): seen["remote"] for seen in result["seen"]}
     assert any(value.get("content", "").startswith("line 0") for (_, step), value in by_step.items()
                if step == "read")  # the 300 KB file went through standard input and came back whole
     assert all(by_step[key]["ok"] is False for key in by_step if key[1] in ("mkdir existing", "rmdir full"))
     assert result["kept_mode"] == "640"  # a rewrite keeps the mode the file had
-    assert result["links"][0] == result["links"][1] == {"kind": "value", "value": "symlink"}
-    assert result["links"][2] == result["links"][3] == {"content": None, "error": "", "kind": "file"}
+    assert result["links"][:3] == [{"kind": "value", "value": "symlink"}] * 3
+    assert result["links"][3:] == [{"content": None, "error": "", "kind": "file"}] * 3
+    kept, after = result["shell_dirs"]
+    assert len(kept) == 1 and after == []  # the shell's private folder, removed when it ends
     assert result["temporary_files_left"] == ""
     assert result["on_this_machine"] is False and result["canary"] is False
 

@@ -1,0 +1,106 @@
+"""The shell a run keeps on a host: one ssh session, through the host's master connection, that runs the
+run's file steps and tool calls there one after another (the wire: ``pure/host_shell.py``). A call through
+it costs what the commands cost on the host plus a round trip, not a session and a login shell each.
+
+Each call keeps its deadline. A call that misses it, or whose answer the session ends before, ends the
+shell (the answer may have been half read); the next call starts another. Why a shell could not start is
+typed as a call's fault is (``pure/hosts.py`` ``fault_of``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+from returns.result import Failure, Result, Success
+
+from pure import hosts
+from pure import model as m
+from pure.host_shell import READY, SERVER, answer_head, request
+from shell.run.piped import PipedChild
+from shell.run.process import spawn_control_client
+from shell.run.tmux_protocol import _Lost, _TimedOut
+
+
+class ShellLost(Exception):
+    """The shell ended, or broke the wire, before it answered; the command may have run."""
+
+
+class ShellTimedOut(Exception):
+    """No answer before the deadline; the shell has been ended."""
+
+
+class HostShell(PipedChild):
+    """A running shell on a host. Use :meth:`start`; then :meth:`call` per command; :meth:`close`."""
+
+    destination = ""
+
+    @classmethod
+    def start(cls, destination: str, path: str, args: tuple[str, ...], env: Mapping[str, str],
+              deadline: float) -> Result[HostShell, hosts.HostFault]:
+        """Start the shell with ``path args`` (``ssh`` and ``pure/hosts.py`` ``ssh_args`` of
+        :func:`shell_command`) and wait until ``deadline`` for it to say it is ready."""
+        try:
+            shell = cls.spawned(spawn_control_client, path, args, env)
+        except OSError as exc:
+            return Failure(hosts.HostFault("ssh_failed", destination, exc.strerror or str(exc)))
+        shell.destination = destination
+        try:
+            while shell.stdout.line(deadline).strip() != READY:
+                pass  # what a login shell's start-up files print before the shell starts
+        except _TimedOut:
+            shell.kill()
+            return Failure(hosts.HostFault("unreachable", destination, "no answer within the deadline"))
+        except _Lost:
+            said = shell.last_words(deadline)
+            return Failure(hosts.fault_of(destination, 255, said)
+                           or hosts.HostFault("ssh_failed", destination, said or "the shell on the host ended"))
+        except BaseException:
+            shell.kill()
+            raise
+        return Success(shell)
+
+    def call(self, argv: Sequence[str], stdin: bytes | None, deadline: float) -> m.Proc:
+        """Run ``argv`` on the host with ``stdin``; its answer. Raises :class:`ShellTimedOut` or
+        :class:`ShellLost`, having ended the shell; an interruption ends it too."""
+        try:
+            self._write(request(argv, stdin), deadline)
+            head = answer_head([self.stdout.line(deadline) for _ in range(3)])
+            if head is None:
+                raise _Lost("the host's shell broke the wire")
+            code, out, err = head
+            stdout, stderr = self.stdout.take(out, deadline), self.stdout.take(err, deadline)
+        except _TimedOut:
+            self.kill()
+            raise ShellTimedOut from None
+        except _Lost as lost:
+            self.kill()
+            raise ShellLost(str(lost)) from None
+        except BaseException:
+            self.kill()
+            raise
+        return m.Proc(exit_code=code, stdout=stdout.decode("utf-8", "replace"),
+                      stderr=stderr.decode("utf-8", "replace"))
+
+    def last_words(self, deadline: float) -> str:
+        """What ssh said on its standard error before it exited (waited for until ``deadline``); it is
+        then closed."""
+        while self._alive() and time.monotonic() < deadline:
+            time.sleep(0.002)
+        said = self.stderr_text()
+        self.close()
+        return said
+
+    def usable(self) -> bool:
+        """Not ended, and nothing has arrived unasked (the shell's output ends only when it does)."""
+        if self.closed:
+            return False
+        self.stdout.look()
+        return not self.stdout.eof and self.stdout.pos == len(self.stdout.buf)
+
+
+def shell_command() -> str:
+    """The command line ssh sends to start the shell: ``sh -c SERVER``, quoted for the login shell."""
+    return hosts.remote_command(("sh", "-c", SERVER)).unwrap()  # literal words: never empty, no NUL
+
+
