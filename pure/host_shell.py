@@ -4,7 +4,7 @@ login shell per command (about 110 ms each, ``bench/ssh_calls.py``).
 
 The wire, in bytes, both ways; nothing sent is ever parsed as shell text on the host:
 
-* the shell first writes :data:`READY` and a newline;
+* the shell first writes :data:`READY`, a space, its process id on the host and a newline;
 * a request is a line ``N C`` (the number of arguments, the length of standard input), then each argument:
   ``=`` and the argument on one line when it holds no newline, else its length in bytes on a line and then
   exactly those bytes; then ``C`` bytes of standard input;
@@ -31,7 +31,7 @@ SERVER = (
     "if [ \"$(printf abc | { head -c 1 >/dev/null 2>&1; cat; })\" = bc ]; then take() { head -c \"$1\"; }; "
     "else take() { dd bs=1 count=\"$1\" 2>/dev/null; }; fi; "
     "size() { if [ -s \"$1\" ]; then wc -c <\"$1\"; else echo 0; fi; }; "
-    f"printf '%s\\n' {READY.decode()}; "
+    f"printf '%s %s\\n' {READY.decode()} \"$$\"; "
     "while IFS=' ' read -r n c; do "
     "set --; "
     "while [ \"$n\" -gt 0 ]; do "
@@ -60,6 +60,14 @@ def request(argv: Sequence[str], stdin: bytes | None = None) -> bytes:
             parts.append(b"=" + encoded + b"\n")
     parts.append(data)
     return b"".join(parts)
+
+
+def ready_pid(line: bytes) -> int | None:
+    """The shell's process id on the host from its first line; None when the line is not that."""
+    words = line.split()
+    if len(words) != 2 or words[0] != READY or not words[1].isdigit():
+        return None
+    return int(words[1])
 
 
 def answer_head(lines: Sequence[bytes]) -> tuple[int, int, int] | None:

@@ -108,6 +108,7 @@ class AppendFile:
     path: str
     content: str
     effect: Effect | None = _effect()
+    host: str | None = _host()
 
 
 @frozen(kw_only=True)
@@ -152,6 +153,7 @@ class Stat:
 class RealPath:
     op: Literal["realpath"] = "realpath"
     path: str
+    host: str | None = _host()
 
 
 @frozen(kw_only=True)
@@ -163,12 +165,14 @@ class AcquireLock:
     timeout_ms: int
     retry_ms: int
     stale_ms: int = 300_000
+    host: str | None = _host()
 
 
 @frozen(kw_only=True)
 class ReleaseLock:
     op: Literal["unlock"] = "unlock"
     path: str
+    host: str | None = _host()
 
 
 @frozen(kw_only=True)

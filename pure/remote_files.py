@@ -13,7 +13,8 @@ The same rules as locally:
   else the replaced file's, else 0644;
 * a read of a path that does not exist (a dangling link included) is ``content`` None; a removal of
   one succeeds; a listing of one is ``names`` None;
-* ``Stat`` follows the local kinds: ``symlink``, ``absent``, ``dir``, ``file``, ``other``.
+* ``Stat`` follows the local kinds: ``symlink``, ``absent``, ``dir``, ``file``, ``other``;
+* an append makes missing parents and syncs; ``RealPath`` resolves links as far as the path exists.
 
 Not the same: a local read refuses bytes that are not UTF-8 (``not_utf8``); a remote one decodes them
 with U+FFFD, as every answer of a remote call is decoded.
@@ -28,8 +29,8 @@ from returns.result import Failure, Result, Success
 
 from pure import model as m
 
-FileStep = Union[m.ReadFile, m.WriteFile, m.MakeDir, m.RemovePath, m.ListDir, m.Stat]
-FILE_STEPS = (m.ReadFile, m.WriteFile, m.MakeDir, m.RemovePath, m.ListDir, m.Stat)
+FileStep = Union[m.ReadFile, m.WriteFile, m.AppendFile, m.MakeDir, m.RemovePath, m.ListDir, m.Stat, m.RealPath]
+FILE_STEPS = (m.ReadFile, m.WriteFile, m.AppendFile, m.MakeDir, m.RemovePath, m.ListDir, m.Stat, m.RealPath)
 
 ABSENT = 3  # the exit status of a read or a listing of a path that does not exist
 
@@ -44,6 +45,11 @@ _WRITE = (
     'else mode=644; fi; chmod -- "$mode" "$t"; '
     '{ sync -- "$t" 2>/dev/null || sync; }; mv -f -- "$t" "$1"; trap - EXIT'
 )
+_APPEND = ('set -e; case $1 in */*) d=${1%/*}; d=${d:-/};; *) d=.;; esac; mkdir -p -- "$d"; cat >>"$1"; '
+           '{ sync -- "$1" 2>/dev/null || sync; }')
+# ``realpath -m`` (GNU, busybox) resolves a path whose end does not exist, as a local one is resolved;
+# without it, a folder is resolved by ``cd -P`` and anything else is left as given
+_REAL_PATH = ('realpath -m -- "$1" 2>/dev/null || { cd -P -- "$1" 2>/dev/null && pwd -P; } || printf "%s\\n" "$1"')
 _MAKE_DIR = ('if [ "$2" = new ] && { [ -e "$1" ] || [ -L "$1" ]; }; then echo "File exists: $1" >&2; exit 1; fi; '
              'exec mkdir -p -- "$1"')
 _REMOVE = ('if [ -L "$1" ] || [ -f "$1" ]; then exec rm -f -- "$1"; '
@@ -75,6 +81,10 @@ def call_for(step: FileStep) -> RemoteCall:
     if isinstance(step, m.WriteFile):
         mode = "" if step.mode is None else format(step.mode, "o")
         return RemoteCall(_sh(_WRITE, step.path, mode), step.content.encode("utf-8"))
+    if isinstance(step, m.AppendFile):
+        return RemoteCall(_sh(_APPEND, step.path), step.content.encode("utf-8"))
+    if isinstance(step, m.RealPath):
+        return RemoteCall(_sh(_REAL_PATH, step.path))
     if isinstance(step, m.MakeDir):
         return RemoteCall(_sh(_MAKE_DIR, step.path, "ok" if step.exist_ok else "new"))
     if isinstance(step, m.RemovePath):
@@ -97,6 +107,10 @@ def observe(step: FileStep, proc: m.Proc) -> Result[m.Observation, str]:
         if code == 0:
             return Success(m.Listing(names=tuple(sorted(name for name in proc.stdout.split("\0") if name))))
         return Success(m.Listing(names=None, error="" if code == ABSENT else said))
+    if isinstance(step, m.RealPath):
+        if code == 0 and proc.stdout.endswith("\n"):
+            return Success(m.Value(value=proc.stdout[:-1]))
+        return Failure(f"realpath {step.path!r} did not answer: {said}")
     if isinstance(step, m.Stat):
         kind = proc.stdout.strip()
         if code == 0 and kind in STAT_KINDS:

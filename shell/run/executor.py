@@ -163,7 +163,7 @@ class Executor:
             except OSError as exc:  # the lock directory cannot be made: "OSError: Read-only file system: <dir>"
                 return m.Ack(ok=False, error=os_error(named(exc, step.path)))
             if not self._locks:
-                self._lease_due = time.monotonic() + _lease_interval(step.stale_ms)
+                self._lease_due = time.monotonic() + fs.lease_interval(step.stale_ms)
             self._locks[step.path] = token
             self._stale[step.path] = step.stale_ms
             return m.Ack(ok=True)
@@ -279,17 +279,15 @@ class Executor:
             fs.release_lock(Path(path), token)
         self._locks.clear()
         self._stale.clear()
+        if self._remote is not None:
+            self._remote.release_all()
 
     def _refresh_leases(self) -> None:
         """Touch the lease of every held lock, as oh-my-codex's holders do (every third of the stale
         time), so that a long run keeps its locks; checked before each step."""
         for path, token in self._locks.items():
             fs.refresh_lease(Path(path), token)
-        self._lease_due = time.monotonic() + min((_lease_interval(ms) for ms in self._stale.values()), default=100.0)
-
-
-def _lease_interval(stale_ms: int) -> float:
-    return max(0.001, stale_ms / 3000)
+        self._lease_due = time.monotonic() + min((fs.lease_interval(ms) for ms in self._stale.values()), default=100.0)
 
 
 def _append(path: Path, content: str) -> None:

@@ -12,6 +12,7 @@ import shutil
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -203,11 +204,16 @@ def process_start_ms(pid: int) -> tuple[str, float] | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
+    return start_from_stat(stat, _boot_epoch_s(), os.sysconf("SC_CLK_TCK"))
+
+
+def start_from_stat(stat: str, boot_s: float | None, clock_ticks: int) -> tuple[str, float] | None:
+    """``(state, start time in epoch ms)`` from a ``/proc/<pid>/stat`` line, the boot time and the clock's
+    ticks per second of its machine; None when they do not say."""
     fields = stat[stat.rfind(")") + 2:].split()  # the command name may hold spaces and parentheses
-    boot = _boot_epoch_s()
-    if len(fields) < 20 or boot is None or not fields[19].isdigit():
+    if len(fields) < 20 or boot_s is None or not fields[19].isdigit() or clock_ticks <= 0:
         return None
-    return fields[0], (boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")) * 1000
+    return fields[0], (boot_s + int(fields[19]) / clock_ticks) * 1000
 
 
 def pid_alive(pid: int, alive_at_ms: float) -> bool:
@@ -219,7 +225,13 @@ def pid_alive(pid: int, alive_at_ms: float) -> bool:
         return False
     except PermissionError:
         pass  # it exists, owned by someone else
-    facts = process_start_ms(pid)
+    return alive_from(True, process_start_ms(pid), alive_at_ms)
+
+
+def alive_from(exists: bool, facts: tuple[str, float] | None, alive_at_ms: float) -> bool:
+    """:func:`pid_alive` from what was seen of the process: whether it exists, and its state and start."""
+    if not exists:
+        return False
     if facts is None:
         return True  # no /proc: existence is all that can be said
     state, started = facts
@@ -295,24 +307,44 @@ def inspect_lock(path: Path, stale_ms: int = 300_000) -> LockHolder:
         lease_ms: float | None = (path / LEASE_FILE).stat().st_mtime * 1000
     except OSError:
         lease_ms = dir_mtime
-    token = _read(path / OWNER_FILE)
-    holder = LockHolder(path=path, exists=True, token=token, lease_ms=lease_ms, stale_ms=stale_ms)
+    try:
+        owner_ms: float | None = (path / OWNER_FILE).stat().st_mtime * 1000
+    except OSError:
+        owner_ms = None
+    return judged_holder(LockSeen(path=path, dir_ms=dir_mtime, lease_ms=lease_ms, owner_ms=owner_ms,
+                                  token=_read(path / OWNER_FILE), host=_read(path / HOST_FILE) or None),
+                         stale_ms, host_mark(), pid_alive)
+
+
+@dataclass(frozen=True)
+class LockSeen:
+    """What was read of an existing lock directory, here or on another machine (``shell/run/remote_locks.py``):
+    the times (epoch ms) its directory, lease and owner file last changed, its owner token and host mark."""
+
+    path: Path
+    dir_ms: float | None
+    lease_ms: float | None  # the directory's time when it has no lease file
+    owner_ms: float | None
+    token: str | None
+    host: str | None
+
+
+def judged_holder(seen: LockSeen, stale_ms: int, mark: str, alive: Callable[[int, float], bool]) -> LockHolder:
+    """Who holds the lock ``seen``, on the machine whose mark is ``mark`` (its pids checked by ``alive``);
+    a holder marked with another machine's mark is not checked."""
+    holder = LockHolder(path=seen.path, exists=True, token=seen.token, lease_ms=seen.lease_ms, stale_ms=stale_ms)
+    token = seen.token
     parsed = parse_token(token) if token else None
     if not token:
-        try:
-            owner_ms: float | None = (path / OWNER_FILE).stat().st_mtime * 1000
-        except OSError:
-            owner_ms = None
-        changed = [ms for ms in (dir_mtime, owner_ms) if ms is not None]
+        changed = [ms for ms in (seen.dir_ms, seen.owner_ms) if ms is not None]
         return replace(holder, unowned_since_ms=max(changed)) if changed else holder
     if parsed is None:
         return holder
     pid, since = parsed
-    host = _read(path / HOST_FILE) or None
     # The holder was alive when it took the lock and whenever it touched its lease since.
-    alive_at = max(since, lease_ms or since)
-    alive = pid_alive(pid, alive_at) if host is None or host == host_mark() else None
-    return replace(holder, pid=pid, since_ms=since, host=host, alive=alive)
+    alive_at = max(since, seen.lease_ms or since)
+    checked = alive(pid, alive_at) if seen.host is None or seen.host == mark else None
+    return replace(holder, pid=pid, since_ms=since, host=seen.host, alive=checked)
 
 
 def _take_over(path: Path, seen: LockHolder) -> bool:
@@ -379,6 +411,12 @@ def acquire_lock(path: Path, *, timeout_ms: int, retry_ms: int, stale_ms: int, t
                 shutil.rmtree(path)
             raise
         return
+
+
+def lease_interval(stale_ms: int) -> float:
+    """How often a held lock's lease is touched (seconds): every third of its stale time, as oh-my-codex's
+    holders do."""
+    return max(0.001, stale_ms / 3000)
 
 
 def refresh_lease(path: Path, token: str) -> bool:

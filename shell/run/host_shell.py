@@ -16,7 +16,7 @@ from returns.result import Failure, Result, Success
 
 from pure import hosts
 from pure import model as m
-from pure.host_shell import READY, SERVER, answer_head, request
+from pure.host_shell import SERVER, answer_head, ready_pid, request
 from shell.run.piped import PipedChild
 from shell.run.process import spawn_control_client
 from shell.run.tmux_protocol import _Lost, _TimedOut
@@ -34,6 +34,7 @@ class HostShell(PipedChild):
     """A running shell on a host. Use :meth:`start`; then :meth:`call` per command; :meth:`close`."""
 
     destination = ""
+    pid_on_host = 0  # the shell's own process on the host: it lives exactly as long as the shell
 
     @classmethod
     def start(cls, destination: str, path: str, args: tuple[str, ...], env: Mapping[str, str],
@@ -46,7 +47,7 @@ class HostShell(PipedChild):
             return Failure(hosts.HostFault("ssh_failed", destination, exc.strerror or str(exc)))
         shell.destination = destination
         try:
-            while shell.stdout.line(deadline).strip() != READY:
+            while (pid := ready_pid(shell.stdout.line(deadline))) is None:
                 pass  # what a login shell's start-up files print before the shell starts
         except _TimedOut:
             shell.kill()
@@ -58,6 +59,7 @@ class HostShell(PipedChild):
         except BaseException:
             shell.kill()
             raise
+        shell.pid_on_host = pid
         return Success(shell)
 
     def call(self, argv: Sequence[str], stdin: bytes | None, deadline: float) -> m.Proc:

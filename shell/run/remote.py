@@ -23,7 +23,7 @@ from returns.result import Failure
 from pure import model as m
 from pure import remote_files
 from pure.hosts import HostFault
-from shell.run import deadlines, hosts, tmux_control, tmux_protocol
+from shell.run import deadlines, fs, hosts, remote_locks, tmux_control, tmux_protocol
 from shell.run.host_shell import HostShell
 
 SSH_CONFIG_ENV = "PANEFLEET_SSH_CONFIG"  # an ssh configuration file to use instead of ~/.ssh/config
@@ -41,13 +41,19 @@ class RemoteSteps:
         self._hosts: dict[str, hosts.Host | HostFault] = {}
         self._clients: dict[str, tmux_control.ControlClient] = {}
         self._shells: dict[str, HostShell] = {}
+        self._locks: dict[tuple[str, str], tuple[str, int]] = {}  # (host, lock) -> (token, stale ms)
+        self._lease_due = 0.0
 
     def execute(self, destination: str, step: m.Step) -> m.Observation:
         host = self._host(destination)
+        if self._locks and time.monotonic() >= self._lease_due:
+            self._refresh_leases()
         if isinstance(step, m.Run):
             if isinstance(host, HostFault):
                 return m.Proc(exit_code=None, stderr=str(host))
             return self._tmux(host, step) if step.tool == "tmux" else self._tool(host, step)
+        if isinstance(step, (m.AcquireLock, m.ReleaseLock)):
+            return self._lock(destination, host, step)
         if not isinstance(step, remote_files.FILE_STEPS):
             raise TypeError(f"a {step.op} step cannot name a host")  # pragma: no cover - the model allows none
         if isinstance(host, HostFault):
@@ -57,6 +63,47 @@ class RemoteSteps:
             return _unanswered(step, str(shell))
         seen = hosts.file_step(host, step, self.env, shell=shell)
         return seen.unwrap() if not isinstance(seen, Failure) else _unanswered(step, str(seen.failure()))
+
+    def _lock(self, destination: str, host: hosts.Host | HostFault, step: m.AcquireLock | m.ReleaseLock) -> m.Ack:
+        """A lock directory on the host, held in the name of the run's shell there (``shell/run/remote_locks.py``)."""
+        shell = host if isinstance(host, HostFault) else self._shell(host)
+        if isinstance(shell, HostFault) or isinstance(host, HostFault):
+            return m.Ack(ok=False, error=str(shell))
+        call = self._caller(host, shell)
+        if isinstance(step, m.ReleaseLock):
+            held = self._locks.pop((destination, step.path), None)
+            released = held is not None and remote_locks.release(call, step.path, held[0])
+            return m.Ack(ok=released, error="" if released else "not_held")
+        taken = remote_locks.acquire(call, shell.pid_on_host, step.path, timeout_ms=step.timeout_ms,
+                                     retry_ms=step.retry_ms, stale_ms=step.stale_ms)
+        if isinstance(taken, Failure):
+            return m.Ack(ok=False, error=taken.failure())
+        if not self._locks:
+            self._lease_due = time.monotonic() + fs.lease_interval(step.stale_ms)
+        self._locks[(destination, step.path)] = (taken.unwrap(), step.stale_ms)
+        return m.Ack(ok=True)
+
+    def _caller(self, host: hosts.Host, shell: HostShell) -> remote_locks.Caller:
+        seconds = self.deadlines.seconds("ssh")
+        return lambda argv: hosts.call(host, argv, self.env, timeout=seconds, shell=shell)
+
+    def _refresh_leases(self) -> None:
+        """Touch the lease of every lock held on a host, as the executor does for the ones here."""
+        for (destination, path), (token, _stale) in self._locks.items():
+            host = self._hosts.get(destination)
+            shell = self._shells.get(destination)
+            if isinstance(host, hosts.Host) and shell is not None and shell.usable():
+                remote_locks.refresh(self._caller(host, shell), path, token)
+        self._lease_due = time.monotonic() + min(fs.lease_interval(stale) for _, stale in self._locks.values())
+
+    def release_all(self) -> None:
+        """Release every lock still held on a host (a run that ends, however it ends)."""
+        for (destination, path), (token, _stale) in list(self._locks.items()):
+            host = self._hosts.get(destination)
+            shell = self._shells.get(destination)
+            if isinstance(host, hosts.Host) and shell is not None and shell.usable():
+                remote_locks.release(self._caller(host, shell), path, token)
+        self._locks.clear()  # a shell that ended took its locks' holder with it: they are abandoned there
 
     def _host(self, destination: str) -> hosts.Host | HostFault:
         if destination not in self._hosts:
@@ -118,7 +165,9 @@ class RemoteSteps:
         return answered
 
     def end_run(self) -> None:
-        """Close each host's control client, shell and master connection: the next run connects afresh."""
+        """Release the locks held on hosts, close each host's control client, shell and master connection:
+        the next run connects afresh."""
+        self.release_all()
         for child in (*self._clients.values(), *self._shells.values()):
             child.close()
         self._clients.clear()
@@ -137,4 +186,6 @@ def _unanswered(step: remote_files.FileStep, why: str) -> m.Observation:
         return m.Listing(names=None, error=why)
     if isinstance(step, m.Stat):
         return m.Value(value="unavailable")
+    if isinstance(step, m.RealPath):
+        return m.Value(value="")  # no path: it matches none a program compares it with
     return m.Ack(ok=False, error=why)
