@@ -421,6 +421,99 @@ def _plain(observation: Any, base: str = "") -> dict[str, Any]:
     return plain
 
 
+@scenario("team_on_host")
+def team_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """A team whose programs are placed on a host (pure/on_host.py), unchanged: ``team init`` makes its
+    session there, a scale-up starts placeholder workers there behind their proofs, status sees them, and a
+    scale-down removes them; its files, locks and tmux server are the host's, and nothing is made here."""
+    from pure.omx.scale_down import ScaleDownRequest
+    from pure.omx.scale_up import ScaleUpRequest
+    from pure.on_host import on_host
+    from pure.team import TeamInitRequest, TeamStatusRequest
+    from shell.cli.scale_up import PLACEHOLDER_AGENT
+    from shell.run.loop import run_program
+
+    (world.dir / "sockets").mkdir(mode=0o700)
+    world.host("build1", login_shell="/bin/bash")
+    env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config)}
+    project, count = "/tmp/project", int(params.get("workers", 2))
+    request_env = {"OMX_TEAM_SCALING_ENABLED": "1", "PATH": env["PATH"], "HOME": env.get("HOME", "/root")}
+
+    def run(name: str, request: Any) -> dict[str, Any]:
+        from pure import operations
+
+        op = operations.get(name)
+        assert op is not None
+        executor = Executor(env=env, tmux_socket="pf")
+        started = time.monotonic()
+        done, journal = run_program(lambda: on_host(op.program(request), "build1"), executor)
+        return {"status": done.outcome.status, "result": done.outcome.result, "seconds": time.monotonic() - started,
+                "steps": len(journal), "here": [entry.step.op for entry in journal
+                                                if getattr(entry.step, "host", "build1") is None]}
+
+    def on_build1(*argv: str) -> str:
+        host = _open(world, "build1")
+        answer = _ok(hosts.call(host, list(argv), world.env)).stdout
+        hosts.close(host, world.env)
+        return answer
+
+    on_build1("mkdir", "-p", project)
+    out: dict[str, Any] = {}
+    out["init"] = run("team.init", TeamInitRequest(team="alpha", cwd=project, env=request_env, task="remote work",
+                                                   new_session=True, session_name="alpha", worker_cli="placeholder"))
+    out["up"] = run("team.scale_up", ScaleUpRequest(team="alpha", count=count, cwd=project, env=request_env,
+                                                    cli_paths={"placeholder": str(PLACEHOLDER_AGENT)},
+                                                    existing_shells=("/bin/bash",)))
+    out["panes_after_up"] = on_build1("tmux", "-L", "pf", "list-panes", "-a", "-F",
+                                      "#{pane_id} #{@omx_team_pane_owner_id} #{pane_dead}")
+    out["status"] = run("team.status", TeamStatusRequest(team="alpha", cwd=project, env=request_env))
+    out["down"] = run("team.scale_down", ScaleDownRequest(team="alpha", cwd=project, env=request_env, count=1))
+    out["panes_after_down"] = on_build1("tmux", "-L", "pf", "list-panes", "-a", "-F",
+                                        "#{pane_id} #{@omx_team_pane_owner_id} #{pane_dead}")
+    out["files_on_host"] = on_build1("find", f"{project}/.omx/state/team/alpha", "-maxdepth", "2").split()
+    out["locks_left"] = on_build1("sh", "-c", f"find {project}/.omx -name '*.lock' -o -name '*lock' | sort")
+    out["here"] = {"project": Path(project).exists(),
+                   "tmux": run_process("tmux", ("-L", "pf", "list-sessions"), env=world.env).exit_code == 0}
+    on_build1("tmux", "-L", "pf", "kill-server")
+    return out
+
+
+@scenario("remote_locks")
+def remote_locks_scenario(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """A lock directory on a host (shell/run/remote_locks.py): held in the name of the run's shell there, so a
+    second run waits and names the holder alive; once the first run's session is gone its holder is dead
+    there, and the lock is taken over; a release removes only a lock still held with its token."""
+    (world.dir / "sockets").mkdir(mode=0o700)
+    world.host("build1", login_shell="/bin/bash")
+    env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config)}
+    lock = "/tmp/project/.omx/state/team/alpha/.lock.scaling"
+    take = m.AcquireLock(path=lock, timeout_ms=600, retry_ms=50, host="build1")
+    first, second = Executor(env=env), Executor(env=env)
+    out: dict[str, Any] = {"first": _plain(first.execute(take))}
+    host = _open(world, "build1")
+    token = _ok(hosts.call(host, ["cat", f"{lock}/owner"], world.env)).stdout
+    mark = _ok(hosts.call(host, ["cat", f"{lock}/host"], world.env)).stdout
+    shell_pid = first._remote._shells["build1"].pid_on_host if first._remote is not None else 0
+    out["token_pid_is_the_shell"] = token.split(".")[0] == str(shell_pid)
+    out["mark"] = mark
+    started = time.monotonic()
+    waited = second.execute(take)
+    out["second_waits"] = {"ok": getattr(waited, "ok", None), "error": getattr(waited, "error", "")}
+    out["waited_s"] = time.monotonic() - started
+    assert first._remote is not None
+    first._remote._shells["build1"].kill()  # the first run is gone: its shell on the host with it
+    time.sleep(0.5)
+    out["second_takes_over"] = _plain(second.execute(take))
+    stale = first.execute(m.ReleaseLock(path=lock, host="build1"))
+    out["stale_release"] = {"ok": getattr(stale, "ok", None), "error": getattr(stale, "error", "")}
+    out["release"] = _plain(second.execute(m.ReleaseLock(path=lock, host="build1")))
+    out["left"] = _ok(hosts.call(host, ["sh", "-c", f"ls -a {lock}* 2>/dev/null || true"], world.env)).stdout
+    for executor in (first, second):
+        executor.end_run()
+    hosts.close(host, world.env)
+    return out
+
+
 _CALL_SLEEP = """
 import json, sys
 from returns.result import Failure

@@ -116,3 +116,38 @@ def test_steps_that_name_a_host_are_done_there_and_the_proofs_hold_there() -> No
     assert down["stat"] == {"kind": "value", "value": "unavailable"}
     assert down["write"]["ok"] is False and result["never_written_here"]
     assert not result["inbox_here"] and not result["local_server"]  # nothing of it happened on this machine
+
+
+def test_a_team_placed_on_a_host_lives_there_whole() -> None:
+    result = run_scenario("team_on_host", {"workers": 2}, timeout_s=240)
+    for run in ("init", "up", "status", "down"):
+        assert result[run]["status"] == "ok", (run, result[run]["result"])
+        assert result[run]["here"] == []  # every step that can name a host named it
+    added = result["up"]["result"]["addedWorkers"]
+    assert [worker["name"] for worker in added] == ["worker-1", "worker-2"]
+    assert [d["status"] for d in result["up"]["result"]["deliveries"]] == ["delivered", "delivered"]
+    panes = sorted(result["panes_after_up"].split("\n")[:-1])
+    assert len(panes) == 3 and all(line.endswith(" team:alpha 0") for line in panes)  # leader and two workers
+    status = result["status"]["result"]
+    assert status["healthy"] and status["panesProven"]
+    assert [(w["name"], w["verdict"], w["pidMatch"]) for w in status["panes"] if w["role"] == "worker"] == [
+        ("worker-1", "live", True), ("worker-2", "live", True)]
+    assert result["down"]["result"]["removedWorkers"] == ["worker-1"]
+    worker_1 = next(worker["pane_id"] for worker in added if worker["name"] == "worker-1")
+    left = sorted(line.split()[0] for line in result["panes_after_down"].split("\n")[:-1])
+    assert worker_1 not in left and len(left) == 2  # exactly worker-1's pane went
+    assert any(path.endswith("/workers/worker-2") for path in result["files_on_host"])
+    assert result["locks_left"] == ""  # the locks taken on the host were released there
+    assert result["here"] == {"project": False, "tmux": False}  # nothing of the team on this machine
+
+
+def test_a_lock_on_a_host_is_held_by_the_runs_shell_there_and_taken_over_when_it_is_gone() -> None:
+    result = run_scenario("remote_locks")
+    assert result["first"]["ok"] and result["token_pid_is_the_shell"]
+    assert result["mark"].startswith("build1")  # where its pid lives: the host, not this machine
+    waits = result["second_waits"]
+    assert waits["ok"] is False and waits["error"].startswith("timeout: /tmp/project/"), waits
+    assert "(alive)" in waits["error"] and result["waited_s"] < 10
+    assert result["second_takes_over"]["ok"]  # its holder's shell is gone: dead there, taken over
+    assert result["stale_release"] == {"ok": False, "error": "not_held"}  # the first run's token no longer holds it
+    assert result["release"]["ok"] and result["left"] == ""
