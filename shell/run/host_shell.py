@@ -41,26 +41,41 @@ class HostShell(PipedChild):
               deadline: float) -> Result[HostShell, hosts.HostFault]:
         """Start the shell with ``path args`` (``ssh`` and ``pure/hosts.py`` ``ssh_args`` of
         :func:`shell_command`) and wait until ``deadline`` for it to say it is ready."""
+        launched = cls.launch(destination, path, args, env)
+        return launched if isinstance(launched, Failure) else launched.unwrap().ready(deadline)
+
+    @classmethod
+    def launch(cls, destination: str, path: str, args: tuple[str, ...],
+               env: Mapping[str, str]) -> Result[HostShell, hosts.HostFault]:
+        """Start the shell without waiting for it (:meth:`ready` waits): it connects while the run does
+        something else."""
         try:
             shell = cls.spawned(spawn_control_client, path, args, env)
         except OSError as exc:
             return Failure(hosts.HostFault("ssh_failed", destination, exc.strerror or str(exc)))
         shell.destination = destination
+        return Success(shell)
+
+    def ready(self, deadline: float) -> Result[HostShell, hosts.HostFault]:
+        """This shell once it has said it is ready (until ``deadline``), or why it will not be; it is ended
+        then."""
+        if self.pid_on_host:
+            return Success(self)
         try:
-            while (pid := ready_pid(shell.stdout.line(deadline))) is None:
+            while (pid := ready_pid(self.stdout.line(deadline))) is None:
                 pass  # what a login shell's start-up files print before the shell starts
         except _TimedOut:
-            shell.kill()
-            return Failure(hosts.HostFault("unreachable", destination, "no answer within the deadline"))
+            self.kill()
+            return Failure(hosts.HostFault("unreachable", self.destination, "no answer within the deadline"))
         except _Lost:
-            said = shell.last_words(deadline)
-            return Failure(hosts.fault_of(destination, 255, said)
-                           or hosts.HostFault("ssh_failed", destination, said or "the shell on the host ended"))
+            said = self.last_words(deadline)
+            return Failure(hosts.fault_of(self.destination, 255, said)
+                           or hosts.HostFault("ssh_failed", self.destination, said or "the shell on the host ended"))
         except BaseException:
-            shell.kill()
+            self.kill()
             raise
-        shell.pid_on_host = pid
-        return Success(shell)
+        self.pid_on_host = pid
+        return Success(self)
 
     def call(self, argv: Sequence[str], stdin: bytes | None, deadline: float) -> m.Proc:
         """Run ``argv`` on the host with ``stdin``; its answer. Raises :class:`ShellTimedOut` or

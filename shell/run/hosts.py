@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -87,11 +88,17 @@ def start_shell(host: Host, env: Mapping[str, str], timeout: float | None = None
                                                                                         hosts.HostFault]:
     """The shell a run keeps on ``host`` (``shell/run/host_shell.py``), over its master connection."""
     seconds = deadlines.from_env(env).seconds("ssh") if timeout is None else timeout
+    launched = launch_shell(host, env)
+    return launched if isinstance(launched, Failure) else launched.unwrap().ready(time.monotonic() + seconds)
+
+
+def launch_shell(host: Host, env: Mapping[str, str]) -> Result[HostShell, hosts.HostFault]:
+    """:func:`start_shell` without waiting for it to be ready (``HostShell.ready`` waits)."""
     ssh = which("ssh", env)
     if ssh is None:
         return Failure(hosts.HostFault("ssh_failed", host.destination, "ssh: command not found on PATH"))
     args = hosts.ssh_args(host.destination, host.socket_dir, shell_command(), config_file=host.config_file)
-    return HostShell.start(host.destination, ssh, args, env, time.monotonic() + seconds)
+    return HostShell.launch(host.destination, ssh, args, env)
 
 
 def _through(host: Host, shell: HostShell, argv: Sequence[str], env: Mapping[str, str], timeout: float | None,
@@ -178,6 +185,27 @@ def tmux_client(host: Host, selector: tuple[str, ...], env: Mapping[str, str],
                                                          config_file=host.config_file), env, stdin, stdout, stderr)
 
     return tmux_control.ControlClient.start(ssh, selector, env, deadline, over_ssh)
+
+
+def shared_socket_dir(env: Mapping[str, str]) -> str | None:
+    """The folder where the master connections of every run live, so that the next run finds the last one's
+    master still up (``ControlPersist``) and skips connecting: ``$XDG_RUNTIME_DIR/pf-ssh``, else
+    ``/tmp/pf-ssh-UID`` (short: a socket path holds about 100 bytes); made private (0700) when missing. None when it is not this user's own, private
+    folder (a link, another owner, open to others): a run then makes a folder of its own."""
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    folder = os.path.join(runtime, "pf-ssh") if runtime.startswith("/") else f"/tmp/pf-ssh-{os.getuid()}"
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        seen = os.lstat(folder)
+    except OSError:
+        return None
+    private = stat.S_ISDIR(seen.st_mode) and seen.st_uid == os.getuid() and not seen.st_mode & 0o077
+    return folder if private else None
 
 
 def close(host: Host, env: Mapping[str, str]) -> None:

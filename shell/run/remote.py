@@ -107,8 +107,13 @@ class RemoteSteps:
 
     def _host(self, destination: str) -> hosts.Host | HostFault:
         if destination not in self._hosts:
-            opened = hosts.Host.open(destination, config_file=self.env.get(SSH_CONFIG_ENV) or None)
+            opened = hosts.Host.open(destination, hosts.shared_socket_dir(self.env),
+                                     config_file=self.env.get(SSH_CONFIG_ENV) or None)
             self._hosts[destination] = opened.unwrap() if not isinstance(opened, Failure) else opened.failure()
+            if not isinstance(opened, Failure):  # it connects while the first step (most often tmux's) is done
+                launched = hosts.launch_shell(opened.unwrap(), self.env)
+                if not isinstance(launched, Failure):
+                    self._shells[destination] = launched.unwrap()
         return self._hosts[destination]
 
     def _tool(self, host: hosts.Host, step: m.Run, argv: tuple[str, ...] | None = None) -> m.Proc:
@@ -125,6 +130,12 @@ class RemoteSteps:
     def _shell(self, host: hosts.Host) -> HostShell | HostFault:
         """The host's shell for this run, started on first use and again after one that ended."""
         shell = self._shells.get(host.destination)
+        if shell is not None and not shell.pid_on_host:  # launched when the host was first named
+            ready = shell.ready(time.monotonic() + self.deadlines.seconds("ssh"))
+            if isinstance(ready, Failure):
+                self._shells.pop(host.destination, None)
+                fault: HostFault = ready.failure()
+                return fault
         if shell is not None and shell.usable():
             return shell
         if shell is not None:
@@ -132,8 +143,8 @@ class RemoteSteps:
         self._shells.pop(host.destination, None)
         started = hosts.start_shell(host, self.env)
         if isinstance(started, Failure):
-            fault: HostFault = started.failure()
-            return fault
+            refused: HostFault = started.failure()
+            return refused
         self._shells[host.destination] = started.unwrap()
         return started.unwrap()
 
@@ -165,16 +176,17 @@ class RemoteSteps:
         return answered
 
     def end_run(self) -> None:
-        """Release the locks held on hosts, close each host's control client, shell and master connection:
-        the next run connects afresh."""
+        """Release the locks held on hosts, close each host's control client and shell; a master connection
+        in the shared folder (``hosts.shared_socket_dir``) stays up for ``ControlPersist``, so that the next
+        run skips connecting."""
         self.release_all()
         for child in (*self._clients.values(), *self._shells.values()):
             child.close()
         self._clients.clear()
         self._shells.clear()
         for host in self._hosts.values():
-            if isinstance(host, hosts.Host):
-                hosts.close(host, self.env)
+            if isinstance(host, hosts.Host) and host.owns_socket_dir:
+                hosts.close(host, self.env)  # a shared master outlives the run by ControlPersist, for the next
         self._hosts.clear()
 
 

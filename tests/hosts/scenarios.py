@@ -514,6 +514,73 @@ def remote_locks_scenario(world: World, params: dict[str, Any]) -> dict[str, Any
     return out
 
 
+@scenario("team_cost")
+def team_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """What a team's runs cost on a host against the same on this machine (bench/remote_team.py): ``team init``
+    and a scale-up of ``workers`` placeholder workers, then ``status`` ``statuses`` times, each with its own
+    project folder and tmux server; the programs are the same, placed on the host or not (pure/on_host.py);
+    and where the time went, by kind of step."""
+    (world.dir / "sockets").mkdir(mode=0o700)
+    world.host("build1", login_shell="/bin/bash")
+    out: dict[str, Any] = {}
+    for where, project in (("host", "/tmp/project-remote"), ("here", str(world.dir / "project-here"))):
+        out[where] = _team_runs(world, where == "host", project, int(params.get("workers", 10)),
+                                int(params.get("statuses", 5)))
+    return out
+
+
+def _team_runs(world: World, on_build1: bool, project: str, workers: int, statuses: int) -> dict[str, Any]:
+    from pure import operations
+    from pure.omx.scale_up import ScaleUpRequest
+    from pure.on_host import on_host
+    from pure.team import TeamInitRequest, TeamStatusRequest
+    from shell.cli.scale_up import PLACEHOLDER_AGENT
+    from shell.run.loop import run_program
+
+    env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config)}
+    request_env = {"OMX_TEAM_SCALING_ENABLED": "1", "PATH": env["PATH"], "HOME": env.get("HOME", "/root")}
+    socket = "pf-host" if on_build1 else "pf-here"
+    spent: dict[str, list[float]] = {}
+
+    def run(name: str, request: Any) -> tuple[str, float]:
+        op = operations.get(name)
+        assert op is not None
+        executor = Executor(env=env, tmux_socket=socket)
+        execute = executor.execute
+
+        def timed(step: Any) -> Any:  # where the time goes, by kind of step
+            started = time.monotonic()
+            try:
+                return execute(step)
+            finally:
+                kind = f"{step.op}:{step.tool}:{step.args[0] if step.args else ''}" if isinstance(step, m.Run) else step.op
+                spent.setdefault(f"{name} {kind}", []).append(time.monotonic() - started)
+
+        executor.execute = timed  # type: ignore[method-assign]
+        started = time.monotonic()
+        done, _ = run_program(lambda: on_host(op.program(request), "build1") if on_build1 else op.program(request),
+                              executor)
+        return done.outcome.status, time.monotonic() - started
+
+    if on_build1:
+        _ok(hosts.call(_open(world, "build1"), ["mkdir", "-p", project], world.env))
+    else:
+        Path(project).mkdir()
+    init = run("team.init", TeamInitRequest(team="alpha", cwd=project, env=request_env, task="work",
+                                            new_session=True, session_name="alpha", worker_cli="placeholder"))
+    up = run("team.scale_up", ScaleUpRequest(team="alpha", count=workers, cwd=project, env=request_env,
+                                             cli_paths={"placeholder": str(PLACEHOLDER_AGENT)},
+                                             existing_shells=("/bin/bash",)))
+    status = [run("team.status", TeamStatusRequest(team="alpha", cwd=project, env=request_env))
+              for _ in range(statuses)]
+    kill = ("tmux", "-L", socket, "kill-server")
+    if on_build1:
+        hosts.call(_open(world, "build1"), list(kill), world.env)
+    else:
+        run_process("tmux", kill[1:], env=world.env)
+    return {"init": init, "scale_up": up, "status": status,
+            "spent": {kind: [len(times), sum(times)] for kind, times in spent.items()}}
+
 _CALL_SLEEP = """
 import json, sys
 from returns.result import Failure

@@ -188,7 +188,7 @@ class World:
         self.ssh_config.write_text(f"Host *\n  UserKnownHostsFile {self.known_hosts}\n"
                                    f"  GlobalKnownHostsFile /dev/null\n\n")
         self.hosts: list[SimHost] = []
-        self.env = {**os.environ, "HOME": str(self.home)}
+        self.env = {**os.environ, "HOME": str(self.home), "XDG_RUNTIME_DIR": str(self.dir)}  # its own masters
 
     def keygen(self, path: Path) -> None:
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
