@@ -235,8 +235,11 @@ def cmd_team_init(args: argparse.Namespace) -> int:
     from shell.cli.render import render_init
     from shell.cli.task_input import check_against_team
 
-    cwd = os.path.abspath(args.cwd)
-    leader = _leader_pane(args)
+    if args.host is not None and (not args.cwd.startswith("/") or args.leader_pane is None and not args.new_session):
+        return usage_error(args, "team init", f"a team on {args.host} needs --cwd with its folder there (absolute) "
+                                              "and --new-session, or --leader-pane with a pane of its tmux server")
+    cwd = os.path.abspath(args.cwd) if args.host is None else os.path.normpath(args.cwd)
+    leader = _leader_pane(args) if args.host is None else args.leader_pane
     if leader is None and not args.new_session:
         return usage_error(args, "team init", "no leader pane: run inside tmux (panefleet reads $TMUX_PANE), or pass "
                                               "--leader-pane %ID, or --new-session to start one")
@@ -244,8 +247,8 @@ def cmd_team_init(args: argparse.Namespace) -> int:
         where = "--leader-pane" if args.leader_pane else "$TMUX_PANE"
         return usage_error(args, "team init", f"{where} must be a tmux pane id like %3, not {leader!r} "
                                               "(`tmux display -p '#{pane_id}'` prints the current one)")
-    unknown_role = check_against_team(args, args.team, cwd, recorded_env(os.environ),
-                                      roles=[("--agent-type", args.agent_type)])
+    unknown_role = None if args.host is not None else check_against_team(  # a team on a host: its roles are there
+        args, args.team, cwd, recorded_env(os.environ), roles=[("--agent-type", args.agent_type)])
     if unknown_role is not None:
         return usage_error(args, "team init", unknown_role)
     request = TeamInitRequest(
@@ -258,7 +261,7 @@ def cmd_team_init(args: argparse.Namespace) -> int:
 
 def cmd_team_status(args: argparse.Namespace) -> int:
     from pure.team import TeamStatusRequest
-    from shell.cli.operation import run_cli_operation, usage_error
+    from shell.cli.operation import placed_on, run_cli_operation, usage_error
     from shell.cli.status_view import render_status_explained
 
     request = TeamStatusRequest(team=args.team, cwd=os.path.abspath(args.cwd), env=recorded_env(os.environ))
@@ -268,9 +271,10 @@ def cmd_team_status(args: argparse.Namespace) -> int:
         from shell.cli.status_view import watch
 
         return watch(request, args, args.interval)
+    on_host = placed_on(args) is not None  # its locks are on that machine: not read from here
     return run_cli_operation("team.status", request, args, render=render_status_explained,
                              annotate=lambda result: {"locks": _team_locks(request.team, request.cwd)}
-                             if "panes" in result else {})
+                             if "panes" in result and not on_host else {})
 
 
 def _team_locks(team: str, cwd: str) -> list[dict[str, Any]]:
@@ -393,7 +397,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The whole command tree; with ``argv``, only the command group it selects is built in full
     (the others get a one-line placeholder), and of the team commands only those of the module that
     defines the selected one, which keeps start-up fast."""
-    from shell.cli.args import AUDIT_VERBOSE, complete_path, examples, finish_tree
+    from shell.cli.args import AUDIT_VERBOSE, add_host, complete_path, examples, finish_tree
 
     words = command_words(list(argv)) if argv is not None else []
     first = words[0] if words else None
@@ -455,6 +459,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     complete_path(p.add_argument("--cwd", default=".", help="the team's working directory (default: .)"),
                   directory=True)
     _common(p, dry_run=True)
+    add_host(p)
     p.set_defaults(handler=cmd_team_init)
 
     p = team_sub.add_parser(
@@ -472,6 +477,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument("--interval", type=float, default=2.0, metavar="SECONDS",
                    help="refresh interval of --watch (default: 2)")
     _common(p, verbose=AUDIT_VERBOSE)
+    add_host(p)
     p.set_defaults(handler=cmd_team_status)
 
     for module_name in team_modules:

@@ -42,6 +42,15 @@ def socket_name(value: str) -> str:
     return value
 
 
+HOST_HELP = ("the team lives on another machine: an OpenSSH destination ([user@]host or a ~/.ssh/config alias; "
+             "docs/hosts.md); its --cwd is a folder there. Once made there, the team is found without it")
+
+
+def add_host(parser: argparse.ArgumentParser) -> None:
+    """``--host DEST`` of a team command (``shell/cli/team_home.py``)."""
+    parser.add_argument("--host", metavar="DEST", default=None, help=HOST_HELP)
+
+
 def _int_at_least(text: str, least: int, what: str) -> int:
     try:
         value = int(text)

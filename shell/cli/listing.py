@@ -113,6 +113,8 @@ def all_teams(cwd: str, env: Mapping[str, str]) -> list[Found]:
 
     teams = {_key(f.state_root, f.team): f for f in local_teams(cwd, env)}
     for entry in registered_teams(env):
+        if entry.host is not None:
+            continue  # a team on another machine: `panefleet team status TEAM` reads it there (docs/hosts.md)
         key = _key(entry.state_root, entry.team)
         seen = teams.get(key)
         if seen is None:

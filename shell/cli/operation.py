@@ -53,6 +53,13 @@ def tmux_socket(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
     return team_home.tmux_socket(args, env)
 
 
+def placed_on(args: argparse.Namespace) -> str | None:
+    """The machine the command's program runs on (``shell/cli/team_home.py``); None: this one."""
+    from shell.cli import team_home
+
+    return team_home.placed_on(args)
+
+
 def make_executor(args: argparse.Namespace, env: Mapping[str, str], store: StoreHandler | None = None) -> Executor:
     return Executor(env=env, tmux_socket=tmux_socket(args, env), store=store)
 
@@ -147,8 +154,15 @@ def run_cli_operation(
     executor = make_executor(args, environ, store)
     renderer = as_run_renderer(render, render_run)
     plan_out = getattr(args, "plan_out", None)
+    host = placed_on(args)
+    if host is not None:
+        if plan_out:
+            return usage_error(args, "--plan-out", "a saved plan of a team on another machine is not supported yet")
+        refused = _check_host(host, args)
+        if refused is not None:
+            return refused
     if getattr(args, "dry_run", False) or plan_out:
-        done, journal = dry_run(name, request, executor, predictors, predicted_capture)
+        done, journal = dry_run(name, request, executor, predictors, predicted_capture, host)
         if plan_out:
             from shell.cli.plan_file import PlanFileError, write_plan
 
@@ -162,16 +176,36 @@ def run_cli_operation(
 
 
 def dry_run(name: str, request: object, executor: Executor, predictors: Predictors | None,
-            predicted_capture: str | None) -> tuple[m.Done, list[m.Entry]]:
+            predicted_capture: str | None, host: str | None = None) -> tuple[m.Done, list[m.Entry]]:
     from pure import operations
     from shell.run.dryrun import DryRunExecutor
-    from shell.run.loop import run_program
+    from shell.run.loop import placed, run_program
 
     op = operations.get(name)
     assert op is not None, name
     chosen = predictors(executor) if callable(predictors) else predictors
     dry = DryRunExecutor(executor, chosen, predicted_capture=predicted_capture)
-    return run_program(lambda: op.program(request), dry)
+    return run_program(lambda: placed(op.program(request), host), dry)
+
+
+def _check_host(host: str, args: argparse.Namespace) -> int | None:
+    """None when the team's machine is the one it was made on (``shell/cli/team_host.py``); else the exit
+    status, the reason printed. ``team init`` keeps the identity it read, for the team's registry entry."""
+    from returns.result import Failure
+
+    from shell.cli import team_host
+    from shell.cli.team_home import TeamHome
+
+    home = getattr(args, "team_home", None)
+    checked = team_host.check(host, home.entry if isinstance(home, TeamHome) else None, os.environ)
+    if isinstance(checked, Failure):
+        problem = str(checked.failure())
+        sys.stderr.write(f"panefleet: {problem}\n")
+        if getattr(args, "output", "text") == "json":
+            emit_json({"ok": False, "error": problem, "error_code": problem.split(":", 1)[0]})
+        return 1
+    args.host_identity = checked.unwrap()
+    return None
 
 
 def run_and_print(name: str, request: object, args: argparse.Namespace, executor: Any,
@@ -186,11 +220,13 @@ def run_and_print(name: str, request: object, args: argparse.Namespace, executor
         from shell.cli.progress import Progress
 
         executor = Progress(executor)  # progress lines for a run longer than about a second
-    done, journal, audit = run_operation(name, request, executor, env=environ)
+    host = placed_on(args)
+    done, journal, audit = run_operation(name, request, executor, env=environ, host=host)
     if name == "team.init" and done.outcome.status == "ok":  # also a saved plan of one, applied
         from shell.cli.team_home import remember_new_team
 
-        remember_new_team(request, socket, environ)  # the team's record and registry entry
+        # the team's record and registry entry
+        remember_new_team(request, socket, environ, host, getattr(args, "host_identity", None))
     result = done.outcome.result
     if annotate is not None and isinstance(result, dict):
         import attrs

@@ -13,7 +13,15 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from shell.cli.args import add_dry_run, add_output, add_tmux, complete_path, non_negative_int, positive_int
+from shell.cli.args import (
+    add_dry_run,
+    add_host,
+    add_output,
+    add_tmux,
+    complete_path,
+    non_negative_int,
+    positive_int,
+)
 from shell.cli.environment import recorded_env
 
 if TYPE_CHECKING:
@@ -67,6 +75,7 @@ def register(team_sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.add_argument("--drain-timeout-ms", type=non_negative_int, default=30_000, metavar="MS",
                    help="how long to wait for the workers to drain (default 30000)")
     _common(p, dry_run=True)
+    add_host(p)
     p.set_defaults(handler=cmd_scale_down)
 
     debt = team_sub.add_parser(

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from shell.cli.args import add_dry_run, add_output, add_tmux, complete_path, positive_int
+from shell.cli.args import add_dry_run, add_host, add_output, add_tmux, complete_path, positive_int
 from shell.cli.environment import recorded_env
 
 PLACEHOLDER_AGENT = Path(__file__).resolve().parents[1] / "placeholder_agent.sh"
@@ -47,6 +47,7 @@ def register(team_subparsers: Any) -> None:
                   directory=True)
     add_output(p)
     add_tmux(p)
+    add_host(p)
     add_dry_run(p)
     p.set_defaults(handler=cmd_scale_up)
     r = team_subparsers.add_parser(
@@ -67,21 +68,60 @@ def register(team_subparsers: Any) -> None:
 
 def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
     from pure.omx.scale_up import ScaleUpRequest
+    from shell.cli.operation import placed_on
     from shell.cli.task_input import count_problem, parse_task
     from shell.cli.team_home import request_env
 
-    path = environ.get("PATH", os.defpath)
-    cli_paths, cli_problems = agent_clis(environ, os.path.abspath(args.cwd))
     tasks = tuple(parse_task(text) for text in args.task)
     too_many = count_problem(len(tasks), args.count)
     if too_many is not None:
         raise ValueError(too_many)
+    host = placed_on(args)
+    if host is not None:
+        cli_paths, node_path, shells = facts_on_host(host, environ)
+        cli_problems = None  # `panefleet doctor --host` checks the CLIs there
+    else:
+        cli_paths, cli_problems = agent_clis(environ, os.path.abspath(args.cwd))
+        node_path = shutil.which("node", path=environ.get("PATH", os.defpath)) or "node"
+        shells = existing_shells(environ)
     return ScaleUpRequest(
         team=args.team, count=args.count, cwd=os.path.abspath(args.cwd), agent_type=args.agent_type, tasks=tasks,
         env=request_env(args, environ), process_argv=tuple(sys.argv), cli_paths=cli_paths,
-        node_path=shutil.which("node", path=path) or "node", existing_shells=existing_shells(environ),
+        node_path=node_path, existing_shells=shells,
         cli_problems=cli_problems, all_or_nothing=True if args.all_or_nothing else None,
     )
+
+
+# On a host: where each agent CLI and node are on its PATH (an empty line: not found), whether panefleet's
+# placeholder agent is there at the path it has here, and which worker-shell candidates exist
+_HOST_FACTS = ('for c in codex claude gemini node; do command -v "$c" || echo; done; '
+               '[ -x "$1" ] && echo "$1" || echo; shift; for s in "$@"; do [ -f "$s" ] && printf "%s\\n" "$s"; done')
+
+
+def facts_on_host(host: str, environ: Mapping[str, str]) -> tuple[dict[str, str], str, tuple[str, ...]]:
+    """``agent_clis``' paths, node's and ``existing_shells`` for a team on ``host``, read there in one call.
+    The placeholder agent is found only where it is at the same path as here (a checkout or install there
+    at the same place); else it is "" and a scale-up that would start it is refused, saying so. Raises
+    ``ValueError`` naming the host's fault."""
+    from returns.result import Failure
+
+    from pure.omx.startup_script import BASH_CANDIDATES, ZSH_CANDIDATES
+    from shell.run import hosts
+    from shell.run.remote import SSH_CONFIG_ENV
+
+    opened = hosts.Host.open(host, hosts.shared_socket_dir(environ),
+                             config_file=environ.get(SSH_CONFIG_ENV) or None)
+    if isinstance(opened, Failure):
+        raise ValueError(str(opened.failure()))
+    answer = hosts.call(opened.unwrap(), ["sh", "-c", _HOST_FACTS, "sh", str(PLACEHOLDER_AGENT),
+                                          *ZSH_CANDIDATES, *BASH_CANDIDATES], environ)
+    if isinstance(answer, Failure):
+        raise ValueError(str(answer.failure()))
+    lines = answer.unwrap().stdout.split("\n")
+    codex, claude, gemini, node, placeholder = (lines + [""] * 5)[:5]
+    shells = tuple(line for line in lines[5:] if line)
+    return ({"codex": codex, "claude": claude, "gemini": gemini, "placeholder": placeholder}, node or "node",
+            shells)
 
 
 def agent_clis(environ: Mapping[str, str], cwd: str) -> tuple[dict[str, str], dict[str, list[str]] | None]:

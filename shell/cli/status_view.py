@@ -102,18 +102,19 @@ def watch(request: Any, args: Any, interval: float, *, operation: str = "team.st
     import time
 
     from pure import operations
-    from shell.cli.operation import make_executor
-    from shell.run.loop import run_program
+    from shell.cli.operation import make_executor, placed_on
+    from shell.run.loop import placed, run_program
 
     op = operations.get(operation)
     assert op is not None, operation
     executor = make_executor(args, dict(os.environ), store)
+    host = placed_on(args)
     draw = render or render_status_explained
     changed: dict[str, tuple[str, float]] = {}
     entered: dict[str, tuple[str, float]] = {}  # each worker's agent state, and when it was first seen in it
     try:
         while True:
-            done, _journal = run_program(lambda: op.program(request), executor)
+            done, _journal = run_program(lambda: placed(op.program(request), host), executor)
             result = done.outcome.result if isinstance(done.outcome.result, dict) else {}
             if result.get("interrupted") is True:  # Ctrl-C during a read stops it as it does between reads
                 raise KeyboardInterrupt

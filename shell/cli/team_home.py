@@ -11,6 +11,11 @@ command's handler runs; ``team init`` excepted, it makes a team):
   differ (:func:`tmux_socket`).
 * **Who made it.** A team whose record says panefleet made it scales without
   ``OMX_TEAM_SCALING_ENABLED`` (:func:`request_env`); oh-my-codex's teams keep the gate.
+* **Its machine.** ``--host DEST`` (``team init`` and the commands that take it): the team lives on that
+  machine, in the folder ``--cwd`` names there (absolute; no folder above it is searched); without
+  ``--cwd``, the folder the registry recorded for it there. A team found in no folder here, but registered
+  on exactly one other machine (``shell/store/registry.py``), is that one. Its programs are placed there
+  (``pure/on_host.py``, :func:`placed_on`); its record is its registry entry, here (docs/hosts.md).
 
 After a successful ``team init`` (run, or applied from a saved plan; ``shell/cli/operation.py``
 ``run_and_print``), :func:`remember_new_team` writes the team's record and registers it
@@ -24,10 +29,15 @@ import json
 import os
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
 from shell.store.team_record import TeamRecord, TeamRecordError, read_team_record
+
+if TYPE_CHECKING:
+    from shell.run.hosts import HostIdentity
+    from shell.store.registry import RegisteredTeam
 
 STATE_ROOT_VARIABLES = ("OMX_TEAM_STATE_ROOT", "OMX_ROOT", "OMX_STATE_ROOT")
 SCALING_GATE = "OMX_TEAM_SCALING_ENABLED"
@@ -41,10 +51,20 @@ class TeamHome:
     found: bool
     searched: tuple[str, ...]     # the folders looked in for <team>/ (each a ``…/.omx/state/team``), nearest first
     record: TeamRecord | None
+    host: str | None = None       # the machine it lives on (None: this one)
+    entry: RegisteredTeam | None = None  # its registry entry, the record of a team on a host
 
     @property
     def made_by_panefleet(self) -> bool:
+        if self.host is not None:
+            return self.entry is not None  # only panefleet's `team init --host` registers a team on a host
         return self.record is not None and self.record.made_by_panefleet
+
+    @property
+    def recorded_socket(self) -> str | None:
+        if self.entry is not None:
+            return self.entry.tmux_socket
+        return self.record.tmux_socket if self.record is not None else None
 
 
 def state_root_moved(env: Mapping[str, str]) -> bool:
@@ -62,9 +82,44 @@ def folders_up(start: str) -> list[str]:
     return folders
 
 
+class NotOnHost(ValueError):
+    """``--host`` without a folder there to work on."""
+
+
+def on_host(team: str, cwd: str | None, host: str, env: Mapping[str, str]) -> TeamHome:
+    """``team`` on ``host``, in ``cwd`` there (absolute), else the folder its registry entry names. Raises
+    :class:`NotOnHost`."""
+    from pure.omx.state import TeamPaths, resolve_state_root
+
+    entries = [e for e in _registered(env) if e.host == host and e.team == team
+               and (cwd is None or e.project == os.path.normpath(cwd))]
+    if cwd is None:
+        if len(entries) != 1:
+            raise NotOnHost(f"team {team} is not registered on {host} (`team init --host` registers it): pass "
+                            "--cwd with its folder there" if not entries else
+                            f"team {team} is registered in {len(entries)} folders on {host}: pass --cwd")
+        cwd = entries[0].project
+    if not cwd.startswith("/"):
+        raise NotOnHost(f"--cwd must be an absolute folder on {host} with --host, not {cwd!r}")
+    folder = os.path.normpath(cwd)
+    team_dir = TeamPaths(resolve_state_root(folder, env), team).team_dir
+    return TeamHome(team, folder, team_dir, True, (os.path.dirname(team_dir),), None, host,
+                    entries[0] if entries else None)
+
+
+def _registered(env: Mapping[str, str]) -> list[RegisteredTeam]:
+    from shell.store.registry import RegistryError, registered_teams
+
+    try:
+        return registered_teams(env)
+    except RegistryError:
+        return []
+
+
 def locate(team: str, cwd: str, env: Mapping[str, str]) -> TeamHome:
-    """Where ``team`` lives, looked for from ``cwd`` upward (or where the environment puts it).
-    Raises :class:`TeamRecordError` when the team's record is malformed."""
+    """Where ``team`` lives, looked for from ``cwd`` upward (or where the environment puts it), else on the
+    one other machine it is registered on. Raises :class:`TeamRecordError` when the team's record is
+    malformed."""
     from pure.omx.state import TEAM_NAME_RE, TeamPaths, resolve_state_root
 
     given = os.path.abspath(cwd)
@@ -75,8 +130,21 @@ def locate(team: str, cwd: str, env: Mapping[str, str]) -> TeamHome:
         searched.append(os.path.dirname(team_dir))
         if os.path.isdir(team_dir):
             return TeamHome(team, folder, team_dir, True, tuple(searched), read_team_record(team_dir))
+    elsewhere = [e for e in _registered(env) if e.host is not None and e.team == team]
+    if len(elsewhere) == 1 and elsewhere[0].host is not None:
+        return on_host(team, elsewhere[0].project, elsewhere[0].host, env)
     team_dir = TeamPaths(resolve_state_root(given, env), team).team_dir
     return TeamHome(team, given, team_dir, False, tuple(searched), None)
+
+
+def placed_on(args: argparse.Namespace) -> str | None:
+    """The machine a command's program runs on: the team's (``--host``, or the one it was found on); None:
+    this one."""
+    home = getattr(args, "team_home", None)
+    if isinstance(home, TeamHome):
+        return home.host
+    host = getattr(args, "host", None)
+    return host if isinstance(host, str) else None
 
 
 def _given_socket(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str | None, str]:
@@ -95,8 +163,8 @@ def tmux_socket(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
     if given is not None:
         return given
     home = getattr(args, "team_home", None)
-    if isinstance(home, TeamHome) and home.record is not None:
-        return home.record.tmux_socket
+    if isinstance(home, TeamHome):
+        return home.recorded_socket
     return None
 
 
@@ -109,7 +177,7 @@ def socket_note(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
     given, how = _given_socket(args, env)
     home = getattr(args, "team_home", None)
     if given is None or not isinstance(home, TeamHome) or home.record is None or home.record.tmux_socket == given:
-        return None
+        return None  # a team on a host: its registry entry names the server there
     return (f"note: team {home.team} was recorded on {server_words(home.record.tmux_socket)} "
             f"({home.record.path}); using {how} as given")
 
@@ -140,7 +208,15 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str]) -> int | None:
     if not _takes_home(args):
         return None
     try:
-        home = locate(args.team, args.cwd, env)
+        host = getattr(args, "host", None)
+        home = locate(args.team, args.cwd, env) if host is None else on_host(
+            args.team, None if args.cwd == "." else args.cwd, host, env)
+    except NotOnHost as exc:
+        sys.stderr.write(f"panefleet: {exc}\n")
+        if getattr(args, "output", "text") == "json":
+            sys.stdout.write(json.dumps({"ok": False, "error": str(exc), "error_code": "team_not_on_host"},
+                                        ensure_ascii=False) + "\n")
+        return 2
     except TeamRecordError as exc:
         message = (f"{exc}. Repair the file or remove it; without it panefleet treats team {args.team} as "
                    "oh-my-codex's (pass its tmux server with --tmux-socket, scale with OMX_TEAM_SCALING_ENABLED=1)")
@@ -167,10 +243,12 @@ def _server_of_tmux_env(env: Mapping[str, str]) -> str | None:
     return None if name == "default" else name
 
 
-def remember_new_team(request: object, socket: str | None, env: Mapping[str, str]) -> None:
+def remember_new_team(request: object, socket: str | None, env: Mapping[str, str], host: str | None = None,
+                      identity: HostIdentity | None = None) -> None:
     """After a successful ``team init`` (``request``, run against ``socket``): the team's record (made by
     panefleet, on that tmux server — or the one ``$TMUX`` names when it ran inside tmux — from its folder)
-    and its registry entry. A failure is a note on stderr: the team was made all the same."""
+    and its registry entry. A team made on ``host`` has its registry entry only, here, with the host's
+    ``identity`` as it was. A failure is a note on stderr: the team was made all the same."""
     from pure.omx.state import TeamPaths, resolve_state_root
     from shell.store.registry import RegistryError, register_team
     from shell.store.team_record import CREATED_BY_PANEFLEET, write_team_record
@@ -178,9 +256,14 @@ def remember_new_team(request: object, socket: str | None, env: Mapping[str, str
     team, cwd, request_env = getattr(request, "team", ""), getattr(request, "cwd", ""), getattr(request, "env", {})
     if not isinstance(team, str) or not isinstance(cwd, str) or not isinstance(request_env, dict):
         return
-    socket = socket or _server_of_tmux_env(env)
+    socket = socket or (_server_of_tmux_env(env) if host is None else None)
     root = resolve_state_root(cwd, request_env)
     try:
+        if host is not None:
+            register_team(team, project=cwd, state_root=root, tmux_socket=socket, env=env, host=host,
+                          machine_id=identity.machine_id if identity is not None else "",
+                          host_keys=identity.host_keys if identity is not None else ())
+            return
         write_team_record(TeamPaths(root, team).team_dir, created_by=CREATED_BY_PANEFLEET, tmux_socket=socket,
                           project=cwd, stopped=False)
         register_team(team, project=cwd, state_root=root, tmux_socket=socket, env=env)

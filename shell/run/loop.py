@@ -14,7 +14,7 @@ from attrs import evolve, frozen
 
 from pure import model as m
 from pure import operations, wire
-from pure.program import Driver, ProgramFactory
+from pure.program import Driver, Program, ProgramFactory
 from shell.run.step_text import describe_step
 
 if TYPE_CHECKING:
@@ -190,7 +190,11 @@ def run_operation(
     env: Mapping[str, str],
     audit: bool = True,
     listener: Listener | None = None,
+    host: str | None = None,
 ) -> tuple[m.Done, list[m.Entry], Path | None]:
+    """Run the operation ``name`` for ``request`` through ``executor``, placed on ``host`` when one is given
+    (``pure/on_host.py``: the team lives there), with its audit log (whose start record names the host, so
+    that a replay places it too)."""
     op = operations.get(name)
     if op is None:
         raise KeyError(f"unknown operation {name}")
@@ -204,16 +208,25 @@ def run_operation(
                 "panefleet_version": panefleet_version(),
                 "operation": name,
                 "request": wire.unstructure(request),
+                **({"host": host} if host is not None else {}),
             }
         )
     try:
-        done, journal = run_program(lambda: op.program(request), executor, audit=log, listener=listener)
+        done, journal = run_program(lambda: placed(op.program(request), host), executor, audit=log,
+                                    listener=listener)
     finally:
         if log is not None:
             log.close()
             if log.problem:  # the run went on without it; said once, on stderr (also with -o json)
                 sys.stderr.write(f"panefleet: audit log not written: {log.problem}\n")
     return done, journal, (log.path if log is not None and log.made else None)
+
+
+def placed(program: Program, host: str | None) -> Program:
+    """``program`` as it runs: on ``host`` (``pure/on_host.py``), or here."""
+    from pure.on_host import on_host
+
+    return program if host is None else on_host(program, host)
 
 
 def panefleet_version() -> str:
@@ -294,7 +307,10 @@ def replay(path: Path) -> ReplayReport:
     request = wire.structure(start.get("request"), op.request_type).value_or(None)
     if request is None:
         raise AuditError(f"{path}: the request does not fit {op.request_type.__name__}")
-    driver = Driver(lambda: op.program(request))
+    host = start.get("host")
+    if host is not None and not isinstance(host, str):
+        raise AuditError(f"{path}: the start record's host is not a string")
+    driver = Driver(lambda: placed(op.program(request), host))
     count = 0
     for index, record in enumerate(records[1:], start=1):
         kind = record.get("type")

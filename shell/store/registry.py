@@ -7,6 +7,10 @@ A JSON object ``{"version": 1, "teams": [entry, …]}``, one entry per team, key
     {"team": "alpha", "project": "/home/me/project", "state_root": "/home/me/project/.omx/state",
      "tmux_socket": "work" | null, "registered_at": "2026-05-01T09:30:00.000Z"}
 
+A team that lives on another machine (docs/hosts.md, "A team on a host") also has ``"host"`` (its OpenSSH
+destination; ``project`` and ``state_root`` are paths there) and what the host was when the team was made:
+``"machine_id"`` and ``"host_keys"`` (the fingerprints ``known_hosts`` held for it), checked at each run.
+
 Several processes may register at once: every change is made under a lock directory beside the file
 (``teams.json.lock``, ``shell/run/fs.py`` ``acquire_lock``) and written atomically; reads take no lock.
 Keys it does not know, in the file or in an entry, are kept. A file that cannot be read or is malformed
@@ -23,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from attrs import frozen
+from returns.result import Failure
 
+from pure.hosts import check_destination
 from shell.run import fs
 from shell.run.loop import state_dir
 from shell.store import StoreFileError, read_json_file
@@ -46,18 +52,21 @@ class RegisteredTeam:
     state_root: str
     tmux_socket: str | None
     registered_at: str
+    host: str | None = None  # None: this machine
+    machine_id: str = ""
+    host_keys: tuple[str, ...] = ()
 
     @property
     def team_dir(self) -> str:
         return os.path.join(self.state_root, "team", self.team)
 
     @property
-    def key(self) -> tuple[str, str]:
-        return self.state_root, self.team
+    def key(self) -> tuple[str, str, str]:
+        return self.host or "", self.state_root, self.team
 
     def gone(self) -> bool:
-        """Whether the team's folder no longer exists."""
-        return not os.path.isdir(self.team_dir)
+        """Whether the team's folder no longer exists (a team on another machine is not judged from here)."""
+        return self.host is None and not os.path.isdir(self.team_dir)
 
 
 def registry_path(env: Mapping[str, str] | None = None) -> Path:
@@ -73,8 +82,14 @@ def _entry(raw: object, where: str, path: Path) -> RegisteredTeam:
     socket = raw.get("tmux_socket")
     if socket is not None and (not isinstance(socket, str) or SOCKET_RE.fullmatch(socket) is None):
         raise RegistryError(path, f"{where}.tmux_socket: must be a tmux -L name or null")
+    host, machine_id, keys = raw.get("host"), raw.get("machine_id", ""), raw.get("host_keys", [])
+    if host is not None and (not isinstance(host, str) or isinstance(check_destination(host), Failure)):
+        raise RegistryError(path, f"{where}.host: must be an OpenSSH destination or absent")
+    if not isinstance(machine_id, str) or not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise RegistryError(path, f"{where}: machine_id must be a string and host_keys a list of strings")
     return RegisteredTeam(team=raw["team"], project=raw["project"], state_root=raw["state_root"],
-                          tmux_socket=socket, registered_at=raw["registered_at"])
+                          tmux_socket=socket, registered_at=raw["registered_at"], host=host, machine_id=machine_id,
+                          host_keys=tuple(keys))
 
 
 def _load(path: Path) -> tuple[dict[str, Any], list[RegisteredTeam]]:
@@ -115,11 +130,14 @@ def _change(path: Path, edit: Callable[[list[Any], list[RegisteredTeam]], list[A
 
 
 def register_team(team: str, *, project: str, state_root: str, tmux_socket: str | None,
-                  env: Mapping[str, str] | None = None) -> RegisteredTeam:
+                  env: Mapping[str, str] | None = None, host: str | None = None, machine_id: str = "",
+                  host_keys: tuple[str, ...] = ()) -> RegisteredTeam:
     """Add the team (or bring its entry up to date: project, tmux server, time); the entry."""
     path = registry_path(env)
-    fresh = {"team": team, "project": project, "state_root": state_root, "tmux_socket": tmux_socket,
-             "registered_at": now_iso()}
+    fresh: dict[str, Any] = {"team": team, "project": project, "state_root": state_root, "tmux_socket": tmux_socket,
+                             "registered_at": now_iso()}
+    if host is not None:
+        fresh.update(host=host, machine_id=machine_id, host_keys=list(host_keys))
     made = _entry(fresh, "the new entry", path)
 
     def edit(raw: list[Any], entries: list[RegisteredTeam]) -> list[Any]:

@@ -581,6 +581,53 @@ def _team_runs(world: World, on_build1: bool, project: str, workers: int, status
     return {"init": init, "scale_up": up, "status": status,
             "spent": {kind: [len(times), sum(times)] for kind, times in spent.items()}}
 
+@scenario("team_cli_on_host")
+def team_cli_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """``panefleet team init --host`` makes a team on a host; its other commands find it there by its registry
+    entry (no --host); a host whose machine id changed, whose key changed, or that is down is refused before
+    anything runs there."""
+    (world.dir / "sockets").mkdir(mode=0o700)
+    sim = world.host("build1", login_shell="/bin/bash")
+    env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config), "PANEFLEET_STATE_DIR": str(world.dir / "state"),
+           "PANEFLEET_CALL_TIMEOUT": "ssh=15"}
+
+    def cli(*args: str) -> dict[str, Any]:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "cli.py", *args, "-o", "json"], env=env, capture_output=True,
+                              text=True, timeout=120)
+        try:
+            answer = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else None
+        except json.JSONDecodeError:
+            answer = {"unparsed": done.stdout[-2000:]}
+        return {"code": done.returncode, "answer": answer, "stderr": done.stderr[-2000:],
+                "seconds": time.monotonic() - started}
+
+    host = _open(world, "build1")
+    _ok(hosts.call(host, ["mkdir", "-p", "/tmp/project"], world.env))
+    out: dict[str, Any] = {}
+    out["init_relative"] = cli("team", "init", "alpha", "--host", "build1", "--new-session")
+    out["init"] = cli("team", "init", "alpha", "--host", "build1", "--cwd", "/tmp/project", "--new-session",
+                      "--session", "alpha", "--worker-cli", "placeholder", "--tmux-socket", "pf")
+    out["registry"] = json.loads((world.dir / "state" / "teams.json").read_text())
+    out["up"] = cli("team", "scale-up", "alpha", "--count", "2")
+    out["status"] = cli("team", "status", "alpha")
+    out["down"] = cli("team", "scale-down", "alpha", "--count", "1")
+    out["panes"] = _ok(hosts.call(host, ["tmux", "-L", "pf", "list-panes", "-a", "-F",
+                                         "#{pane_id} #{@omx_team_pane_owner_id}"], world.env)).stdout
+    out["here"] = {"project": Path("/tmp/project/.omx").exists(),
+                   "tmux": run_process("tmux", ("-L", "pf", "list-sessions"), env=world.env).exit_code == 0}
+    hosts.close(host, world.env)
+    (sim.dir / "machine-id").write_text("0" * 32 + "\n")  # another machine answers to the name
+    out["replaced"] = cli("team", "status", "alpha")
+    (sim.dir / "machine-id").write_text(sim.machine_id + "\n")
+    sim.replace_host_key()
+    out["new_key"] = cli("team", "status", "alpha")
+    out["new_fingerprint"] = sim.fingerprint()
+    sim.stop()
+    out["down_host"] = cli("team", "status", "alpha")
+    return out
+
+
 _CALL_SLEEP = """
 import json, sys
 from returns.result import Failure

@@ -151,3 +151,27 @@ def test_a_lock_on_a_host_is_held_by_the_runs_shell_there_and_taken_over_when_it
     assert result["second_takes_over"]["ok"]  # its holder's shell is gone: dead there, taken over
     assert result["stale_release"] == {"ok": False, "error": "not_held"}  # the first run's token no longer holds it
     assert result["release"]["ok"] and result["left"] == ""
+
+
+def test_team_commands_place_a_team_on_a_host_and_refuse_a_host_that_changed() -> None:
+    result = run_scenario("team_cli_on_host", timeout_s=400)
+    assert result["init_relative"]["code"] == 2  # a folder there must be named, absolute
+    assert result["init"]["code"] == 0 and result["init"]["answer"]["ok"], result["init"]
+    [entry] = result["registry"]["teams"]
+    assert entry["host"] == "build1" and entry["project"] == "/tmp/project" and entry["tmux_socket"] == "pf"
+    assert len(entry["machine_id"]) == 32 and entry["host_keys"][0].startswith("SHA256:")
+    for run in ("up", "status", "down"):  # found by the registry entry: no --host, no --tmux-socket
+        assert result[run]["code"] == 0 and result[run]["answer"]["ok"], (run, result[run])
+    assert [w["name"] for w in result["up"]["answer"]["addedWorkers"]] == ["worker-1", "worker-2"]
+    assert result["status"]["answer"]["panesProven"] and "locks" not in result["status"]["answer"]
+    assert result["down"]["answer"]["removedWorkers"] == ["worker-1"]
+    assert sorted(result["panes"].split("\n")[:-1]) == ["%0 team:alpha", "%2 team:alpha"]
+    assert result["here"] == {"project": False, "tmux": False}
+    replaced = result["replaced"]
+    assert replaced["code"] == 1 and replaced["answer"]["error_code"] == "host_replaced"
+    assert entry["machine_id"] in replaced["answer"]["error"]
+    new_key = result["new_key"]
+    assert new_key["code"] == 1 and new_key["answer"]["error_code"] == "host_host_key_changed"
+    assert result["new_fingerprint"] in new_key["answer"]["error"]
+    down = result["down_host"]
+    assert down["code"] == 1 and down["answer"]["error_code"] == "host_unreachable" and down["seconds"] < 20
