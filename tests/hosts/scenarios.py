@@ -628,6 +628,103 @@ def team_cli_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@scenario("killed_on_host")
+def killed_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """A scale-up of a team on a host, SIGKILLed at moments drawn from its own progress (no undo at all): the
+    next command on the team (``team debt reconcile``, or a scale-up) leaves nothing on the host that no member
+    names, as tests/omx_up/test_interrupted_scale_up.py checks here."""
+    import random
+
+    (world.dir / "sockets").mkdir(mode=0o700)
+    world.host("build1", login_shell="/bin/bash")
+    state = world.dir / "state"
+    env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config), "PANEFLEET_STATE_DIR": str(state)}
+    host = _open(world, "build1")
+    count = int(params.get("workers", 4))
+
+    def cli(*args: str) -> tuple[int, Any]:
+        done = subprocess.run([sys.executable, "cli.py", *args, "-o", "json"], env=env, capture_output=True,
+                              text=True, timeout=180)
+        lines = done.stdout.strip().splitlines()
+        return done.returncode, json.loads(lines[-1]) if lines else {"stderr": done.stderr[-1500:]}
+
+    def steps_so_far(team: str) -> int:
+        logs = list((state / "audit").glob("*team-scale_up*.jsonl")) if (state / "audit").is_dir() else []
+        logs = [log for log in logs if f'"team":"{team}"' in log.read_text(encoding="utf-8").split("\n", 1)[0]
+                or f'"team": "{team}"' in log.read_text(encoding="utf-8").split("\n", 1)[0]]
+        return sum(line.count('"type":"entry"') + line.count('"type": "entry"')
+                   for log in logs for line in log.read_text(encoding="utf-8").splitlines())
+
+    def init(team: str) -> None:
+        folder = f"/tmp/{team}"
+        _ok(hosts.call(host, ["mkdir", "-p", folder], world.env))
+        code, answer = cli("team", "init", team, "--host", "build1", "--cwd", folder, "--new-session", "--session",
+                           team, "--worker-cli", "placeholder", "--tmux-socket", "pf")
+        assert code == 0, answer
+
+    def scale_up(team: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "cli.py", "team", "scale-up", team, "--count", str(count)],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def leftovers(team: str) -> list[str]:
+        folder = f"/tmp/{team}/.omx/state/team/{team}"
+        config = json.loads(_ok(hosts.call(host, ["cat", f"{folder}/config.json"], world.env)).stdout)
+        members = {w["name"]: w["pane_id"] for w in config["workers"]}
+        ours = {config["leader_pane_id"], *members.values()}
+        listing = _ok(hosts.call(host, ["tmux", "-u", "-L", "pf", "list-panes", "-a", "-F",
+                                        "#{pane_id}\t#{@omx_team_pane_owner_id}\t#{pane_start_command}"], world.env))
+        out = []
+        for line in listing.stdout.splitlines():
+            pane, owner, command = line.split("\t", 2)
+            if pane not in ours and (owner == f"team:{team}" or f"/team/{team}/runtime/" in command):
+                out.append(f"pane {pane} ({owner or 'untagged'})")
+        found = _ok(hosts.call(host, ["sh", "-c", 'ls "$1/workers" 2>/dev/null; ls "$1/runtime" 2>/dev/null', "sh",
+                                      folder], world.env)).stdout.split()
+        out += [f"left {name}" for name in found
+                if name.removesuffix("-startup.sh") not in members and name.startswith("worker-")]
+        return out
+
+    def panefleets_on_host() -> list[str]:
+        """The run's shell and tmux control client on the host, while they live (a pattern that does not
+        match itself)."""
+        found = hosts.call(host, ["sh", "-c", "pgrep -af 'panefleet-host-shell-read[y]|[-]C attach-session' || true"],
+                           world.env)
+        return _ok(found).stdout.splitlines()
+
+    init("probe")
+    whole = scale_up("probe")
+    assert whole.wait(timeout=180) == 0, whole.communicate()
+    total = steps_so_far("probe")
+    moments = sorted(random.Random(int(params.get("seed", 26))).sample(range(5, total - 20), int(params.get("kills", 4))))
+    out: dict[str, Any] = {"total_steps": total, "moments": moments, "runs": []}
+    for number, moment in enumerate(moments):
+        team = f"k{number}"
+        init(team)
+        run = scale_up(team)
+        deadline = time.monotonic() + 120
+        while steps_so_far(team) < moment and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        run.kill()
+        run.communicate(timeout=60)
+        deadline = time.monotonic() + 5
+        while (alive := panefleets_on_host()) and time.monotonic() < deadline:
+            time.sleep(0.1)  # its shell and control client there end with its session
+        left = leftovers(team)
+        command = ("team", "debt", "reconcile", team) if number % 2 else ("team", "scale-up", team, "--count", "1")
+        give_up = time.monotonic() + 30
+        code, after = cli(*command)
+        while "unless an owner is written" in str(after.get("error")) and time.monotonic() < give_up:
+            time.sleep(1)  # killed inside a lock's making: taken over once its owner is overdue
+            code, after = cli(*command)
+        kept = [k["paneId"] for k in after.get("strayPanes", {}).get("kept", [])] if isinstance(
+            after.get("strayPanes"), dict) else []
+        out["runs"].append({"moment": moment, "left": left, "host_processes": alive, "command": command[1], "code": code,
+                            "ok": after.get("ok"), "error": after.get("error"), "still": leftovers(team),
+                            "kept": kept})
+    hosts.close(host, world.env)
+    return out
+
+
 _CALL_SLEEP = """
 import json, sys
 from returns.result import Failure
