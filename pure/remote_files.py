@@ -8,8 +8,8 @@ What a worker's agent reads or runs (its inbox, instructions, startup script) is
 worker's host this way; the team's records stay on the machine that runs panefleet (docs/hosts.md).
 
 The same rules as locally:
-* a write goes to a new temporary file beside the target (``mktemp``), is synced, and is renamed over
-  it: a crash leaves the old bytes or the new ones. Missing parents are made. The mode is the step's,
+* a write goes to a new temporary file beside the target (made only if it did not exist), is synced, and
+  is renamed over it: a crash leaves the old bytes or the new ones. Missing parents are made. The mode is the step's,
   else the replaced file's, else 0644;
 * a read of a path that does not exist (a dangling link included) is ``content`` None; a removal of
   one succeeds; a listing of one is ``names`` None;
@@ -37,12 +37,18 @@ ABSENT = 3  # the exit status of a read or a listing of a path that does not exi
 # ``$1`` is the path throughout. A write's folder is the path up to its last slash (paths are absolute;
 # no command substitution, which would drop a trailing newline of the name).
 _READ = f'[ -e "$1" ] || exit {ABSENT}; exec cat -- "$1"'
+# Processes are what a write costs on the host (a few ms each): the folder is made, the temporary file
+# created (``set -C``: only when it does not exist yet; named by this shell's pid, unique while it runs)
+# and the mode of a new file set (``umask``) by the shell itself; ``cat``, ``sync`` and ``mv`` always run,
+# ``stat`` and ``chmod`` only for a mode given or kept from the file replaced.
 _WRITE = (
-    'set -e; case $1 in */*) d=${1%/*}; d=${d:-/};; *) d=.;; esac; mkdir -p -- "$d"; '
-    't=$(mktemp -- "$d/.pf-write.XXXXXX"); trap \'rm -f -- "$t"\' EXIT; cat >"$t"; '
+    'set -e; case $1 in */*) d=${1%/*}; d=${d:-/};; *) d=.;; esac; [ -d "$d" ] || mkdir -p -- "$d"; '
+    'umask 022; set -C; n=0; while t="$d/.pf-write.$$.$n"; ! { : >"$t"; } 2>/dev/null; do '
+    'n=$((n + 1)); [ "$n" -lt 100 ] || { echo "cannot make a temporary file in $d" >&2; exit 1; }; done; set +C; '
+    'trap \'rm -f -- "$t"\' EXIT; cat >|"$t"; '
     'if [ -n "$2" ]; then mode=$2; '
     'elif [ -f "$1" ]; then mode=$(stat -c %a -- "$1" 2>/dev/null || stat -f %Lp -- "$1"); '
-    'else mode=644; fi; chmod -- "$mode" "$t"; '
+    'else mode=644; fi; [ "$mode" = 644 ] || chmod -- "$mode" "$t"; '
     '{ sync -- "$t" 2>/dev/null || sync; }; mv -f -- "$t" "$1"; trap - EXIT'
 )
 _APPEND = ('set -e; case $1 in */*) d=${1%/*}; d=${d:-/};; *) d=.;; esac; mkdir -p -- "$d"; cat >>"$1"; '
