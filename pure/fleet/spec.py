@@ -28,6 +28,7 @@ from typing import Any, Final
 from attrs import frozen
 from returns.result import Failure, Result, Success
 
+from pure.hosts import check_destination
 from pure.omx.launch import AGENTS, CLI_NAMES
 from pure.omx.names import rewritten_team_name
 from pure.omx.state import DEFAULT_MAX_WORKERS
@@ -36,7 +37,7 @@ from pure.tmux import is_pane_id
 
 FLEET_CLIS: Final[tuple[str, ...]] = (*CLI_NAMES, "placeholder")
 TOP_KEYS: Final = ("team",)
-TEAM_KEYS: Final = ("tmux_session", "leader_pane", "tmux_socket", "cwd", "workers")
+TEAM_KEYS: Final = ("tmux_session", "leader_pane", "tmux_socket", "cwd", "host", "workers")
 GROUP_KEYS: Final = ("cli", "role", "count", "model", "args", "env", "worktree", "task")
 DEFAULT_ROLE: Final = "executor"
 #: the most workers a team may have (a scale-up refuses to pass its ``max_workers``, 20 by default)
@@ -76,6 +77,7 @@ class TeamSpec:
     leader_pane: str | None = None
     tmux_socket: str | None = None
     cwd: str
+    host: str | None = None  # the machine it lives on (an OpenSSH destination, docs/hosts.md); None: this one
     groups: tuple[WorkerGroup, ...]
     line: int = 0  # of its [team.NAME] header (or where the team is first named); 0 when not read from a file
 
@@ -200,10 +202,11 @@ def _team(name: str, value: object, folder: str, found: _Found) -> TeamSpec | No
             found.unknown((*at, key), TEAM_KEYS, "a team")
             ok = False
     texts: dict[str, str | None] = {}
-    for key in ("tmux_session", "leader_pane", "tmux_socket", "cwd"):
+    for key in ("tmux_session", "leader_pane", "tmux_socket", "cwd", "host"):
         texts[key] = _text(found, (*at, key), value.get(key))
         ok = ok and (key not in value or texts[key] is not None)
     session, leader, socket, cwd = texts["tmux_session"], texts["leader_pane"], texts["tmux_socket"], texts["cwd"]
+    host = texts["host"]
     rules = (
         (session, "tmux_session", lambda s: SESSION_NAME_RE.fullmatch(s) is not None and "." not in s,
          f"must be a tmux session name: {SESSION_RULE}"),
@@ -212,6 +215,8 @@ def _team(name: str, value: object, folder: str, found: _Found) -> TeamSpec | No
          "must be the name of a tmux server's socket (`tmux -L NAME`): not empty, no '/'"),
         (cwd, "cwd", lambda s: s != "" and not s.startswith("~"),
          "must be a folder, absolute or relative to this file's folder ('~' is not expanded)"),
+        (host, "host", lambda s: isinstance(check_destination(s), Success),
+         "must be an OpenSSH destination: [user@]host or a ~/.ssh/config alias"),
     )
     for text, key, rule, message in rules:
         if text is not None and not rule(text):
@@ -221,12 +226,15 @@ def _team(name: str, value: object, folder: str, found: _Found) -> TeamSpec | No
         found.add((*at, "leader_pane"), "tmux_session and leader_pane exclude each other: tmux_session names the "
                                         "session made for the team, leader_pane an existing pane it joins")
         ok = False
+    if host is not None and ok and (cwd is None or not cwd.startswith("/")):
+        found.add((*at, "cwd"), "a team on a host needs cwd: its folder there, absolute", absent=cwd is None)
+        ok = False
     groups = _groups(at, value.get("workers"), found)
     if not ok or groups is None:
         return None
     return TeamSpec(name=name, tmux_session=session if session is not None or leader is not None else name,
                     leader_pane=leader, tmux_socket=socket,
-                    cwd=posixpath.normpath(posixpath.join(folder, cwd if cwd is not None else ".")),
+                    cwd=posixpath.normpath(posixpath.join(folder, cwd if cwd is not None else ".")), host=host,
                     groups=groups, line=found.lines.line_of(at) or 0)
 
 
@@ -361,7 +369,7 @@ def fleet_as_json(fleet: FleetFile) -> dict[str, Any]:
         "teams": [
             {
                 "name": team.name, "line": team.line, "tmuxSession": team.tmux_session,
-                "leaderPane": team.leader_pane, "tmuxSocket": team.tmux_socket, "cwd": team.cwd,
+                "leaderPane": team.leader_pane, "tmuxSocket": team.tmux_socket, "cwd": team.cwd, "host": team.host,
                 "declared": team.declared,
                 "groups": [group_as_json(g) for g in team.groups],
             }

@@ -17,7 +17,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from returns.result import Failure
 
@@ -28,6 +28,10 @@ from pure.fleet.spec import FleetFile, TeamSpec
 from pure.program import Gen
 from shell.cli.environment import recorded_env
 from shell.cli.fleet_teams import FleetReadError, Observed, Target, carry_out, observe, takeover_wait
+
+if TYPE_CHECKING:
+    from shell.run.hosts import HostIdentity
+    from shell.store.registry import RegisteredTeam
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ATTENTION, EXIT_REFUSED = 0, 1, 2, 3, 4
 NO_CHANGES = "No changes: the fleet matches {file}."
@@ -92,14 +96,45 @@ def targets(args: argparse.Namespace, teams: list[TeamSpec]) -> list[Target]:
     environ = dict(os.environ)
     asked = tmux_socket(args, environ)
     env = {**recorded_env(environ), **FLEET_ENV}
-    return [Target(spec=team, socket=asked or team.tmux_socket or _recorded_socket(team, env), env=env)
-            for team in teams]
+    return [Target(spec=team, socket=asked or team.tmux_socket or _recorded_socket(team, env), env=env,
+                   identity=_checked_host(team, env)) for team in teams]
+
+
+def _registered_on_host(team: TeamSpec, env: dict[str, str]) -> RegisteredTeam | None:
+    """The registry entry of a team on a host (its record, here: docs/hosts.md, "A team on a host")."""
+    from pure.omx.state import resolve_state_root
+    from shell.store.registry import RegistryError, registered_teams
+
+    root = resolve_state_root(team.cwd, env)
+    try:
+        found = [e for e in registered_teams() if e.host == team.host and e.team == team.name and e.state_root == root]
+    except RegistryError as exc:
+        raise FleetReadError(f"team {team.name}: {exc}") from None
+    return found[0] if found else None
+
+
+def _checked_host(team: TeamSpec, env: dict[str, str]) -> HostIdentity | None:
+    """The identity of a team's host, when it is the machine the team was made on (``shell/cli/team_host.py``);
+    nothing is read or changed there otherwise. None for a team on this machine."""
+    from returns.result import Failure
+
+    from shell.cli import team_host
+
+    if team.host is None:
+        return None
+    checked = team_host.check(team.host, _registered_on_host(team, env), os.environ)
+    if isinstance(checked, Failure):
+        raise FleetReadError(f"team {team.name}: {checked.failure()}")
+    return checked.unwrap()
 
 
 def _recorded_socket(team: TeamSpec, env: dict[str, str]) -> str | None:
     from pure.omx.state import TeamPaths, resolve_state_root
     from shell.store.team_record import TeamRecordError, read_team_record
 
+    if team.host is not None:
+        entry = _registered_on_host(team, env)
+        return entry.tmux_socket if entry is not None else None
     try:
         record = read_team_record(TeamPaths(resolve_state_root(team.cwd, env), team.name).team_dir)
     except TeamRecordError as exc:
@@ -154,7 +189,8 @@ def plan_text(fleet: FleetFile, planned: list[tuple[Target, Observed, TeamPlan]]
         declared = target.spec.declared
         live = sum(1 for w in seen.facts.workers if w.pane == "live")
         where = f"tmux server {target.socket or 'default'}" + (" (not running)" if seen.server_down else "")
-        out.append(f"team {plan.team}  {target.spec.cwd}  {where}  workers {live} live / {declared} declared")
+        folder = target.spec.cwd if target.host is None else f"{target.host}:{target.spec.cwd}"
+        out.append(f"team {plan.team}  {folder}  {where}  workers {live} live / {declared} declared")
         out.extend(action_lines(plan, seen) or ["  (no changes)"])
     add, change, remove = (sum(getattr(p, k) for _, _, p in planned) for k in ("to_add", "to_change", "to_remove"))
     out.append(f"Plan: {add} to add, {change} to change, {remove} to remove.")
@@ -172,7 +208,7 @@ def action_json(action: Action) -> dict[str, Any]:
 
 
 def plan_json(fleet: FleetFile, planned: list[tuple[Target, Observed, TeamPlan]]) -> dict[str, Any]:
-    teams = [{"team": plan.team, "project": target.spec.cwd, "tmuxSocket": target.socket,
+    teams = [{"team": plan.team, "project": target.spec.cwd, "host": target.host, "tmuxSocket": target.socket,
               "serverRunning": not seen.server_down, "declared": target.spec.declared,
               "live": sum(1 for w in seen.facts.workers if w.pane == "live"),
               "actions": [action_json(a) for a in plan.actions], "blocked": list(plan.blocked),
@@ -225,13 +261,13 @@ def check_roles(fleet: FleetFile, found: list[Target]) -> None:
 def _configured_roles(target: Target) -> frozenset[str]:
     """The roles of the team's project beyond the agent table (pure/omx/task_input.py), read only."""
     from pure.omx.task_input import configured_roles
-    from shell.run.loop import run_program
+    from shell.run.loop import placed, run_program
 
     def program() -> Gen[m.Done]:
         roles = yield from configured_roles(target.spec.cwd, target.env)
         return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue({"roles": sorted(roles)})))
 
-    done, _ = run_program(program, target.executor())
+    done, _ = run_program(lambda: placed(program(), target.host), target.executor())
     result = done.outcome.result
     return frozenset(result.get("roles") or ()) if isinstance(result, dict) else frozenset()
 
@@ -383,7 +419,6 @@ def cmd_apply_fleet(args: argparse.Namespace) -> int:
 def apply_team(target: Target, plan: TeamPlan) -> dict[str, Any]:
     """Carry out one team's plan in order. The first action that fails ends it; one that did its work
     but kept something as recorded debt (a stray pane it cannot prove ours) is named, and the plan goes on."""
-    from shell.store.registry import register_team
     from shell.store.team_record import write_team_record
 
     environ = {**os.environ, **FLEET_ENV}
@@ -399,10 +434,7 @@ def apply_team(target: Target, plan: TeamPlan) -> dict[str, Any]:
         applied.append({**action_json(action), "status": carried.done.outcome.status,
                         "result": result if isinstance(result, dict) else None})
         if action.kind == "create_team" and carried.ok:
-            write_team_record(target.paths.team_dir, created_by="panefleet", tmux_socket=target.socket,
-                              project=target.spec.cwd, stopped=False)
-            register_team(team=target.spec.name, project=target.spec.cwd, state_root=target.paths.state_root,
-                          tmux_socket=target.socket)
+            _remember(target)
         if carried.done.outcome.status == "debt" and isinstance(result, dict) and result.get("ok") is True:
             # done, with something kept and recorded (a stray pane it could not prove ours): named, not fatal
             kept.extend(d.sentence() for d in carried.done.debt)
@@ -410,12 +442,28 @@ def apply_team(target: Target, plan: TeamPlan) -> dict[str, Any]:
         if not carried.ok:
             return {"team": target.spec.name, "ok": False, "applied": applied, "status": carried.done.outcome.status,
                     **explained(target, action, _error_of(carried.done))}
-    if os.path.exists(target.paths.config):
+    if target.host is None and os.path.exists(target.paths.config):
         write_team_record(target.paths.team_dir, stopped=False)
     if kept:
         return {"team": target.spec.name, "ok": False, "applied": applied, "status": "debt",
                 "error": "kept as cleanup debt: " + "; ".join(dict.fromkeys(kept))}
     return {"team": target.spec.name, "ok": True, "applied": applied}
+
+
+def _remember(target: Target) -> None:
+    """A team the fleet made: its record and registry entry (a team on a host: its registry entry, with the
+    host's identity, here)."""
+    from shell.store.registry import register_team
+    from shell.store.team_record import write_team_record
+
+    identity = target.identity
+    if target.host is None:
+        write_team_record(target.paths.team_dir, created_by="panefleet", tmux_socket=target.socket,
+                          project=target.spec.cwd, stopped=False)
+    register_team(team=target.spec.name, project=target.spec.cwd, state_root=target.paths.state_root,
+                  tmux_socket=target.socket, host=target.host,
+                  machine_id=identity.machine_id if identity is not None else "",
+                  host_keys=identity.host_keys if identity is not None else ())
 
 
 ACTION_COMMANDS = {"create_team": "team init", "restore_leader": "apply", "sweep_debt": "team debt reconcile",
@@ -501,7 +549,10 @@ def destroy_command(args: argparse.Namespace) -> int:
         return _failed(args, "destroy", str(exc), EXIT_ERROR)
     if not 0 <= args.wait <= 600:
         return _failed(args, "destroy", f"--wait must be between 0 and 600 s, not {args.wait:g}", EXIT_USAGE)
-    existing = [t for t in found if os.path.exists(t.paths.config)]
+    try:
+        existing = [t for t in found if t.read_text(t.paths.config) is not None]
+    except FleetReadError as exc:
+        return _failed(args, "destroy", str(exc), EXIT_ERROR)
     if not existing:
         return _emit(args, {"ok": True, "stopped": []}, "Nothing to destroy: no team of the file exists.", EXIT_OK)
     if getattr(args, "output", "text") == "text":
@@ -519,13 +570,25 @@ def destroy_command(args: argparse.Namespace) -> int:
     def stop(target: Target) -> dict[str, Any]:
         request = StopRequest(team=target.spec.name, cwd=target.spec.cwd, env=target.env, wait_ms=wait_ms,
                               release_leader=args.purge)
-        done, _journal, _audit = run_operation("fleet.stop", request, target.executor(), env=environ)
+        done, _journal, _audit = run_operation("fleet.stop", request, target.executor(), env=environ,
+                                               host=target.host)
         result = done.outcome.result if isinstance(done.outcome.result, dict) else {}
         outcome = {"team": target.spec.name, "ok": done.outcome.status == "ok", "status": done.outcome.status,
                    **{k: result.get(k) for k in ("killed", "gone", "kept", "workers", "transcripts")},
                    **({"transcriptWarnings": result["transcriptWarnings"]} if "transcriptWarnings" in result else {})}
         if done.outcome.status != "ok":
             outcome["error"] = _error_of(done)
+            return outcome
+        if target.host is not None:  # its registry entry is its record: nothing to mark there
+            if args.purge:
+                executor = target.executor()
+                removed = executor.execute(m.RemovePath(path=target.paths.team_dir, recursive=True, host=target.host))
+                executor.end_run()
+                if isinstance(removed, m.Ack) and removed.ok:
+                    outcome["purged"] = target.paths.team_dir
+                else:
+                    outcome.update(ok=False, error=f"{target.paths.team_dir} on {target.host} was not removed: "
+                                                   f"{getattr(removed, 'error', '')}")
             return outcome
         write_team_record(target.paths.team_dir, stopped=True)
         if args.purge:

@@ -15,7 +15,7 @@ import shutil
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
@@ -25,6 +25,9 @@ from pure.fleet.converge import Action, PaneState, TeamFacts, WorkerFacts
 from pure.fleet.spec import TeamSpec, WorkerGroup
 from pure.omx.state import TeamPaths, resolve_state_root
 from shell.run.executor import Executor
+
+if TYPE_CHECKING:
+    from shell.run.hosts import HostIdentity
 
 GONE_VERDICTS = ("absent", "dead", "none")
 
@@ -40,6 +43,12 @@ class Target:
     spec: TeamSpec
     socket: str | None
     env: dict[str, str]  # the recorded environment (shell/cli/environment.py), scaling enabled
+    identity: HostIdentity | None = None  # of its host, read and checked at this run's start (fleet.py)
+
+    @property
+    def host(self) -> str | None:
+        """The machine the team lives on (docs/hosts.md, "A team on a host"); None: this one."""
+        return self.spec.host
 
     @property
     def paths(self) -> TeamPaths:
@@ -48,6 +57,19 @@ class Target:
     def executor(self) -> Executor:
         """Steps run with panefleet's whole environment (tmux decides UTF-8 output from its locale)."""
         return Executor(env={**os.environ, **self.env}, tmux_socket=self.socket)
+
+    def read_text(self, path: str) -> str | None:
+        """A file of the team, where the team lives; None when it does not exist. Raises
+        :class:`FleetReadError` when it cannot be read (its host not reached included)."""
+        executor = self.executor()
+        try:
+            seen = executor.execute(m.ReadFile(path=path, host=self.host))
+        finally:
+            executor.end_run()
+        assert isinstance(seen, m.FileData)
+        if seen.content is None and seen.error:
+            raise FleetReadError(f"team {self.spec.name}: {path}: {seen.error}")
+        return seen.content
 
 
 @frozen(kw_only=True)
@@ -59,7 +81,7 @@ class Observed:
 def observe(target: Target) -> Observed:
     """Read one team: its config and the proof of each recorded pane (``team.status``, read only)."""
     paths = target.paths
-    if not os.path.exists(paths.config):
+    if target.read_text(paths.config) is None:
         return Observed(facts=TeamFacts(exists=False))
     status, error = _status(target)
     wait = takeover_wait(error)
@@ -70,9 +92,8 @@ def observe(target: Target) -> Observed:
     if not status.get("ok") and not down:
         raise FleetReadError(f"team {target.spec.name}: {error or 'its status could not be read'}")
     try:
-        with open(paths.config, encoding="utf-8") as handle:
-            config = json.load(handle)
-    except (OSError, ValueError) as exc:
+        config = json.loads(target.read_text(paths.config) or "")  # read after the status, which may recover it
+    except ValueError as exc:
         raise FleetReadError(f"team {target.spec.name}: {paths.config}: {exc}") from None
     reports = {r["name"]: r for r in status.get("panes") or [] if isinstance(r, dict) and r.get("role") == "worker"}
     leader = next((r for r in status.get("panes") or [] if isinstance(r, dict) and r.get("role") == "leader"), {})
@@ -98,10 +119,10 @@ def observe(target: Target) -> Observed:
 
 def _status(target: Target) -> tuple[dict[str, Any], str]:
     from pure.team import TeamStatusRequest, team_status
-    from shell.run.loop import run_program
+    from shell.run.loop import placed, run_program
 
     request = TeamStatusRequest(team=target.spec.name, cwd=target.spec.cwd, env=target.env, screens=False)
-    done, _journal = run_program(lambda: team_status(request), target.executor())
+    done, _journal = run_program(lambda: placed(team_status(request), target.host), target.executor())
     status = done.outcome.result if isinstance(done.outcome.result, dict) else {}
     return status, str(status.get("error") or done.outcome.message or "")
 
@@ -207,8 +228,9 @@ def request_for(target: Target, action: Action, environ: Mapping[str, str]) -> t
         from pure.omx.respawn import RespawnRequest
         from shell.cli.scale_up import agent_clis
 
+        problems = agent_clis(environ, spec.cwd)[1] if target.host is None else None  # on a host: `doctor --host`
         return "team.respawn", RespawnRequest(team=spec.name, worker=action.workers[0], cwd=spec.cwd, env=env,
-                                              cli_problems=agent_clis(environ, spec.cwd)[1])
+                                              cli_problems=problems)
     if action.kind == "remove":
         from pure.omx.scale_down import ScaleDownRequest
 
@@ -220,16 +242,24 @@ def request_for(target: Target, action: Action, environ: Mapping[str, str]) -> t
 
 def _scale_up(target: Target, group: WorkerGroup, count: int, environ: Mapping[str, str]) -> object:
     from pure.omx.scale_up import ScaleUpRequest
-    from shell.cli.scale_up import agent_clis, existing_shells
+    from shell.cli.scale_up import agent_clis, existing_shells, facts_on_host
     from shell.cli.task_input import parse_task
 
-    path = environ.get("PATH", os.defpath)
-    cli_paths, cli_problems = agent_clis(environ, target.spec.cwd)
+    if target.host is not None:
+        try:
+            cli_paths, node_path, shells = facts_on_host(target.host, environ)
+        except ValueError as exc:
+            raise FleetReadError(f"team {target.spec.name}: {exc}") from None
+        cli_problems = None  # `panefleet doctor --host` checks the CLIs there
+    else:
+        cli_paths, cli_problems = agent_clis(environ, target.spec.cwd)
+        node_path = shutil.which("node", path=environ.get("PATH", os.defpath)) or "node"
+        shells = existing_shells(dict(environ))
     tasks = (parse_task(group.task, "task"),) * count if group.task is not None else ()
     return ScaleUpRequest(
         team=target.spec.name, count=count, cwd=target.spec.cwd, agent_type=group.role, tasks=tasks,
         env=group_env(target, group), process_argv=tuple(sys.argv), cli_paths=cli_paths,
-        node_path=shutil.which("node", path=path) or "node", existing_shells=existing_shells(dict(environ)),
+        node_path=node_path, existing_shells=shells,
         worker_env=dict(group.env) or None, worktree=True if group.worktree else None, cli_problems=cli_problems)
 
 
@@ -237,7 +267,12 @@ def carry_out(target: Target, action: Action, environ: Mapping[str, str]) -> Car
     from shell.run.audit_prune import prune_after_run
     from shell.run.loop import run_operation
 
-    name, request = request_for(target, action, environ)
-    done, journal, audit = run_operation(name, request, target.executor(), env=environ)
+    try:
+        name, request = request_for(target, action, environ)
+    except FleetReadError as exc:  # what the request needs to know of the team's host could not be read
+        failed = m.Done(outcome=m.Outcome(status="error", message=str(exc),
+                                          result=m.JsonValue({"ok": False, "error": str(exc)})))
+        return Carried(action=action, done=failed, journal=[])
+    done, journal, audit = run_operation(name, request, target.executor(), env=environ, host=target.host)
     prune_after_run(environ, audit)
     return Carried(action=action, done=done, journal=journal)

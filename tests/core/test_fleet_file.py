@@ -179,7 +179,13 @@ MALFORMED: list[tuple[str, str, int | None, str, str]] = [
      "not valid TOML: Invalid value (at the end of the file)"),
     ("unknown team key", f'[team.alpha]\ntmux_sesion = "a"\n{group()}', 2, "team.alpha.tmux_sesion",
      "a team has no key 'tmux_sesion' (did you mean tmux_session?); its keys: tmux_session, leader_pane, "
-     "tmux_socket, cwd, workers"),
+     "tmux_socket, cwd, host, workers"),
+    ("host without cwd", f'[team.alpha]\nhost = "me@build1"\n{group()}', 1, "team.alpha.cwd",
+     "a team on a host needs cwd: its folder there, absolute"),
+    ("host with a relative cwd", f'[team.alpha]\nhost = "build1"\ncwd = "proj"\n{group()}', 3, "team.alpha.cwd",
+     "a team on a host needs cwd: its folder there, absolute"),
+    ("host read as an option", f'[team.alpha]\nhost = "-oProxyCommand=x"\ncwd = "/p"\n{group()}', 2,
+     "team.alpha.host", 'must be an OpenSSH destination: [user@]host or a ~/.ssh/config alias, not "-oProxyCommand=x"'),
     ("unknown group key", f"[team.alpha]\n{group()}{group('claude')}cout = 2\n", 8, "team.alpha.workers[2].cout",
      "a group of workers has no key 'cout' (did you mean count?); its keys: cli, role, count, model, args, env, "
      "worktree, task"),
@@ -407,7 +413,7 @@ def test_fleet_as_json() -> None:
     data = fleet_as_json(parsed(EXAMPLE + '[team.alpha.workers.env]\nB = "2"\nA = "1"\n'))
     assert data == {"path": PATH, "teams": [{
         "name": "alpha", "line": 2, "tmuxSession": "alpha", "leaderPane": None, "tmuxSocket": None,
-        "cwd": "/work/proj", "declared": 5, "groups": [
+        "cwd": "/work/proj", "host": None, "declared": 5, "groups": [
             {"cli": "codex", "role": "executor", "count": 3, "model": None, "args": [], "env": [], "worktree": False,
              "task": None, "line": 7},
             {"cli": "claude", "role": "reviewer", "count": 2, "model": None, "args": [], "env": [["B", "2"], ["A", "1"]],
@@ -423,6 +429,7 @@ GOOD = [
     "[team.a-1]\n" + group("gemini", 0, team="a-1") + group("gemini", 1, 'role = "writer"', team="a-1")
     + "[team.b]\n" + group(team="b", extra='env = {A_1 = "$(x)"}'),
     f"[team.{'a' * 30}]\n" + group(team="a" * 30, extra='task = "t"'),
+    f"[team.a]\nhost = 'me@build-1.example'\ncwd = '/srv/p'\n{group('placeholder', 2, team='a')}",
 ]
 # Rules the schema cannot state (its $comment): the parser alone refuses these.
 PARSER_ONLY = {"duplicate cli and role", "zero total", "too many in all",

@@ -530,6 +530,8 @@ def team_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _team_runs(world: World, on_build1: bool, project: str, workers: int, statuses: int) -> dict[str, Any]:
+    import pwd
+
     from pure import operations
     from pure.omx.scale_up import ScaleUpRequest
     from pure.on_host import on_host
@@ -537,8 +539,11 @@ def _team_runs(world: World, on_build1: bool, project: str, workers: int, status
     from shell.cli.scale_up import PLACEHOLDER_AGENT
     from shell.run.loop import run_program
 
-    env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config)}
-    request_env = {"OMX_TEAM_SCALING_ENABLED": "1", "PATH": env["PATH"], "HOME": env.get("HOME", "/root")}
+    # the home the host's login gives (its password file): the workers' shells here read the same start-up
+    # files (~/.bashrc) as there, so that both start alike
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config), "HOME": home}
+    request_env = {"OMX_TEAM_SCALING_ENABLED": "1", "PATH": env["PATH"], "HOME": home}
     socket = "pf-host" if on_build1 else "pf-here"
     spent: dict[str, list[float]] = {}
 
@@ -722,6 +727,73 @@ def killed_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
                             "ok": after.get("ok"), "error": after.get("error"), "still": leftovers(team),
                             "kept": kept})
     hosts.close(host, world.env)
+    return out
+
+
+@scenario("fleet_on_hosts")
+def fleet_on_hosts(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """A fleet file with a team here and a team on a host (``host =``): ``apply`` makes both, ``plan`` after
+    it has nothing to do, removing the host's second group kills exactly its panes there; the host's tmux
+    server restarted, ``apply`` brings the team back; its sshd stopped, ``plan`` names it unreachable and
+    nothing changes."""
+    (world.dir / "sockets").mkdir(mode=0o700)
+    sim = world.host("build1", login_shell="/bin/bash")
+    project = world.dir / "fleet"
+    project.mkdir()
+    env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config), "PANEFLEET_STATE_DIR": str(world.dir / "state"),
+           "PANEFLEET_CALL_TIMEOUT": "ssh=15"}
+    host = _open(world, "build1")
+    _ok(hosts.call(host, ["mkdir", "-p", "/tmp/proj"], world.env))
+    here_group = '[[team.here.workers]]\ncli = "placeholder"\ncount = 2\n'
+    there = ('[team.there]\nhost = "build1"\ncwd = "/tmp/proj"\ntmux_socket = "pf"\n'
+             '[[team.there.workers]]\ncli = "placeholder"\ncount = 1\n')
+    second = '[[team.there.workers]]\ncli = "placeholder"\nrole = "test-engineer"\ncount = 2\n'
+    fleet_file = project / "panefleet.toml"
+
+    def write(with_second: bool) -> None:
+        fleet_file.write_text(f'[team.here]\ntmux_socket = "pf-here"\n{here_group}{there}{second if with_second else ""}')
+
+    def cli(*args: str) -> dict[str, Any]:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, str(Path.cwd() / "cli.py"), *args, "-f", str(fleet_file), "-o", "json"],
+                              env=env, capture_output=True, text=True, timeout=240, cwd=project)
+        lines = done.stdout.strip().splitlines()
+        try:
+            answer = json.loads(lines[-1]) if lines else None
+        except json.JSONDecodeError:
+            answer = {"unparsed": done.stdout[-1500:]}
+        return {"code": done.returncode, "answer": answer, "stderr": done.stderr[-1500:],
+                "seconds": time.monotonic() - started}
+
+    def panes_there() -> list[str]:
+        listed = _ok(hosts.call(host, ["tmux", "-u", "-L", "pf", "list-panes", "-a", "-F",
+                                       "#{pane_id} #{@omx_team_pane_owner_id}"], world.env))
+        return sorted(listed.stdout.split("\n")[:-1]) if listed.exit_code == 0 else []
+
+    def panes_here() -> list[str]:
+        listed = run_process("tmux", ("-L", "pf-here", "list-panes", "-a", "-F", "#{pane_id} #{@omx_team_pane_owner_id}"),
+                             env=world.env)
+        return sorted(listed.stdout.split("\n")[:-1]) if listed.exit_code == 0 else []
+
+    out: dict[str, Any] = {}
+    write(with_second=True)
+    out["apply"] = cli("apply", "--yes")
+    out["panes_there"], out["panes_here"] = panes_there(), panes_here()
+    out["plan_after"] = cli("plan")
+    write(with_second=False)
+    out["plan_remove"] = cli("plan")
+    out["apply_remove"] = cli("apply", "--yes")
+    out["panes_there_after"], out["panes_here_after"] = panes_there(), panes_here()
+    _ok(hosts.call(host, ["tmux", "-L", "pf", "kill-server"], world.env))
+    out["plan_restarted"] = cli("plan")
+    out["apply_restarted"] = cli("apply", "--yes")
+    out["panes_there_restarted"] = panes_there()
+    out["plan_restored"] = cli("plan")
+    hosts.close(host, world.env)
+    sim.stop()
+    out["plan_down"] = cli("plan")
+    out["panes_here_down"] = panes_here()
+    run_process("tmux", ("-L", "pf-here", "kill-server"), env=world.env)
     return out
 
 

@@ -192,3 +192,26 @@ def test_a_scale_up_on_a_host_killed_at_any_moment_leaves_nothing_after_the_next
                                         if item.startswith("pane")), run
         kept_as_debt += 1
     assert kept_as_debt <= 2, result["runs"]
+
+
+def test_a_fleet_file_with_a_team_here_and_one_on_a_host_converges_both() -> None:
+    result = run_scenario("fleet_on_hosts", timeout_s=900)
+    assert result["apply"]["code"] == 0 and result["apply"]["answer"]["ok"], result["apply"]
+    assert [line.split()[1] for line in result["panes_there"]] == ["team:there"] * 4  # leader and 3 workers
+    assert [line.split()[1] for line in result["panes_here"]] == ["team:here"] * 3  # leader and 2 workers
+    after = result["plan_after"]
+    assert after["code"] == 0 and after["answer"]["converged"], after  # plan after apply: no changes
+    assert [t["host"] for t in after["answer"]["teams"]] == [None, "build1"]
+    [there] = [t for t in result["plan_remove"]["answer"]["teams"] if t["team"] == "there"]
+    assert [a["kind"] for a in there["actions"]] == ["remove"] and there["actions"][0]["panes"] == ["%2", "%3"]
+    assert result["apply_remove"]["code"] == 0
+    assert result["panes_there_after"] == ["%0 team:there", "%1 team:there"]  # exactly that group's panes went
+    assert result["panes_here_after"] == result["panes_here"]  # and nothing here
+    [restarted] = [t for t in result["plan_restarted"]["answer"]["teams"] if t["team"] == "there"]
+    assert restarted["serverRunning"] is False and restarted["live"] == 0
+    assert [a["kind"] for a in restarted["actions"]] == ["restore_leader", "respawn"]
+    assert result["apply_restarted"]["code"] == 0 and len(result["panes_there_restarted"]) == 2
+    assert result["plan_restored"]["answer"]["converged"]
+    down = result["plan_down"]
+    assert down["code"] == 1 and "host_unreachable:build1" in down["answer"]["error"] and down["seconds"] < 20
+    assert result["panes_here_down"] == result["panes_here"]  # nothing changed
