@@ -11,10 +11,14 @@ The wire, in bytes, both ways; nothing sent is ever parsed as shell text on the 
 * the shell runs the arguments as one command (``exec "$@"`` in a subshell, the first argument found on
   ``PATH`` as any command's; standard input from the bytes given, standard output and error each to a
   file of a private folder), then answers with three lines, the exit status and the lengths of standard
-  output and standard error, followed by exactly those bytes.
+  output and standard error, followed by exactly those bytes. ``sh -c PROGRAM NAME ARG…`` is run as
+  ``sh`` would run it, but in a subshell of this shell (a process less: most of what a run does on a
+  host is such a program, ``pure/remote_files.py``), ``PROGRAM`` given the arguments as ``$1``….
 
-Arguments arrive through ``read -r`` and ``head -c`` (or ``dd``) into variables and out through ``"$@"``: never through
-``eval``, so ``$(…)``, quotes and newlines stay literal (``tests/hosts/test_ssh.py``). The folder is removed
+Arguments arrive through ``read -r`` and ``head -c`` (or ``dd``) into variables and out through ``"$@"``;
+only the text of a ``sh -c`` program, which panefleet writes, is parsed as shell (as ``sh -c`` parses it):
+``$(…)``, quotes and newlines in arguments stay literal (``tests/core/test_host_shell.py``,
+``tests/hosts/test_ssh.py``). The folder is removed
 when the shell ends, which it does when its input ends (the session closed, panefleet gone).
 """
 
@@ -40,7 +44,8 @@ SERVER = (
     "*) a=$(take \"$a\"; printf .); set -- \"$@\" \"${a%.}\";; esac; "
     "n=$((n - 1)); done; "
     "if [ \"$c\" -gt 0 ]; then take \"$c\"; fi >\"$d/i\"; "
-    "(exec \"$@\") <\"$d/i\" >\"$d/o\" 2>\"$d/e\"; r=$?; "
+    "if [ \"$1\" = sh ] && [ \"$2\" = -c ] && [ \"$#\" -ge 4 ]; then p=$3; shift 4; "
+    "(eval \"$p\") <\"$d/i\" >\"$d/o\" 2>\"$d/e\"; else (exec \"$@\") <\"$d/i\" >\"$d/o\" 2>\"$d/e\"; fi; r=$?; "
     "printf '%s\\n' \"$r\"; size \"$d/o\"; size \"$d/e\"; "
     "if [ -s \"$d/o\" ] || [ -s \"$d/e\" ]; then cat -- \"$d/o\" \"$d/e\"; fi; "
     "done"

@@ -530,8 +530,6 @@ def team_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _team_runs(world: World, on_build1: bool, project: str, workers: int, statuses: int) -> dict[str, Any]:
-    import pwd
-
     from pure import operations
     from pure.omx.scale_up import ScaleUpRequest
     from pure.on_host import on_host
@@ -539,11 +537,8 @@ def _team_runs(world: World, on_build1: bool, project: str, workers: int, status
     from shell.cli.scale_up import PLACEHOLDER_AGENT
     from shell.run.loop import run_program
 
-    # the home the host's login gives (its password file): the workers' shells here read the same start-up
-    # files (~/.bashrc) as there, so that both start alike
-    home = pwd.getpwuid(os.getuid()).pw_dir
-    env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config), "HOME": home}
-    request_env = {"OMX_TEAM_SCALING_ENABLED": "1", "PATH": env["PATH"], "HOME": home}
+    env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config)}
+    request_env = {"OMX_TEAM_SCALING_ENABLED": "1", "PATH": env["PATH"], "HOME": env["HOME"]}
     socket = "pf-host" if on_build1 else "pf-here"
     spent: dict[str, list[float]] = {}
 
@@ -794,6 +789,55 @@ def fleet_on_hosts(world: World, params: dict[str, Any]) -> dict[str, Any]:
     out["plan_down"] = cli("plan")
     out["panes_here_down"] = panes_here()
     run_process("tmux", ("-L", "pf-here", "kill-server"), env=world.env)
+    return out
+
+
+@scenario("cli_cost")
+def cli_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """What the command line costs with a team on a host against the same here (bench/remote_cli.py): a
+    ``team scale-up`` of ``workers`` placeholder workers, and ``plan`` of a fleet of two teams of half as many
+    each, both here or one here and one on the host, after its ``apply``; every command a process of its own,
+    as a user runs it."""
+    import statistics
+
+    (world.dir / "sockets").mkdir(mode=0o700)
+    world.host("build1", login_shell="/bin/bash")
+    workers, plans = int(params.get("workers", 10)), int(params.get("plans", 3))
+    env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config), "PANEFLEET_STATE_DIR": str(world.dir / "state")}
+    host = _open(world, "build1")
+
+    def timed(*args: str, cwd: Path | None = None) -> float:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, str(Path.cwd() / "cli.py"), *args, "-o", "json"], env=env,
+                              capture_output=True, text=True, timeout=300, cwd=cwd)
+        assert done.returncode == 0, (args, done.stdout[-1500:], done.stderr[-1500:])
+        return time.monotonic() - started
+
+    out: dict[str, Any] = {}
+    (world.dir / "here").mkdir()
+    _ok(hosts.call(host, ["mkdir", "-p", "/tmp/there"], world.env))
+    timed("team", "init", "here", "--cwd", str(world.dir / "here"), "--new-session", "--worker-cli", "placeholder",
+          "--tmux-socket", "pf-here")
+    timed("team", "init", "there", "--host", "build1", "--cwd", "/tmp/there", "--new-session", "--worker-cli",
+          "placeholder", "--tmux-socket", "pf")
+    out["scale_up_here_s"] = timed("team", "scale-up", "here", "--count", str(workers), "--cwd", str(world.dir / "here"))
+    out["scale_up_host_s"] = timed("team", "scale-up", "there", "--count", str(workers))
+    half = max(1, workers // 2)
+    for label, second in (("here", None), ("two_hosts", "build1")):
+        folder = world.dir / f"fleet-{label}"
+        folder.mkdir()
+        there = f'host = "{second}"\ncwd = "/tmp/fleet-{label}"\n' if second else ""
+        if second:
+            _ok(hosts.call(host, ["mkdir", "-p", f"/tmp/fleet-{label}"], world.env))
+        (folder / "panefleet.toml").write_text(
+            f'[team.a{label[0]}]\ntmux_socket = "pf-{label}-a"\n[[team.a{label[0]}.workers]]\ncli = "placeholder"\n'
+            f'count = {half}\n[team.b{label[0]}]\n{there}tmux_socket = "pf-{label}-b"\n[[team.b{label[0]}.workers]]\n'
+            f'cli = "placeholder"\ncount = {half}\n')
+        out[f"apply_{label}_s"] = timed("apply", "--yes", cwd=folder)
+        out[f"plan_{label}_s"] = statistics.median(timed("plan", cwd=folder) for _ in range(plans))
+    for socket in ("pf-here", "pf-here-a", "pf-here-b", "pf-two_hosts-a"):
+        run_process("tmux", ("-L", socket, "kill-server"), env=world.env)
+    hosts.close(host, world.env)
     return out
 
 

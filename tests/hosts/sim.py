@@ -106,7 +106,9 @@ class SimHost:
         (self.dir / "machine-id").write_text(self.machine_id + "\n")
         passwd = self.dir / "passwd"
         lines = Path("/etc/passwd").read_text().splitlines()
-        passwd.write_text("\n".join(_with_shell(line, self.login_shell) for line in lines) + "\n")
+        (self.dir / "home").mkdir(exist_ok=True)  # the login's own home: none of this machine's start-up files
+        passwd.write_text("\n".join(_with_login(line, self.login_shell, str(self.dir / "home")) for line in lines)
+                          + "\n")
         (self.dir / "tmp").mkdir(exist_ok=True)
         (self.dir / "tmp").chmod(0o1777)
         setup = (f"mount -t tmpfs tmpfs /run && mkdir -p /run/sshd && hostname {shlex.quote(self.alias)}"
@@ -166,9 +168,9 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _with_shell(line: str, shell: str) -> str:
+def _with_login(line: str, shell: str, home: str) -> str:
     fields = line.split(":")
-    return ":".join([*fields[:6], shell]) if fields[0] == "root" and len(fields) == 7 else line
+    return ":".join([*fields[:5], home, shell]) if fields[0] == "root" and len(fields) == 7 else line
 
 
 class World:
