@@ -13,7 +13,7 @@ The wire, in bytes, both ways; nothing sent is ever parsed as shell text on the 
   file of a private folder), then answers with three lines, the exit status and the lengths of standard
   output and standard error, followed by exactly those bytes. ``sh -c PROGRAM NAME ARG…`` is run as
   ``sh`` would run it, but in a subshell of this shell (a process less: most of what a run does on a
-  host is such a program, ``pure/remote_files.py``), ``PROGRAM`` given the arguments as ``$1``….
+  host is such a program, ``pure/remote_files.py``), ``PROGRAM`` given the arguments as ``$1``… (``$0`` is the shell's own).
 
 Arguments arrive through ``read -r`` and ``head -c`` (or ``dd``) into variables and out through ``"$@"``;
 only the text of a ``sh -c`` program, which panefleet writes, is parsed as shell (as ``sh -c`` parses it):

@@ -50,6 +50,10 @@ def test_every_argument_and_byte_arrives_as_itself(tmp_path: Path, shell: str, h
         assert bytes.fromhex(echoed.stdout.replace("\n", " ")) == data  # NUL and all, through standard input
         failed = host_shell.call(["sh", "-c", 'printf out; printf "err\\n" >&2; exit 7'], None, time.monotonic() + 10)
         assert (failed.exit_code, failed.stdout, failed.stderr) == (7, "out", "err\n")
+        ended = host_shell.call(["sh", "-c", 'trap "echo trapped" EXIT; exit 9', "sh"], None, time.monotonic() + 10)
+        assert (ended.exit_code, ended.stdout) == (9, "trapped\n")  # its exit ends its subshell, not the shell
+        bare = host_shell.call(["sh", "-c", 'echo "$#"'], b"", time.monotonic() + 10)
+        assert (bare.exit_code, bare.stdout) == (0, "0\n")
         missing = host_shell.call(["no-such-command-here"], None, time.monotonic() + 10)
         assert missing.exit_code == 127 and "no-such-command-here" in missing.stderr
         assert host_shell.usable()
