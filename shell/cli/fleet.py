@@ -96,8 +96,15 @@ def targets(args: argparse.Namespace, teams: list[TeamSpec]) -> list[Target]:
     environ = dict(os.environ)
     asked = tmux_socket(args, environ)
     env = {**recorded_env(environ), **FLEET_ENV}
-    return [Target(spec=team, socket=asked or team.tmux_socket or _recorded_socket(team, env), env=env,
-                   identity=_checked_host(team, env)) for team in teams]
+    from shell.cli.team_host import placed_env
+
+    found = []
+    for team in teams:
+        identity = _checked_host(team, env)
+        placed = env if team.host is None else placed_env(env, team.host, environ)
+        found.append(Target(spec=team, socket=asked or team.tmux_socket or _recorded_socket(team, env), env=placed,
+                            identity=identity))
+    return found
 
 
 def _registered_on_host(team: TeamSpec, env: dict[str, str]) -> RegisteredTeam | None:

@@ -161,6 +161,7 @@ def run_cli_operation(
         refused = _check_host(host, args)
         if refused is not None:
             return refused
+        request = _for_host(request, host, environ)
     if getattr(args, "dry_run", False) or plan_out:
         done, journal = dry_run(name, request, executor, predictors, predicted_capture, host)
         if plan_out:
@@ -186,6 +187,18 @@ def dry_run(name: str, request: object, executor: Executor, predictors: Predicto
     chosen = predictors(executor) if callable(predictors) else predictors
     dry = DryRunExecutor(executor, chosen, predicted_capture=predicted_capture)
     return run_program(lambda: placed(op.program(request), host), dry)
+
+
+def _for_host(request: object, host: str, environ: Mapping[str, str]) -> object:
+    """``request`` with its recorded environment's machine facts read on ``host`` (``shell/cli/team_host.py``)."""
+    import attrs
+
+    from shell.cli.team_host import placed_env
+
+    recorded = getattr(request, "env", None)
+    if not attrs.has(type(request)) or not isinstance(recorded, dict):
+        return request
+    return attrs.evolve(request, env=placed_env(recorded, host, environ))  # type: ignore[misc]
 
 
 def _check_host(host: str, args: argparse.Namespace) -> int | None:

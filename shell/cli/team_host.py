@@ -14,10 +14,12 @@ Nothing has run on the host when a check fails.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from returns.result import Failure, Result, Success
 
+from shell.cli.environment import is_machine_fact, recorded_env
 from shell.run import hosts
 from shell.run.remote import SSH_CONFIG_ENV
 from shell.store.registry import RegisteredTeam
@@ -52,3 +54,26 @@ def check(destination: str, entry: RegisteredTeam | None, env: Mapping[str, str]
                        "with the host's owner; if it is the same machine, run `panefleet team init --host` again "
                        "to record it)")
     return Success(now)
+
+
+def placed_env(recorded: Mapping[str, str], destination: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """The recorded environment of a request for a team on ``destination``: the ``OMX_*`` choices made here,
+    and what describes the machine (``HOME``, ``SHELL``, ``CODEX_HOME``, the proxies: ``shell/cli/environment.py``)
+    as a login there has them, so that a worker's shell, rc file and CLI home are that machine's."""
+    chosen = {k: v for k, v in recorded.items() if not is_machine_fact(k)}
+    return dict(sorted({**chosen, **_machine_env(destination, tuple(sorted(environ.items())))}.items()))
+
+
+@functools.cache
+def _machine_env(destination: str, environ: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The machine facts of a login on ``destination`` (read once per process); none when it is not reached
+    (the run that follows says why)."""
+    env = dict(environ)
+    opened = hosts.Host.open(destination, hosts.shared_socket_dir(env), config_file=env.get(SSH_CONFIG_ENV) or None)
+    if isinstance(opened, Failure):
+        return {}
+    answer = hosts.call(opened.unwrap(), ["env"], env)
+    if isinstance(answer, Failure) or answer.unwrap().exit_code != 0:
+        return {}
+    lines = dict(line.split("=", 1) for line in answer.unwrap().stdout.splitlines() if "=" in line)
+    return {k: v for k, v in recorded_env(lines).items() if is_machine_fact(k)}

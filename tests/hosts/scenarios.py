@@ -841,6 +841,72 @@ def cli_cost(world: World, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@scenario("codex_on_host")
+def codex_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
+    """Real Codex workers (the pinned CLI, tests/agents/sandbox.py) of a team on a host, talking to the mock
+    model server on 127.0.0.1 of the test's own network namespace: ``team init --host`` and a scale-up through
+    the command line; each worker starts there, gets its trigger, and its turn reaches the mock."""
+    import shutil
+
+    from tests.agents.mock_model import MockModel
+    from tests.agents.sandbox import agent_bin
+
+    count = int(params.get("workers", 1))
+    repo, codex_home, state = world.dir / "repo", world.dir / "codex-home", world.dir / "state"
+    for folder in (repo, codex_home):
+        folder.mkdir()
+    out: dict[str, Any] = {}
+    with MockModel(log_path=world.dir / "requests.jsonl") as mock:
+        (codex_home / "config.toml").write_text(
+            f'model = "mock-model"\nmodel_provider = "mock"\n\n[model_providers.mock]\nname = "mock"\n'
+            f'base_url = "{mock.base_url}/v1"\nwire_api = "responses"\n', encoding="utf-8")
+        node = shutil.which("node")
+        path = ":".join([str(agent_bin()), *([str(Path(node).parent)] if node else []), "/usr/local/bin:/usr/bin:/bin"])
+        (world.dir / "sockets").mkdir(mode=0o700)
+        world.host("build1", login_shell="/bin/bash", session_env={
+            "PATH": path, "CODEX_HOME": str(codex_home), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"})
+        host = _open(world, "build1")
+        _ok(hosts.call(host, ["sh", "-c", 'cd "$1" && git init -q && git -c user.name=t -c user.email=t@t.invalid '
+                                    'commit -q --allow-empty -m initial', "sh", str(repo)], world.env))
+        env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config), "PANEFLEET_STATE_DIR": str(state),
+               "OMX_TEAM_READY_TIMEOUT_MS": "150000"}
+
+        def cli(*args: str, timeout_s: float = 60) -> dict[str, Any]:
+            done = subprocess.run([sys.executable, str(Path.cwd() / "cli.py"), *args, "-o", "json"], env=env,
+                                  capture_output=True, text=True, timeout=timeout_s)
+            lines = done.stdout.strip().splitlines()
+            try:
+                answer = json.loads(lines[-1]) if lines else None
+            except json.JSONDecodeError:
+                answer = {"unparsed": done.stdout[-1500:]}
+            return {"code": done.returncode, "answer": answer, "stderr": done.stderr[-1500:]}
+
+        out["init"] = cli("team", "init", "alpha", "--host", "build1", "--cwd", str(repo), "--new-session",
+                          "--worker-cli", "codex", "--tmux-socket", "pf")
+        started = time.monotonic()
+        out["up"] = cli("team", "scale-up", "alpha", "--count", str(count), timeout_s=240)
+        out["up_s"] = time.monotonic() - started
+        workers = [f"worker-{n}" for n in range(1, count + 1)]
+        deadline = time.monotonic() + 120
+        reached: dict[str, bool] = {}
+        while time.monotonic() < deadline:
+            reached = {w: bool(mock.requests_containing(f"workers/{w}/inbox.md", prompt_only=True)) for w in workers}
+            if all(reached.values()):
+                break
+            time.sleep(0.5)
+        out["turns_reached_mock"] = reached
+        start = json.loads(sorted((state / "audit").glob("*scale_up*.jsonl"))[-1].read_text().splitlines()[0])
+        out["recorded_env"] = start["request"]["env"]  # the machine's facts as the host has them
+        out["host_home"] = _ok(hosts.call(host, ["sh", "-c", 'printf "%s" "$HOME"'], world.env)).stdout
+        out["status"] = cli("team", "status", "alpha")
+        out["commands"] = _ok(hosts.call(host, ["tmux", "-u", "-L", "pf", "list-panes", "-a", "-F",
+                                                "#{pane_id} #{pane_current_command}"], world.env)).stdout
+        out["here"] = run_process("tmux", ("-L", "pf", "list-sessions"), env=world.env).exit_code == 0
+        _ok(hosts.call(host, ["tmux", "-L", "pf", "kill-server"], world.env))
+        hosts.close(host, world.env)
+    return out
+
+
 _CALL_SLEEP = """
 import json, sys
 from returns.result import Failure

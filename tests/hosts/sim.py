@@ -86,8 +86,10 @@ def run_scenario(name: str, params: Mapping[str, Any] | None = None, timeout_s: 
 class SimHost:
     """One simulated host: its alias in ``~/.ssh/config``, its port, its sshd."""
 
-    def __init__(self, world: World, alias: str, port: int, login_shell: str, authorized: bool) -> None:
+    def __init__(self, world: World, alias: str, port: int, login_shell: str, authorized: bool,
+                 session_env: dict[str, str] | None = None) -> None:
         self.world, self.alias, self.port, self.login_shell = world, alias, port, login_shell
+        self.session_env = session_env or {}  # set in every session (sshd's SetEnv), as a login's profile would
         self.accepted = world.user_key if authorized else world.other_key
         self.dir = world.dir / alias
         self.dir.mkdir()
@@ -102,7 +104,9 @@ class SimHost:
             "ListenAddress 127.0.0.1", f"Port {self.port}", f"HostKey {self.host_key}",
             f"AuthorizedKeysFile {self.accepted}.pub", "PasswordAuthentication no",
             "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "StrictModes no", "UsePAM no",
-            f"PidFile {self.dir / 'sshd.pid'}", "LogLevel ERROR", "MaxStartups 100", ""]))
+            f"PidFile {self.dir / 'sshd.pid'}", "LogLevel ERROR", "MaxStartups 100",
+            *(["SetEnv " + " ".join(f'{name}="{value}"' for name, value in self.session_env.items())]
+              if self.session_env else []), ""]))  # one line: sshd takes the first SetEnv only
         (self.dir / "machine-id").write_text(self.machine_id + "\n")
         passwd = self.dir / "passwd"
         lines = Path("/etc/passwd").read_text().splitlines()
@@ -196,11 +200,11 @@ class World:
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
 
     def host(self, alias: str, *, login_shell: str = "/bin/bash", trusted: bool = True,
-             authorized: bool = True) -> SimHost:
+             authorized: bool = True, session_env: dict[str, str] | None = None) -> SimHost:
         """A started host named ``alias`` in ``~/.ssh/config``: its key in known_hosts when ``trusted``, the
-        world's user key accepted when ``authorized``."""
+        world's user key accepted when ``authorized``, ``session_env`` in each session's environment."""
         port = 2200 + len(self.hosts) + 1
-        sim = SimHost(self, alias, port, login_shell, authorized)
+        sim = SimHost(self, alias, port, login_shell, authorized, session_env)
         self.hosts.append(sim)
         with self.ssh_config.open("a") as config:
             config.write(f"Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"

@@ -215,3 +215,28 @@ def test_a_fleet_file_with_a_team_here_and_one_on_a_host_converges_both() -> Non
     down = result["plan_down"]
     assert down["code"] == 1 and "host_unreachable:build1" in down["answer"]["error"] and down["seconds"] < 20
     assert result["panes_here_down"] == result["panes_here"]  # nothing changed
+
+
+@pytest.mark.agents
+def test_real_codex_workers_of_a_team_on_a_host_start_there_and_reach_the_mock_model() -> None:
+    from tests.agents.sandbox import missing_prerequisites as agents_missing
+
+    missing = agents_missing(["codex"])
+    if missing:
+        reason = "agent scenarios cannot run: " + "; ".join(missing)
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    result = run_scenario("codex_on_host", {"workers": 2}, timeout_s=420)
+    assert result["init"]["code"] == 0, result["init"]
+    up = result["up"]
+    assert up["code"] == 0 and up["answer"]["ok"], up
+    assert [d["status"] for d in up["answer"]["deliveries"]] == ["delivered", "delivered"], up
+    assert result["turns_reached_mock"] == {"worker-1": True, "worker-2": True}  # each worker's own turn
+    assert result["recorded_env"]["HOME"] == result["host_home"]  # its machine facts are the host's
+    assert result["recorded_env"]["CODEX_HOME"].endswith("/codex-home")
+    status = result["status"]["answer"]
+    workers = [p for p in status["panes"] if p["role"] == "worker"]
+    assert status["healthy"] and len(workers) == 2, status
+    assert all(p["verdict"] == "live" and p["screen"] in ("ready", "idle") for p in workers), status
+    assert result["here"] is False  # no tmux server here: the workers ran there
