@@ -242,12 +242,13 @@ def request_for(target: Target, action: Action, environ: Mapping[str, str]) -> t
 
 def _scale_up(target: Target, group: WorkerGroup, count: int, environ: Mapping[str, str]) -> object:
     from pure.omx.scale_up import ScaleUpRequest
-    from shell.cli.scale_up import agent_clis, existing_shells, facts_on_host
+    from shell.cli.scale_up import agent_clis, existing_shells
     from shell.cli.task_input import parse_task
+    from shell.cli.team_host import agent_facts
 
     if target.host is not None:
         try:
-            cli_paths, node_path, shells = facts_on_host(target.host, environ)
+            cli_paths, node_path, shells = agent_facts(target.host, environ)
         except ValueError as exc:
             raise FleetReadError(f"team {target.spec.name}: {exc}") from None
         cli_problems = None  # `panefleet doctor --host` checks the CLIs there

@@ -78,7 +78,9 @@ def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
         raise ValueError(too_many)
     host = placed_on(args)
     if host is not None:
-        cli_paths, node_path, shells = facts_on_host(host, environ)
+        from shell.cli.team_host import agent_facts
+
+        cli_paths, node_path, shells = agent_facts(host, environ)
         cli_problems = None  # `panefleet doctor --host` checks the CLIs there
     else:
         cli_paths, cli_problems = agent_clis(environ, os.path.abspath(args.cwd))
@@ -90,38 +92,6 @@ def build_request(args: argparse.Namespace, environ: dict[str, str]) -> Any:
         node_path=node_path, existing_shells=shells,
         cli_problems=cli_problems, all_or_nothing=True if args.all_or_nothing else None,
     )
-
-
-# On a host: where each agent CLI and node are on its PATH (an empty line: not found), whether panefleet's
-# placeholder agent is there at the path it has here, and which worker-shell candidates exist
-_HOST_FACTS = ('for c in codex claude gemini node; do command -v "$c" || echo; done; '
-               '[ -x "$1" ] && echo "$1" || echo; shift; for s in "$@"; do [ -f "$s" ] && printf "%s\\n" "$s"; done')
-
-
-def facts_on_host(host: str, environ: Mapping[str, str]) -> tuple[dict[str, str], str, tuple[str, ...]]:
-    """``agent_clis``' paths, node's and ``existing_shells`` for a team on ``host``, read there in one call.
-    The placeholder agent is found only where it is at the same path as here (a checkout or install there
-    at the same place); else it is "" and a scale-up that would start it is refused, saying so. Raises
-    ``ValueError`` naming the host's fault."""
-    from returns.result import Failure
-
-    from pure.omx.startup_script import BASH_CANDIDATES, ZSH_CANDIDATES
-    from shell.run import hosts
-    from shell.run.remote import SSH_CONFIG_ENV
-
-    opened = hosts.Host.open(host, hosts.shared_socket_dir(environ),
-                             config_file=environ.get(SSH_CONFIG_ENV) or None)
-    if isinstance(opened, Failure):
-        raise ValueError(str(opened.failure()))
-    answer = hosts.call(opened.unwrap(), ["sh", "-c", _HOST_FACTS, "sh", str(PLACEHOLDER_AGENT),
-                                          *ZSH_CANDIDATES, *BASH_CANDIDATES], environ)
-    if isinstance(answer, Failure):
-        raise ValueError(str(answer.failure()))
-    lines = answer.unwrap().stdout.split("\n")
-    codex, claude, gemini, node, placeholder = (lines + [""] * 5)[:5]
-    shells = tuple(line for line in lines[5:] if line)
-    return ({"codex": codex, "claude": claude, "gemini": gemini, "placeholder": placeholder}, node or "node",
-            shells)
 
 
 def agent_clis(environ: Mapping[str, str], cwd: str) -> tuple[dict[str, str], dict[str, list[str]] | None]:

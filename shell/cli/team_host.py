@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
+from attrs import frozen
 from returns.result import Failure, Result, Success
 
 from shell.cli.environment import is_machine_fact, recorded_env
@@ -25,16 +26,76 @@ from shell.run.remote import SSH_CONFIG_ENV
 from shell.store.registry import RegisteredTeam
 
 
-def identify(destination: str, env: Mapping[str, str]) -> Result[hosts.HostIdentity, str]:
-    """The host's identity now, or why it could not be read."""
+@frozen
+class Login:
+    """What one call on a host at a command's start reads there: the host's identity, the machine facts of a
+    login there (``shell/cli/environment.py``), and the facts a scale-up needs (:func:`agent_facts`)."""
+
+    identity: hosts.HostIdentity
+    env: dict[str, str]
+    facts: tuple[str, ...]
+
+
+# the host's identity, then NUL, the login's environment, NUL, where each agent CLI and node are on its PATH
+# (an empty line: not found), the placeholder agent's path when it is there ($1), and which of the worker
+# shells ($2…) exist
+_LOGIN = (f'{hosts.IDENTIFY_PROGRAM}; printf "\\0"; env; printf "\\0"; '
+          'for c in codex claude gemini node; do command -v "$c" || echo; done; '
+          '[ -x "$1" ] && echo "$1" || echo; shift; for s in "$@"; do [ -f "$s" ] && printf "%s\\n" "$s"; done')
+
+
+def login(destination: str, env: Mapping[str, str]) -> Result[Login, str]:
+    """:class:`Login` on ``destination``, read once per process, or why it could not be read."""
+    return _login(destination, tuple(sorted(env.items())))
+
+
+@functools.cache
+def _login(destination: str, environ: tuple[tuple[str, str], ...]) -> Result[Login, str]:
+    from pure.omx.startup_script import BASH_CANDIDATES, ZSH_CANDIDATES
+    from shell.cli.scale_up import PLACEHOLDER_AGENT
+
+    env = dict(environ)
     opened = hosts.Host.open(destination, hosts.shared_socket_dir(env), config_file=env.get(SSH_CONFIG_ENV) or None)
     if isinstance(opened, Failure):
         return Failure(str(opened.failure()))
     host = opened.unwrap()
-    found = hosts.identify(host, env)
-    if host.owns_socket_dir:
-        hosts.close(host, env)
-    return Failure(str(found.failure())) if isinstance(found, Failure) else Success(found.unwrap())
+    try:
+        answer = hosts.call(host, ["sh", "-c", _LOGIN, "sh", str(PLACEHOLDER_AGENT), *ZSH_CANDIDATES, *BASH_CANDIDATES],
+                            env)
+        if isinstance(answer, Failure):
+            return Failure(str(answer.failure()))
+        who, machine, facts = (answer.unwrap().stdout.split("\0") + ["", ""])[:3]
+        identity = hosts.identity_from(host, who, env)
+        if isinstance(identity, Failure):
+            return Failure(str(identity.failure()))
+        lines = dict(line.split("=", 1) for line in machine.splitlines() if "=" in line)
+        return Success(Login(identity=identity.unwrap(),
+                             env={k: v for k, v in recorded_env(lines).items() if is_machine_fact(k)},
+                             facts=tuple(facts.split("\n"))))
+    finally:
+        if host.owns_socket_dir:
+            hosts.close(host, env)
+
+
+def identify(destination: str, env: Mapping[str, str]) -> Result[hosts.HostIdentity, str]:
+    """The host's identity now, or why it could not be read."""
+    found = login(destination, env)
+    return Failure(found.failure()) if isinstance(found, Failure) else Success(found.unwrap().identity)
+
+
+def agent_facts(destination: str, env: Mapping[str, str]) -> tuple[dict[str, str], str, tuple[str, ...]]:
+    """Where each agent CLI and node are on the host's PATH, and which worker shells exist there (as
+    ``shell/cli/scale_up.py`` finds them here). The placeholder agent is found only where it is at the same
+    path as here (a checkout or install there at the same place); else it is "" and a scale-up that would
+    start it is refused, saying so. Raises ``ValueError`` naming the host's fault."""
+    found = login(destination, env)
+    if isinstance(found, Failure):
+        raise ValueError(found.failure())
+    lines = list(found.unwrap().facts)
+    codex, claude, gemini, node, placeholder = (lines + [""] * 5)[:5]
+    shells = tuple(line for line in lines[5:] if line)
+    return ({"codex": codex, "claude": claude, "gemini": gemini, "placeholder": placeholder}, node or "node",
+            shells)
 
 
 def check(destination: str, entry: RegisteredTeam | None, env: Mapping[str, str]) -> Result[hosts.HostIdentity, str]:
@@ -59,21 +120,9 @@ def check(destination: str, entry: RegisteredTeam | None, env: Mapping[str, str]
 def placed_env(recorded: Mapping[str, str], destination: str, environ: Mapping[str, str]) -> dict[str, str]:
     """The recorded environment of a request for a team on ``destination``: the ``OMX_*`` choices made here,
     and what describes the machine (``HOME``, ``SHELL``, ``CODEX_HOME``, the proxies: ``shell/cli/environment.py``)
-    as a login there has them, so that a worker's shell, rc file and CLI home are that machine's."""
+    as a login there has them, so that a worker's shell, rc file and CLI home are that machine's (none when
+    the host is not reached: the run that follows says why)."""
     chosen = {k: v for k, v in recorded.items() if not is_machine_fact(k)}
-    return dict(sorted({**chosen, **_machine_env(destination, tuple(sorted(environ.items())))}.items()))
-
-
-@functools.cache
-def _machine_env(destination: str, environ: tuple[tuple[str, str], ...]) -> dict[str, str]:
-    """The machine facts of a login on ``destination`` (read once per process); none when it is not reached
-    (the run that follows says why)."""
-    env = dict(environ)
-    opened = hosts.Host.open(destination, hosts.shared_socket_dir(env), config_file=env.get(SSH_CONFIG_ENV) or None)
-    if isinstance(opened, Failure):
-        return {}
-    answer = hosts.call(opened.unwrap(), ["env"], env)
-    if isinstance(answer, Failure) or answer.unwrap().exit_code != 0:
-        return {}
-    lines = dict(line.split("=", 1) for line in answer.unwrap().stdout.splitlines() if "=" in line)
-    return {k: v for k, v in recorded_env(lines).items() if is_machine_fact(k)}
+    found = login(destination, environ)
+    machine = found.unwrap().env if not isinstance(found, Failure) else {}
+    return dict(sorted({**chosen, **machine}.items()))

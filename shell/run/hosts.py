@@ -137,7 +137,15 @@ def identify(host: Host, env: Mapping[str, str], timeout: float | None = None) -
     answer = call(host, _IDENTIFY, env, timeout)
     if isinstance(answer, Failure):
         return Failure(answer.failure())
-    lines = answer.unwrap().stdout.split("\n")
+    return identity_from(host, answer.unwrap().stdout, env)
+
+
+IDENTIFY_PROGRAM = _IDENTIFY[2]  # for a call that reads more at once: its answer first (``identity_from``)
+
+
+def identity_from(host: Host, answer: str, env: Mapping[str, str]) -> Result[HostIdentity, hosts.HostFault]:
+    """The identity :data:`IDENTIFY_PROGRAM` answered, with the host keys ``known_hosts`` holds for it."""
+    lines = answer.split("\n")
     machine_id, name, shell = (lines + ["", "", ""])[:3]
     checked = hosts.check_login_shell(host.destination, shell)
     if isinstance(checked, Failure):
