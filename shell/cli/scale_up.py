@@ -12,8 +12,7 @@ from typing import Any
 
 from shell.cli.args import add_dry_run, add_host, add_output, add_tmux, complete_path, positive_int
 from shell.cli.environment import recorded_env
-
-PLACEHOLDER_AGENT = Path(__file__).resolve().parents[1] / "placeholder_agent.sh"
+from shell.placeholder import PLACEHOLDER_AGENT
 
 
 def register(team_subparsers: Any) -> None:

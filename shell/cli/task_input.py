@@ -120,10 +120,12 @@ def check_against_team(args: argparse.Namespace, team: str, cwd: str, env: Mappi
     """The first problem of the roles (``(what, name)``) and the tasks named as blockers (``(what,
     ids)``), reading the disk only for what the agent table does not answer. A team whose tasks
     cannot be read here is left to the command, which says what is wrong with it."""
+    from shell.cli.team_home import placed_on
+
     strange = [(what, name) for what, name in roles if not is_table_role(name)]
     blocking = [(what, ids) for what, ids in blocked if ids]
-    if not strange and not blocking:
-        return None
+    if not strange and not blocking or placed_on(args) is not None:
+        return None  # a team on another machine: the command itself, there, says what is wrong
     known = read_known(args, team, cwd, dict(env), tasks=bool(blocking), roles=bool(strange))
     if known is None:
         return None

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 STATE_ROOT_VARIABLES = ("OMX_TEAM_STATE_ROOT", "OMX_ROOT", "OMX_STATE_ROOT")
 SCALING_GATE = "OMX_TEAM_SCALING_ENABLED"
+# Team commands that work on this machine only (a terminal brought to a pane, a hook run, tasks read from the
+# team's folder here, a scrollback followed): refused for a team on another machine. ``logs --follow`` too.
+HERE_ONLY = frozenset({"attach", "watch", "task"})
 
 
 @frozen
@@ -225,6 +228,14 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str]) -> int | None:
             sys.stdout.write(json.dumps({"ok": False, "error": message, "error_code": "team_record_malformed"},
                                         ensure_ascii=False) + "\n")
         return 1
+    if home.host is not None and (args.team_command in HERE_ONLY or getattr(args, "follow", False)):
+        message = (f"team {args.team} lives on {home.host}: `panefleet team {args.team_command}` does not reach "
+                   "another machine yet (docs/hosts.md, \"A team on a host\")")
+        sys.stderr.write(f"panefleet: {message}\n")
+        if getattr(args, "output", "text") == "json":
+            sys.stdout.write(json.dumps({"ok": False, "error": message, "error_code": "team_on_another_machine"},
+                                        ensure_ascii=False) + "\n")
+        return 2
     args.cwd = home.cwd
     args.team_home = home
     note = socket_note(args, env)

@@ -52,7 +52,7 @@ def login(destination: str, env: Mapping[str, str]) -> Result[Login, str]:
 @functools.cache
 def _login(destination: str, environ: tuple[tuple[str, str], ...]) -> Result[Login, str]:
     from pure.omx.startup_script import BASH_CANDIDATES, ZSH_CANDIDATES
-    from shell.cli.scale_up import PLACEHOLDER_AGENT
+    from shell.placeholder import PLACEHOLDER_AGENT
 
     env = dict(environ)
     opened = hosts.Host.open(destination, hosts.shared_socket_dir(env), config_file=env.get(SSH_CONFIG_ENV) or None)

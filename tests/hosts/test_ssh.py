@@ -165,6 +165,8 @@ def test_team_commands_place_a_team_on_a_host_and_refuse_a_host_that_changed() -
     assert [w["name"] for w in result["up"]["answer"]["addedWorkers"]] == ["worker-1", "worker-2"]
     assert result["status"]["answer"]["panesProven"] and "locks" not in result["status"]["answer"]
     assert result["down"]["answer"]["removedWorkers"] == ["worker-1"]
+    attach = result["attach"]
+    assert attach["code"] == 2 and attach["answer"]["error_code"] == "team_on_another_machine", attach
     assert sorted(result["panes"].split("\n")[:-1]) == ["%0 team:alpha", "%2 team:alpha"]
     assert result["here"] == {"project": False, "tmux": False}
     replaced = result["replaced"]
