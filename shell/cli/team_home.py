@@ -215,33 +215,29 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str]) -> int | None:
         home = locate(args.team, args.cwd, env) if host is None else on_host(
             args.team, None if args.cwd == "." else args.cwd, host, env)
     except NotOnHost as exc:
-        sys.stderr.write(f"panefleet: {exc}\n")
-        if getattr(args, "output", "text") == "json":
-            sys.stdout.write(json.dumps({"ok": False, "error": str(exc), "error_code": "team_not_on_host"},
-                                        ensure_ascii=False) + "\n")
-        return 2
+        return _refused(args, str(exc), "team_not_on_host", 2)
     except TeamRecordError as exc:
-        message = (f"{exc}. Repair the file or remove it; without it panefleet treats team {args.team} as "
-                   "oh-my-codex's (pass its tmux server with --tmux-socket, scale with OMX_TEAM_SCALING_ENABLED=1)")
-        sys.stderr.write(f"panefleet: {message}\n")
-        if getattr(args, "output", "text") == "json":
-            sys.stdout.write(json.dumps({"ok": False, "error": message, "error_code": "team_record_malformed"},
-                                        ensure_ascii=False) + "\n")
-        return 1
+        return _refused(args, f"{exc}. Repair the file or remove it; without it panefleet treats team {args.team} as "
+                              "oh-my-codex's (pass its tmux server with --tmux-socket, scale with "
+                              "OMX_TEAM_SCALING_ENABLED=1)", "team_record_malformed", 1)
     if home.host is not None and (args.team_command in HERE_ONLY or getattr(args, "follow", False)):
-        message = (f"team {args.team} lives on {home.host}: `panefleet team {args.team_command}` does not reach "
-                   "another machine yet (docs/hosts.md, \"A team on a host\")")
-        sys.stderr.write(f"panefleet: {message}\n")
-        if getattr(args, "output", "text") == "json":
-            sys.stdout.write(json.dumps({"ok": False, "error": message, "error_code": "team_on_another_machine"},
-                                        ensure_ascii=False) + "\n")
-        return 2
+        return _refused(args, f"team {args.team} lives on {home.host}: `panefleet team {args.team_command}` does not "
+                              "reach another machine yet (docs/hosts.md, \"A team on a host\")",
+                        "team_on_another_machine", 2)
     args.cwd = home.cwd
     args.team_home = home
     note = socket_note(args, env)
     if note is not None and getattr(args, "output", "text") != "json":
         sys.stderr.write(note + "\n")
     return None
+
+
+def _refused(args: argparse.Namespace, message: str, code: str, status: int) -> int:
+    """Say why the command cannot go on (on stderr; also as JSON with ``-o json``); its exit status."""
+    sys.stderr.write(f"panefleet: {message}\n")
+    if getattr(args, "output", "text") == "json":
+        sys.stdout.write(json.dumps({"ok": False, "error": message, "error_code": code}, ensure_ascii=False) + "\n")
+    return status
 
 
 def _server_of_tmux_env(env: Mapping[str, str]) -> str | None:
