@@ -36,12 +36,17 @@ class Login:
     facts: tuple[str, ...]
 
 
-# the host's identity, then NUL, the login's environment, NUL, where each agent CLI and node are on its PATH
-# (an empty line: not found), the placeholder agent's path when it is there ($1), and which of the worker
-# shells ($2…) exist
+# The host's identity, then NUL, the login's environment, NUL, where each agent CLI and node are on its PATH
+# (an empty line: not found), where panefleet's placeholder agent now is there, and which of the worker shells
+# ($@) exist. The placeholder agent's text comes on standard input and is installed (atomically, when it
+# changed) as ~/.cache/panefleet/placeholder_agent.sh, so a team there can run it as one here does.
 _LOGIN = (f'{hosts.IDENTIFY_PROGRAM}; printf "\\0"; env; printf "\\0"; '
           'for c in codex claude gemini node; do command -v "$c" || echo; done; '
-          '[ -x "$1" ] && echo "$1" || echo; shift; for s in "$@"; do [ -f "$s" ] && printf "%s\\n" "$s"; done')
+          'p="$HOME/.cache/panefleet/placeholder_agent.sh"; t=$(cat; printf .); t=${t%.}; '
+          'if [ -x "$p" ] && [ "$(cat -- "$p"; printf .)" = "$t." ]; then echo "$p"; '
+          'elif mkdir -p -- "${p%/*}" && printf "%s" "$t" >"$p.$$" && chmod 755 "$p.$$" && mv -f -- "$p.$$" "$p"; '
+          'then echo "$p"; else rm -f -- "$p.$$"; echo; fi; '
+          'for s in "$@"; do [ -f "$s" ] && printf "%s\\n" "$s"; done')
 
 
 def login(destination: str, env: Mapping[str, str]) -> Result[Login, str]:
@@ -60,8 +65,8 @@ def _login(destination: str, environ: tuple[tuple[str, str], ...]) -> Result[Log
         return Failure(str(opened.failure()))
     host = opened.unwrap()
     try:
-        answer = hosts.call(host, ["sh", "-c", _LOGIN, "sh", str(PLACEHOLDER_AGENT), *ZSH_CANDIDATES, *BASH_CANDIDATES],
-                            env)
+        answer = hosts.call(host, ["sh", "-c", _LOGIN, "sh", *ZSH_CANDIDATES, *BASH_CANDIDATES], env,
+                            stdin=PLACEHOLDER_AGENT.read_bytes())
         if isinstance(answer, Failure):
             return Failure(str(answer.failure()))
         who, machine, facts = (answer.unwrap().stdout.split("\0") + ["", ""])[:3]
@@ -84,10 +89,10 @@ def identify(destination: str, env: Mapping[str, str]) -> Result[hosts.HostIdent
 
 
 def agent_facts(destination: str, env: Mapping[str, str]) -> tuple[dict[str, str], str, tuple[str, ...]]:
-    """Where each agent CLI and node are on the host's PATH, and which worker shells exist there (as
-    ``shell/cli/scale_up.py`` finds them here). The placeholder agent is found only where it is at the same
-    path as here (a checkout or install there at the same place); else it is "" and a scale-up that would
-    start it is refused, saying so. Raises ``ValueError`` naming the host's fault."""
+    """Where each agent CLI and node are on the host's PATH, where panefleet's placeholder agent is installed
+    there ("" when it could not be: a scale-up that would start it is refused, saying so), and which worker
+    shells exist there (as ``shell/cli/scale_up.py`` finds them here). Raises ``ValueError`` naming the host's
+    fault."""
     found = login(destination, env)
     if isinstance(found, Failure):
         raise ValueError(found.failure())

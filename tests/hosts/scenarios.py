@@ -430,7 +430,7 @@ def team_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
     from pure.omx.scale_up import ScaleUpRequest
     from pure.on_host import on_host
     from pure.team import TeamInitRequest, TeamStatusRequest
-    from shell.cli.scale_up import PLACEHOLDER_AGENT
+    from shell.cli.team_host import agent_facts
     from shell.run.loop import run_program
 
     (world.dir / "sockets").mkdir(mode=0o700)
@@ -461,9 +461,10 @@ def team_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     out["init"] = run("team.init", TeamInitRequest(team="alpha", cwd=project, env=request_env, task="remote work",
                                                    new_session=True, session_name="alpha", worker_cli="placeholder"))
+    cli_paths, _node, shells = agent_facts("build1", env)  # the placeholder agent installed there
+    out["installed"] = cli_paths["placeholder"]
     out["up"] = run("team.scale_up", ScaleUpRequest(team="alpha", count=count, cwd=project, env=request_env,
-                                                    cli_paths={"placeholder": str(PLACEHOLDER_AGENT)},
-                                                    existing_shells=("/bin/bash",)))
+                                                    cli_paths=cli_paths, existing_shells=shells))
     out["panes_after_up"] = on_build1("tmux", "-L", "pf", "list-panes", "-a", "-F",
                                       "#{pane_id} #{@omx_team_pane_owner_id} #{pane_dead}")
     out["status"] = run("team.status", TeamStatusRequest(team="alpha", cwd=project, env=request_env))
@@ -534,7 +535,8 @@ def _team_runs(world: World, on_build1: bool, project: str, workers: int, status
     from pure.omx.scale_up import ScaleUpRequest
     from pure.on_host import on_host
     from pure.team import TeamInitRequest, TeamStatusRequest
-    from shell.cli.scale_up import PLACEHOLDER_AGENT
+    from shell.cli.team_host import agent_facts
+    from shell.placeholder import PLACEHOLDER_AGENT
     from shell.run.loop import run_program
 
     env = {**world.env, "PANEFLEET_SSH_CONFIG": str(world.ssh_config)}
@@ -568,9 +570,9 @@ def _team_runs(world: World, on_build1: bool, project: str, workers: int, status
         Path(project).mkdir()
     init = run("team.init", TeamInitRequest(team="alpha", cwd=project, env=request_env, task="work",
                                             new_session=True, session_name="alpha", worker_cli="placeholder"))
+    cli_paths = agent_facts("build1", env)[0] if on_build1 else {"placeholder": str(PLACEHOLDER_AGENT)}
     up = run("team.scale_up", ScaleUpRequest(team="alpha", count=workers, cwd=project, env=request_env,
-                                             cli_paths={"placeholder": str(PLACEHOLDER_AGENT)},
-                                             existing_shells=("/bin/bash",)))
+                                             cli_paths=cli_paths, existing_shells=("/bin/bash",)))
     status = [run("team.status", TeamStatusRequest(team="alpha", cwd=project, env=request_env))
               for _ in range(statuses)]
     kill = ("tmux", "-L", socket, "kill-server")

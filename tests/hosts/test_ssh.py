@@ -123,6 +123,7 @@ def test_a_team_placed_on_a_host_lives_there_whole() -> None:
     for run in ("init", "up", "status", "down"):
         assert result[run]["status"] == "ok", (run, result[run]["result"])
         assert result[run]["here"] == []  # every step that can name a host named it
+    assert result["installed"].endswith("/.cache/panefleet/placeholder_agent.sh")  # in the host's home
     added = result["up"]["result"]["addedWorkers"]
     assert [worker["name"] for worker in added] == ["worker-1", "worker-2"]
     assert [d["status"] for d in result["up"]["result"]["deliveries"]] == ["delivered", "delivered"]
