@@ -9,7 +9,8 @@ team's registry entry recorded when ``team init --host`` made it there.
   since (none of the recorded fingerprints is known now): refused, naming what changed, since the panes,
   processes and files the team's records name are not that machine's.
 
-Nothing has run on the host when a check fails.
+When a check fails nothing of the team's has been read or changed there; the one call that read the host
+may have installed panefleet's placeholder agent in its user's cache (:data:`_LOGIN`).
 """
 
 from __future__ import annotations
