@@ -709,9 +709,9 @@ def killed_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
             time.sleep(0.002)
         run.kill()
         run.communicate(timeout=60)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 20  # sshd notices the session gone once the master has closed it
         while (alive := panefleets_on_host()) and time.monotonic() < deadline:
-            time.sleep(0.1)  # its shell and control client there end with its session
+            time.sleep(0.2)  # its shell and control client there end with its session
         left = leftovers(team)
         command = ("team", "debt", "reconcile", team) if number % 2 else ("team", "scale-up", team, "--count", "1")
         give_up = time.monotonic() + 30
