@@ -17,7 +17,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from returns.result import Failure
 
@@ -26,18 +26,11 @@ from pure.fleet import FLEET_FILE
 from pure.fleet.converge import Action, TeamPlan, converge
 from pure.fleet.spec import FleetFile, TeamSpec
 from pure.program import Gen
-from shell.cli.environment import recorded_env
+from shell.cli.fleet_targets import FLEET_ENV, targets
 from shell.cli.fleet_teams import FleetReadError, Observed, Target, carry_out, observe, takeover_wait
-
-if TYPE_CHECKING:
-    from shell.run.hosts import HostIdentity
-    from shell.store.registry import RegisteredTeam
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ATTENTION, EXIT_REFUSED = 0, 1, 2, 3, 4
 NO_CHANGES = "No changes: the fleet matches {file}."
-# oh-my-codex asks for OMX_TEAM_SCALING_ENABLED=1 before any scaling; a team declared in a fleet file is
-# panefleet's own, and converging it is the point (docs/fleet.md, "Deviations").
-FLEET_ENV = {"OMX_TEAM_SCALING_ENABLED": "1"}
 
 
 class FleetUsage(Exception):
@@ -86,67 +79,6 @@ def selected(fleet: FleetFile, names: list[str]) -> list[TeamSpec]:
     if unknown:
         raise FleetUsage(f"{fleet.path} declares no team {', '.join(unknown)} (it declares: {', '.join(known)})")
     return [known[name] for name in names] if names else list(fleet.teams)
-
-
-def targets(args: argparse.Namespace, teams: list[TeamSpec]) -> list[Target]:
-    """Each team's tmux server: --tmux-socket or $PANEFLEET_TMUX_SOCKET, else the file's ``tmux_socket``,
-    else the server the team was made on (its record), else tmux's default server."""
-    from shell.cli.operation import tmux_socket
-
-    environ = dict(os.environ)
-    asked = tmux_socket(args, environ)
-    env = {**recorded_env(environ), **FLEET_ENV}
-    from shell.cli.team_host import placed_env
-
-    found = []
-    for team in teams:
-        identity = _checked_host(team, env)
-        placed = env if team.host is None else placed_env(env, team.host, environ)
-        found.append(Target(spec=team, socket=asked or team.tmux_socket or _recorded_socket(team, env), env=placed,
-                            identity=identity))
-    return found
-
-
-def _registered_on_host(team: TeamSpec, env: dict[str, str]) -> RegisteredTeam | None:
-    """The registry entry of a team on a host (its record, here: docs/hosts.md, "A team on a host")."""
-    from pure.omx.state import resolve_state_root
-    from shell.store.registry import RegistryError, registered_teams
-
-    root = resolve_state_root(team.cwd, env)
-    try:
-        found = [e for e in registered_teams() if e.host == team.host and e.team == team.name and e.state_root == root]
-    except RegistryError as exc:
-        raise FleetReadError(f"team {team.name}: {exc}") from None
-    return found[0] if found else None
-
-
-def _checked_host(team: TeamSpec, env: dict[str, str]) -> HostIdentity | None:
-    """The identity of a team's host, when it is the machine the team was made on (``shell/cli/team_host.py``);
-    nothing is read or changed there otherwise. None for a team on this machine."""
-    from returns.result import Failure
-
-    from shell.cli import team_host
-
-    if team.host is None:
-        return None
-    checked = team_host.check(team.host, _registered_on_host(team, env), os.environ)
-    if isinstance(checked, Failure):
-        raise FleetReadError(f"team {team.name}: {checked.failure()}")
-    return checked.unwrap()
-
-
-def _recorded_socket(team: TeamSpec, env: dict[str, str]) -> str | None:
-    from pure.omx.state import TeamPaths, resolve_state_root
-    from shell.store.team_record import TeamRecordError, read_team_record
-
-    if team.host is not None:
-        entry = _registered_on_host(team, env)
-        return entry.tmux_socket if entry is not None else None
-    try:
-        record = read_team_record(TeamPaths(resolve_state_root(team.cwd, env), team.name).team_dir)
-    except TeamRecordError as exc:
-        raise FleetReadError(f"team {team.name}: {exc}") from None
-    return record.tmux_socket if record is not None else None
 
 
 def plan_teams(found: list[Target]) -> list[tuple[Target, Observed, TeamPlan]]:
