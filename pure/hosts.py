@@ -20,7 +20,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, get_args
 
 from attrs import frozen
 from returns.result import Failure, Result, Success
@@ -66,6 +66,12 @@ _FAULT_WORDS: dict[FaultKind, str] = {
     "login_shell_unsupported": "the remote login shell is not a POSIX shell, so arguments cannot be passed literally",
     "ssh_failed": "ssh failed",
 }
+
+
+def names_fault(text: str, host: str) -> bool:
+    """Whether an error says ``host`` could not be reached or used (a :class:`HostFault`'s code in it): what a
+    run on it read is then unknown, not absent (``shell/cli/fleet.py``, ``plan``)."""
+    return any(f"host_{kind}:{host}" in text for kind in get_args(FaultKind))
 
 
 # What to do about each fault (``panefleet doctor --host``).

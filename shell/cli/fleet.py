@@ -23,7 +23,7 @@ from returns.result import Failure
 
 from pure import model as m
 from pure.fleet import FLEET_FILE
-from pure.fleet.converge import Action, TeamPlan, converge
+from pure.fleet.converge import Action, TeamFacts, TeamPlan, converge
 from pure.fleet.spec import FleetFile, TeamSpec
 from pure.program import Gen
 from shell.cli.fleet_targets import FLEET_ENV, targets
@@ -82,10 +82,38 @@ def selected(fleet: FleetFile, names: list[str]) -> list[TeamSpec]:
 
 
 def plan_teams(found: list[Target]) -> list[tuple[Target, Observed, TeamPlan]]:
-    """Read every team (in parallel: each read is one snapshot of its server) and plan it."""
+    """Read every team (in parallel: each read is one snapshot of its server) and plan it. A team whose host
+    was not reached, or stopped answering while it was read, is planned nothing: its workers are unknown."""
     with ThreadPoolExecutor(max_workers=min(8, len(found)) or 1) as pool:
-        observed = list(pool.map(observe, found))
-    return [(target, seen, converge(target.spec, seen.facts)) for target, seen in zip(found, observed, strict=True)]
+        observed = list(pool.map(_observe, found))
+    return [(target, seen, _plan(target, seen)) for target, seen in zip(found, observed, strict=True)]
+
+
+def _observe(target: Target) -> Observed:
+    if target.unreached:
+        return Observed(facts=TeamFacts(exists=False), unknown=target.unreached)
+    try:
+        return observe(target)
+    except FleetReadError as exc:
+        if target.host is None or target.identity is None:
+            raise
+        from pure.hosts import names_fault
+
+        if not names_fault(str(exc), target.host):
+            raise
+        return Observed(facts=TeamFacts(exists=False), unknown=str(exc).removeprefix(f"team {target.spec.name}: "))
+
+
+def _plan(target: Target, seen: Observed) -> TeamPlan:
+    if seen.unknown:
+        return TeamPlan(team=target.spec.name, actions=(), blocked=(
+            f"its {target.spec.declared} declared workers are unknown, and nothing is planned for it: {seen.unknown}",))
+    return converge(target.spec, seen.facts)
+
+
+def unknown_teams(planned: list[tuple[Target, Observed, TeamPlan]]) -> list[str]:
+    """Why each team whose host was not reached could not be read."""
+    return [f"team {target.spec.name}: {seen.unknown}" for target, seen, _ in planned if seen.unknown]
 
 
 # ------------------------------------------------------------------------------------------- text
@@ -129,7 +157,10 @@ def plan_text(fleet: FleetFile, planned: list[tuple[Target, Observed, TeamPlan]]
         live = sum(1 for w in seen.facts.workers if w.pane == "live")
         where = f"tmux server {target.socket or 'default'}" + (" (not running)" if seen.server_down else "")
         folder = target.spec.cwd if target.host is None else f"{target.host}:{target.spec.cwd}"
-        out.append(f"team {plan.team}  {folder}  {where}  workers {live} live / {declared} declared")
+        if seen.unknown:
+            out.append(f"team {plan.team}  {folder}  host not reached  workers unknown / {declared} declared")
+        else:
+            out.append(f"team {plan.team}  {folder}  {where}  workers {live} live / {declared} declared")
         out.extend(action_lines(plan, seen) or ["  (no changes)"])
     add, change, remove = (sum(getattr(p, k) for _, _, p in planned) for k in ("to_add", "to_change", "to_remove"))
     out.append(f"Plan: {add} to add, {change} to change, {remove} to remove.")
@@ -147,13 +178,18 @@ def action_json(action: Action) -> dict[str, Any]:
 
 
 def plan_json(fleet: FleetFile, planned: list[tuple[Target, Observed, TeamPlan]]) -> dict[str, Any]:
-    teams = [{"team": plan.team, "project": target.spec.cwd, "host": target.host, "tmuxSocket": target.socket,
-              "serverRunning": not seen.server_down, "declared": target.spec.declared,
-              "live": sum(1 for w in seen.facts.workers if w.pane == "live"),
+    teams = [{"team": plan.team, "project": target.spec.cwd, "host": target.host,
+              # whether the host answered (None: the team is on this machine); its workers "unknown" when not
+              "hostReached": None if target.host is None else not seen.unknown, "tmuxSocket": target.socket,
+              "serverRunning": None if seen.unknown else not seen.server_down, "declared": target.spec.declared,
+              "live": None if seen.unknown else sum(1 for w in seen.facts.workers if w.pane == "live"),
+              "workers": "unknown" if seen.unknown else "read",
               "actions": [action_json(a) for a in plan.actions], "blocked": list(plan.blocked),
               "add": plan.to_add, "change": plan.to_change, "remove": plan.to_remove}
              for target, seen, plan in planned]
-    return {"ok": True, "file": fleet.path, "converged": all(p.converged for _, _, p in planned), "teams": teams,
+    unknown = unknown_teams(planned)
+    return {"ok": not unknown, **({"error": "; ".join(unknown)} if unknown else {}), "file": fleet.path,
+            "converged": all(p.converged for _, _, p in planned), "teams": teams,
             "add": sum(t["add"] for t in teams), "change": sum(t["change"] for t in teams),
             "remove": sum(t["remove"] for t in teams)}
 
@@ -176,10 +212,10 @@ def _failed(args: argparse.Namespace, command: str, message: str, code: int) -> 
     return _emit(args, {"ok": False, "error": message}, f"panefleet {command}: error: {message}", code)
 
 
-def _read(args: argparse.Namespace) -> tuple[FleetFile, list[tuple[Target, Observed, TeamPlan]]]:
+def _read(args: argparse.Namespace, unreached_ok: bool) -> tuple[FleetFile, list[tuple[Target, Observed, TeamPlan]]]:
     fleet = load(locate(args.file, os.getcwd()))
-    found = targets(args, selected(fleet, args.team))
-    check_roles(fleet, found)
+    found = targets(args, selected(fleet, args.team), unreached_ok=unreached_ok)
+    check_roles(fleet, [target for target in found if not target.unreached])
     return fleet, plan_teams(found)
 
 
@@ -214,10 +250,13 @@ def _configured_roles(target: Target) -> frozenset[str]:
 # ------------------------------------------------------------------------------------------ commands
 
 
-def read_or_fail(args: argparse.Namespace, command: str) -> tuple[FleetFile, list[tuple[Target, Observed, TeamPlan]]] | int:
-    """The fleet and its plan, or the exit code of a failure already said: exit 2 for the file, 1 for a team."""
+def read_or_fail(args: argparse.Namespace, command: str,
+                 unreached_ok: bool = False) -> tuple[FleetFile, list[tuple[Target, Observed, TeamPlan]]] | int:
+    """The fleet and its plan, or the exit code of a failure already said: exit 2 for the file, 1 for a team.
+    ``unreached_ok``: a team whose host is not reached is planned nothing, its workers unknown (``plan``);
+    otherwise it stops the command before anything changes (``apply``, ``destroy``)."""
     try:
-        return _read(args)
+        return _read(args, unreached_ok)
     except FleetUsage as exc:
         return _failed(args, command, str(exc), EXIT_USAGE)
     except FleetReadError as exc:
@@ -225,10 +264,18 @@ def read_or_fail(args: argparse.Namespace, command: str) -> tuple[FleetFile, lis
 
 
 def plan_command(args: argparse.Namespace) -> int:
-    read = read_or_fail(args, "plan")
+    read = read_or_fail(args, "plan", unreached_ok=True)
     if isinstance(read, int):
         return read
     fleet, planned = read
+    unknown = unknown_teams(planned)
+    if unknown:
+        # what could be read is shown, on standard output; the hosts not reached make it exit 1
+        _emit(args, plan_json(fleet, planned), plan_text(fleet, planned), EXIT_OK)
+        if getattr(args, "output", "text") == "text":
+            sys.stderr.write("".join(f"panefleet plan: error: {why}\n" for why in unknown)
+                             + ("panefleet plan: no plan was saved: a plan must read every team\n" if args.plan_out else ""))
+        return EXIT_ERROR
     if args.plan_out:
         try:
             save_plan(args.plan_out, fleet, planned)

@@ -9,7 +9,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from returns.result import Failure
+from returns.result import Failure, Result
 
 from pure.fleet.spec import TeamSpec
 from shell.cli.environment import recorded_env
@@ -24,9 +24,11 @@ if TYPE_CHECKING:
 FLEET_ENV = {"OMX_TEAM_SCALING_ENABLED": "1"}
 
 
-def targets(args: argparse.Namespace, teams: list[TeamSpec]) -> list[Target]:
+def targets(args: argparse.Namespace, teams: list[TeamSpec], *, unreached_ok: bool = False) -> list[Target]:
     """Each team's tmux server: --tmux-socket or $PANEFLEET_TMUX_SOCKET, else the file's ``tmux_socket``,
-    else the server the team was made on (its record), else tmux's default server."""
+    else the server the team was made on (its record), else tmux's default server. A host that fails its
+    check stops the command (:class:`FleetReadError`), or, with ``unreached_ok`` (``fleet plan``, which shows
+    what it can), marks its team ``unreached`` with why: nothing more is read or changed there."""
     from shell.cli.operation import tmux_socket
     from shell.cli.team_host import placed_env
 
@@ -39,8 +41,15 @@ def targets(args: argparse.Namespace, teams: list[TeamSpec]) -> list[Target]:
             found.append(Target(spec=team, socket=asked or team.tmux_socket or _recorded_socket(team, env), env=env))
             continue
         entry = _registered_on_host(team, env)
-        found.append(Target(spec=team, socket=asked or team.tmux_socket or (entry.tmux_socket if entry else None),
-                            env=placed_env(env, team.host, environ), identity=_checked_host(team, entry)))
+        socket = asked or team.tmux_socket or (entry.tmux_socket if entry else None)
+        checked = _checked_host(team, entry)
+        if isinstance(checked, Failure):
+            if not unreached_ok:
+                raise FleetReadError(f"team {team.name}: {checked.failure()}")
+            found.append(Target(spec=team, socket=socket, env=env, unreached=checked.failure()))
+            continue
+        found.append(Target(spec=team, socket=socket, env=placed_env(env, team.host, environ),
+                            identity=checked.unwrap()))
     return found
 
 
@@ -57,16 +66,13 @@ def _registered_on_host(team: TeamSpec, env: dict[str, str]) -> RegisteredTeam |
     return found[0] if found else None
 
 
-def _checked_host(team: TeamSpec, entry: RegisteredTeam | None) -> HostIdentity:
+def _checked_host(team: TeamSpec, entry: RegisteredTeam | None) -> Result[HostIdentity, str]:
     """The identity of a team's host, when it is the machine the team was made on (``shell/cli/team_host.py``);
-    nothing is read or changed there otherwise."""
+    else why not, and nothing is read or changed there."""
     from shell.cli import team_host
 
     assert team.host is not None
-    checked = team_host.check(team.host, entry, os.environ)
-    if isinstance(checked, Failure):
-        raise FleetReadError(f"team {team.name}: {checked.failure()}")
-    return checked.unwrap()
+    return team_host.check(team.host, entry, os.environ)
 
 
 def _recorded_socket(team: TeamSpec, env: dict[str, str]) -> str | None:

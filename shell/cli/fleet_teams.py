@@ -44,6 +44,7 @@ class Target:
     socket: str | None
     env: dict[str, str]  # the recorded environment (shell/cli/environment.py), scaling enabled
     identity: HostIdentity | None = None  # of its host, read and checked at this run's start (fleet.py)
+    unreached: str = ""  # why its host could not be read (``fleet plan`` goes on: fleet_targets.py); "" when read
 
     @property
     def host(self) -> str | None:
@@ -76,6 +77,7 @@ class Target:
 class Observed:
     facts: TeamFacts
     server_down: bool = False
+    unknown: str = ""  # why nothing could be read of the team (its host not reached): its workers are unknown
 
 
 def observe(target: Target) -> Observed:

@@ -732,8 +732,8 @@ def killed_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
 def fleet_on_hosts(world: World, params: dict[str, Any]) -> dict[str, Any]:
     """A fleet file with a team here and a team on a host (``host =``): ``apply`` makes both, ``plan`` after
     it has nothing to do, removing the host's second group kills exactly its panes there; the host's tmux
-    server restarted, ``apply`` brings the team back; its sshd stopped, ``plan`` names it unreachable and
-    nothing changes."""
+    server restarted, ``apply`` brings the team back; its sshd stopped, ``plan`` still shows the team here and
+    names the host unreachable, its workers unknown, ``apply`` refuses, and nothing changes."""
     (world.dir / "sockets").mkdir(mode=0o700)
     sim = world.host("build1", login_shell="/bin/bash")
     project = world.dir / "fleet"
@@ -751,10 +751,12 @@ def fleet_on_hosts(world: World, params: dict[str, Any]) -> dict[str, Any]:
     def write(with_second: bool) -> None:
         fleet_file.write_text(f'[team.here]\ntmux_socket = "pf-here"\n{here_group}{there}{second if with_second else ""}')
 
-    def cli(*args: str) -> dict[str, Any]:
+    def cli(*args: str, output: str = "json") -> dict[str, Any]:
         started = time.monotonic()
-        done = subprocess.run([sys.executable, str(Path.cwd() / "cli.py"), *args, "-f", str(fleet_file), "-o", "json"],
+        done = subprocess.run([sys.executable, str(Path.cwd() / "cli.py"), *args, "-f", str(fleet_file), "-o", output],
                               env=env, capture_output=True, text=True, timeout=240, cwd=project)
+        if output == "text":
+            return {"code": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
         lines = done.stdout.strip().splitlines()
         try:
             answer = json.loads(lines[-1]) if lines else None
@@ -790,6 +792,8 @@ def fleet_on_hosts(world: World, params: dict[str, Any]) -> dict[str, Any]:
     hosts.close(host, world.env)
     sim.stop()
     out["plan_down"] = cli("plan")
+    out["plan_down_text"] = cli("plan", output="text")
+    out["apply_down"] = cli("apply", "--yes")
     out["panes_here_down"] = panes_here()
     run_process("tmux", ("-L", "pf-here", "kill-server"), env=world.env)
     return out

@@ -217,6 +217,14 @@ def test_a_fleet_file_with_a_team_here_and_one_on_a_host_converges_both() -> Non
     assert result["plan_restored"]["answer"]["converged"]
     down = result["plan_down"]
     assert down["code"] == 1 and "host_unreachable:build1" in down["answer"]["error"] and down["seconds"] < 20
+    here_down, there_down = down["answer"]["teams"]  # the team here is still read and planned
+    assert (here_down["hostReached"], here_down["live"], here_down["workers"]) == (None, 2, "read"), here_down
+    assert (there_down["hostReached"], there_down["live"], there_down["workers"]) == (False, None, "unknown")
+    assert there_down["actions"] == [] and "host_unreachable:build1" in there_down["blocked"][0], there_down
+    text = result["plan_down_text"]
+    assert text["code"] == 1 and "there  build1:/tmp/proj  host not reached  workers unknown / 1 declared" \
+        in text["stdout"] and "panefleet plan: error: team there: host_unreachable:build1" in text["stderr"], text
+    assert result["apply_down"]["code"] == 1 and "host_unreachable:build1" in result["apply_down"]["answer"]["error"]
     assert result["panes_here_down"] == result["panes_here"]  # nothing changed
 
 
