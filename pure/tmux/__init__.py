@@ -27,6 +27,7 @@ from pure.tmux.owned import (
     ClaimedPane,
     CreatedPane,
     OwnedPane,
+    Pin,
     Proof,
     ProofKind,
     ProofStage,
@@ -68,6 +69,7 @@ from pure.tmux.parse import (
     PidUnpinned,
     ProofProblem,
     QueryFailed,
+    ServerReplaced,
     StillLive,
     Verdict,
     VerdictReason,
@@ -76,10 +78,12 @@ from pure.tmux.parse import (
     invalid_target,
     is_pane_id,
     is_positive_pid,
+    on_server,
     parse_pane_table,
     parse_pid,
     pid_problem,
     server_not_running,
+    server_of,
     trim,
     verdict_from_answer,
 )
@@ -114,4 +118,4 @@ from pure.tmux.teardown import (
     teardown_program,
 )
 
-__all__ = ["Claim", "ClaimedPane", "CreatedPane", "DIGITS", "Excluded", "ExclusionRule", "HISTORY_LINES", "InvalidPaneId", "KillFailed", "LIST_PANES", "MAX_SAFE_INTEGER", "MalformedSnapshot", "NEW_PANE_FORMAT", "OWNER_OPTION", "OwnedPane", "OwnerAnswer", "OwnerKind", "OwnerNotAuthorized", "OwnerProblem", "PANE_FORMAT", "PANE_ID_RE", "PaneFate", "PaneProblem", "PaneReason", "PaneResult", "PaneRow", "PidMismatch", "PidUnpinned", "Proof", "ProofKind", "ProofProblem", "ProofStage", "SERVER_NOT_RUNNING", "SUBMIT_KEY", "SeenPane", "TRANSCRIPT_NOTE", "QueryFailed", "Stage", "StillLive", "TeardownReport", "TeardownRequest", "TeardownResult", "TeardownTarget", "Verdict", "VerdictReason", "VerdictStatus", "WHITESPACE", "answered_pane", "capture_step", "describe", "exclusion_rule", "first_new_pane", "invalid_target", "is_pane_id", "is_positive_pid", "kill_backoff_ms", "kill_pane_step", "kill_settle_ms", "leader_window_step", "locate_step", "list_panes_step", "new_session_step", "new_window_step", "owner_from_answer", "parse_pane_table", "parse_pid", "pid_problem", "pin_new_pane", "pin_owned", "prove", "prove_claimable", "prove_created", "prove_owned", "read_owner", "remain_on_exit_step", "scrollback_step", "seen_owned", "send_keys_step", "server_not_running", "show_owner_step", "split_rows", "split_step", "tag_step", "teardown", "teardown_program", "tmux", "trim", "untag_step", "verdict_from_answer"]
+__all__ = ["Claim", "ClaimedPane", "CreatedPane", "DIGITS", "Excluded", "ExclusionRule", "HISTORY_LINES", "InvalidPaneId", "KillFailed", "LIST_PANES", "MAX_SAFE_INTEGER", "MalformedSnapshot", "NEW_PANE_FORMAT", "OWNER_OPTION", "OwnedPane", "OwnerAnswer", "OwnerKind", "OwnerNotAuthorized", "OwnerProblem", "PANE_FORMAT", "PANE_ID_RE", "PaneFate", "PaneProblem", "PaneReason", "PaneResult", "PaneRow", "PidMismatch", "PidUnpinned", "Pin", "Proof", "ProofKind", "ProofProblem", "ProofStage", "SERVER_NOT_RUNNING", "SUBMIT_KEY", "SeenPane", "ServerReplaced", "TRANSCRIPT_NOTE", "QueryFailed", "Stage", "StillLive", "TeardownReport", "TeardownRequest", "TeardownResult", "TeardownTarget", "Verdict", "VerdictReason", "VerdictStatus", "WHITESPACE", "answered_pane", "capture_step", "describe", "exclusion_rule", "first_new_pane", "invalid_target", "is_pane_id", "is_positive_pid", "kill_backoff_ms", "kill_pane_step", "kill_settle_ms", "leader_window_step", "locate_step", "list_panes_step", "new_session_step", "new_window_step", "on_server", "owner_from_answer", "parse_pane_table", "parse_pid", "pid_problem", "pin_new_pane", "pin_owned", "prove", "prove_claimable", "prove_created", "prove_owned", "read_owner", "remain_on_exit_step", "scrollback_step", "seen_owned", "send_keys_step", "server_not_running", "server_of", "show_owner_step", "split_rows", "split_step", "tag_step", "teardown", "teardown_program", "tmux", "trim", "untag_step", "verdict_from_answer"]

@@ -43,15 +43,17 @@ class Query:
         return [self.cut(row) for row in split_rows(stdout)]
 
 
-# the pane table every proof reads (pure/tmux/parse.py)
-PANES = Query(("pane_id", "pane_dead", "pane_pid"))
+# the pane table every proof reads (pure/tmux/parse.py), each row naming the server that answered: its
+# pid and start time (``pure/tmux/parse.py`` ``server_of``)
+PANES = Query(("pane_id", "pane_dead", "pane_pid", "pid", "start_time"))
 # the pane table with each pane's start command, read for strays and left-over leaders (pure/omx/strays.py)
 PANES_STARTED = Query(("pane_id", "pane_dead", "pane_pid", "pane_start_command"), rest=True)
 # where each pane sits in its window, for the placement of a new worker (pure/omx/layout.py)
 GEOMETRY = Query(("pane_id", "session_id", "window_id", "window_zoomed_flag", "pane-border-status",
                   "pane_left", "pane_top", "pane_width", "pane_height", "window_width", "window_height"))
-# what a worker pane's split-window/new-window -P answers: the pane and its first process (pure/tmux/owned.py)
-NEW_PANE = Query(("pane_id", "pane_pid"), rest=True)
+# what a worker pane's split-window/new-window -P answers: the pane, its first process and the server it is
+# on (pure/tmux/owned.py)
+NEW_PANE = Query(("pane_id", "pane_pid", "pid", "start_time"), rest=True)
 # what a new session or a leader's window -P answers: the pane
 PANE_ID = Query(("pane_id",))
 # where a proven pane is, for `team attach` (pure/omx/peek.py)

@@ -21,7 +21,15 @@ from attrs import frozen
 from pure import model as m
 from pure.program import Gen
 from pure.tmux import facts
-from pure.tmux.parse import OWNER_OPTION, Verdict, is_pane_id, is_positive_pid, parse_pid
+from pure.tmux.parse import (
+    OWNER_OPTION,
+    Verdict,
+    is_pane_id,
+    is_positive_pid,
+    on_server,
+    parse_pid,
+    server_of,
+)
 from pure.tmux.proof import OwnerAnswer, prove, prove_listed, read_owner, tmux
 
 # ------------------------------------------------------------------------------------------ tokens
@@ -35,6 +43,7 @@ class OwnedPane:
     pane_id: str
     pid: int
     dead: bool = False
+    server: str | None = None  # the tmux server it was proven on (``PID@START``), when the listing named it
 
 
 @frozen(kw_only=True)
@@ -44,6 +53,16 @@ class ClaimedPane:
 
     pane_id: str
     pid: int
+    server: str | None = None  # the tmux server it is on (``PID@START``): what a pin records with its pid
+
+
+@frozen(kw_only=True)
+class Pin:
+    """A new pane's process as pinned right after it was made: its ``pid``, on the tmux ``server`` that
+    listed it (None when the listing named none)."""
+
+    pid: int
+    server: str | None = None
 
 
 # ------------------------------------------------------------------------------------------ proofs
@@ -79,8 +98,11 @@ class Proof:
         return self.verdict.code() if self.verdict is not None else ""
 
 
-def _judge(pane_id: str, pinned_pid: int | None, verdict: Verdict, stage: ProofStage, keep_dead: bool) -> Proof | None:
-    """Why one ``L`` ends the proof, or None when the pane is still the pinned one."""
+def _judge(pane_id: str, pinned_pid: int | None, verdict: Verdict, stage: ProofStage, keep_dead: bool,
+           server: str | None) -> Proof | None:
+    """Why one ``L`` ends the proof, or None when the pane is still the pinned one: on the pinned tmux
+    ``server`` (``on_server``), listed, with the pinned pid."""
+    verdict = on_server(verdict, server)
     if verdict.unavailable:
         return Proof(kind="unavailable", pane_id=pane_id, pinned_pid=pinned_pid, stage=stage, verdict=verdict)
     if verdict.gone and not (keep_dead and verdict.reason == "dead"):
@@ -92,44 +114,48 @@ def _judge(pane_id: str, pinned_pid: int | None, verdict: Verdict, stage: ProofS
     return None
 
 
-def prove_owned(pane_id: str, pinned_pid: int | None, owner: str | None, *, keep_dead: bool = False,
-                untagged_ok: bool = False, note: str = "") -> Gen[Proof]:
-    """``L, S, L``: listed (live, or dead when ``keep_dead``) with ``pinned_pid``, tagged exactly
-    ``owner`` (or, when ``untagged_ok``, not tagged at all: a pane whose own process pinned itself
-    before the run that split it could tag it, pure/omx/strays.py), listed so again. ``owner`` None
-    leaves out ``S`` (``tmux.teardown`` with ``authorize`` false); an empty owner never matches.
-    ``note`` marks its steps (``TRANSCRIPT_NOTE``)."""
+def prove_owned(pane_id: str, pinned_pid: int | None, owner: str | None, *, server: str | None = None,
+                keep_dead: bool = False, untagged_ok: bool = False, note: str = "") -> Gen[Proof]:
+    """``L, S, L``: listed (live, or dead when ``keep_dead``) with ``pinned_pid`` by the tmux ``server`` it
+    was pinned on (None: a pin recorded before servers were, ``on_server``), tagged exactly ``owner`` (or,
+    when ``untagged_ok``, not tagged at all: a pane whose own process pinned itself before the run that split
+    it could tag it, pure/omx/strays.py), listed so again. ``owner`` None leaves out ``S``
+    (``tmux.teardown`` with ``authorize`` false); an empty owner never matches. ``note`` marks its steps
+    (``TRANSCRIPT_NOTE``)."""
     first = yield from prove(pane_id, note)
-    ended = _judge(pane_id, pinned_pid, first, "first_proof", keep_dead)
+    ended = _judge(pane_id, pinned_pid, first, "first_proof", keep_dead, server)
     if ended is not None:
         return ended
-    return (yield from _owner_then_final(pane_id, pinned_pid, first, owner, keep_dead, untagged_ok, note))
+    return (yield from _owner_then_final(pane_id, pinned_pid, first, owner, keep_dead, untagged_ok, note,
+                                         server or first.server))
 
 
 def pin_owned(pane_id: str, owner: str) -> Gen[Proof]:
-    """``L, S, L`` for a pane whose pid was never recorded: the first ``L`` pins it (the pane must be
-    live), the rest is ``prove_owned``'s."""
+    """``L, S, L`` for a pane whose pid was never recorded: the first ``L`` pins it and its server (the pane
+    must be live), the rest is ``prove_owned``'s."""
     first = yield from prove(pane_id)
     if not first.live:
         return Proof(kind="gone" if first.gone else "unavailable", pane_id=pane_id, pinned_pid=None,
                      stage="first_proof", verdict=first)
-    return (yield from _owner_then_final(pane_id, first.pid, first, owner, False))
+    return (yield from _owner_then_final(pane_id, first.pid, first, owner, False, server=first.server))
 
 
 def _owner_then_final(pane_id: str, pinned_pid: int | None, first: Verdict, owner: str | None,
-                      keep_dead: bool, untagged_ok: bool = False, note: str = "") -> Gen[Proof]:
+                      keep_dead: bool, untagged_ok: bool = False, note: str = "",
+                      server: str | None = None) -> Gen[Proof]:
     if owner is not None:
         tag = yield from read_owner(pane_id, note)
         if not owner or not (tag.kind == "value" and tag.value == owner or untagged_ok and tag.kind == "missing"):
             return Proof(kind="owner_changed", pane_id=pane_id, pinned_pid=pinned_pid, stage="owner", verdict=first,
                          owner=tag)
     final, first_new = yield from prove_listed(pane_id, note)
-    ended = _judge(pane_id, pinned_pid, final, "final_proof", keep_dead)
+    ended = _judge(pane_id, pinned_pid, final, "final_proof", keep_dead, server)
     if ended is not None:
         return ended
     assert final.pid is not None
     return Proof(kind="owned", pane_id=pane_id, pinned_pid=pinned_pid, verdict=final,
-                 token=OwnedPane(pane_id=pane_id, pid=final.pid, dead=final.gone), first_new_pane=first_new)
+                 token=OwnedPane(pane_id=pane_id, pid=final.pid, dead=final.gone, server=final.server),
+                 first_new_pane=first_new)
 
 
 @frozen(kw_only=True)
@@ -140,13 +166,14 @@ class Claim:
     proof: Proof
 
 
-def prove_created(pane_id: str, pinned_pid: int) -> Gen[Claim]:
-    """One ``L`` before tagging a pane this run has just created and pinned: live with that pid."""
+def prove_created(pane_id: str, pinned_pid: int, server: str | None = None) -> Gen[Claim]:
+    """One ``L`` before tagging a pane this run has just created and pinned: live with that pid, on the
+    tmux ``server`` its creation answered (else the one this listing names, which the pin then records)."""
     verdict = yield from prove(pane_id)
-    ended = _judge(pane_id, pinned_pid, verdict, "final_proof", False)
+    ended = _judge(pane_id, pinned_pid, verdict, "final_proof", False, server)
     if ended is not None:
         return Claim(token=None, proof=ended)
-    return Claim(token=ClaimedPane(pane_id=pane_id, pid=pinned_pid),
+    return Claim(token=ClaimedPane(pane_id=pane_id, pid=pinned_pid, server=verdict.server),
                  proof=Proof(kind="owned", pane_id=pane_id, pinned_pid=pinned_pid, verdict=verdict))
 
 
@@ -162,11 +189,11 @@ def prove_claimable(pane_id: str, owner: str) -> Gen[Claim]:
         return Claim(token=None, proof=Proof(kind="owner_changed", pane_id=pane_id, pinned_pid=first.pid,
                                              stage="owner", verdict=first, owner=tag))
     final = yield from prove(pane_id)
-    ended = _judge(pane_id, first.pid, final, "final_proof", False)
+    ended = _judge(pane_id, first.pid, final, "final_proof", False, first.server)
     if ended is not None:
         return Claim(token=None, proof=ended)
     assert first.pid is not None
-    return Claim(token=ClaimedPane(pane_id=pane_id, pid=first.pid),
+    return Claim(token=ClaimedPane(pane_id=pane_id, pid=first.pid, server=final.server),
                  proof=Proof(kind="owned", pane_id=pane_id, pinned_pid=first.pid, verdict=final, owner=tag))
 
 
@@ -180,9 +207,10 @@ class SeenPane:
 
 
 def seen_owned(pane_id: str, pinned_pid: object, snapshot: Verdict, owner_answer: OwnerAnswer | None,
-               owner: object) -> SeenPane | None:
-    """A ``SeenPane`` when ``snapshot`` lists the pane live with ``pinned_pid`` and ``owner_answer``
-    is exactly ``owner``; else None."""
+               owner: object, server: str | None = None) -> SeenPane | None:
+    """A ``SeenPane`` when ``snapshot`` lists the pane live with ``pinned_pid`` on the tmux ``server`` it was
+    pinned on (``on_server``) and ``owner_answer`` is exactly ``owner``; else None."""
+    snapshot = on_server(snapshot, server)
     if not snapshot.live or not is_positive_pid(pinned_pid) or snapshot.pid != pinned_pid:
         return None
     if owner_answer is None or owner_answer.kind != "value" or not owner or owner_answer.value != owner:
@@ -275,11 +303,13 @@ NEW_PANE_FORMAT = facts.NEW_PANE.format
 @frozen(kw_only=True)
 class CreatedPane:
     """A pane a creation step answered: ``pane_id`` None when the answer named no pane; ``pid`` None
-    when it could not be pinned (``problem`` says why, a verdict code)."""
+    when it could not be pinned (``problem`` says why, a verdict code); ``server`` the tmux server it is
+    on (``PID@START``), None when the answer or listing that pinned it named none."""
 
     pane_id: str | None
     pid: int | None = None
     problem: str = ""
+    server: str | None = None
 
 
 def answered_pane(answer: m.Proc) -> tuple[str, str]:
@@ -289,19 +319,23 @@ def answered_pane(answer: m.Proc) -> tuple[str, str]:
 
 
 def pin_new_pane(answer: m.Proc) -> Gen[CreatedPane]:
-    """The pane a successful creation answered (``NEW_PANE_FORMAT``), pinned with the pid in that
-    answer. An answer with the pane id alone (the seed's stub tmux prints only that) is pinned by one
-    listing, as oh-my-codex pins it; a pid that does not parse pins nothing."""
+    """The pane a successful creation answered (``NEW_PANE_FORMAT``), pinned with the pid and the server in
+    that answer. An answer with the pane id alone (the seed's stub tmux prints only that) is pinned by one
+    listing, as oh-my-codex pins it; a pid or a server that does not parse pins nothing."""
     pane, pid_field = answered_pane(answer)
     if not is_pane_id(pane):
         return CreatedPane(pane_id=None)
     if pid_field:
         pid = parse_pid(pid_field)
-        return CreatedPane(pane_id=pane, pid=pid, problem="" if pid is not None else "malformed_pid")
+        fields = [*facts.NEW_PANE.rows(answer.stdout)[0][2:], "", ""]
+        server = server_of(fields[0].strip(), fields[1].strip()) if fields[0] else None
+        if pid is None or fields[0] and server is None:
+            return CreatedPane(pane_id=pane, problem="malformed_pid")
+        return CreatedPane(pane_id=pane, pid=pid, server=server)
     verdict = yield from prove(pane)
     if not verdict.live or verdict.pid is None:
         return CreatedPane(pane_id=pane, problem=verdict.code())
-    return CreatedPane(pane_id=pane, pid=verdict.pid)
+    return CreatedPane(pane_id=pane, pid=verdict.pid, server=verdict.server)
 
 
 def split_step(into: OwnedPane, direction: str, *rest: str, effect: m.Effect | None = None) -> m.Run:

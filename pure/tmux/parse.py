@@ -60,16 +60,19 @@ def is_positive_pid(value: object) -> bool:
 class MalformedSnapshot:
     """The ``list-panes`` answer is not a pane table; ``row`` (1-based) is the first bad row.
 
-    ``field``/``rule``: ``row``/``field_count`` (not exactly 3 tab-separated fields; ``fields`` says
-    how many), ``pane_id``/``syntax`` (not ``%`` + ASCII digits), ``pane_id``/``duplicate`` (listed
-    twice), ``pane_dead``/``syntax`` (not ``0`` or ``1``), ``pane_pid``/``syntax`` (not ASCII digits),
-    ``pane_pid``/``range`` (0 or above 2^53-1), ``pane_pid``/``empty`` (the target's own row has no pid).
+    ``field``/``rule``: ``row``/``field_count`` (not 3 or 5 tab-separated fields, or not as many as the
+    first row; ``fields`` says how many), ``pane_id``/``syntax`` (not ``%`` + ASCII digits),
+    ``pane_id``/``duplicate`` (listed twice), ``pane_dead``/``syntax`` (not ``0`` or ``1``),
+    ``pane_pid``/``syntax`` (not ASCII digits), ``pane_pid``/``range`` (0 or above 2^53-1),
+    ``tmux_server``/``syntax`` (the server's pid or start time not a positive safe integer),
+    ``tmux_server``/``differs`` (another server than the first row's), ``pane_pid``/``empty`` (the target's
+    own row has no pid).
     """
 
     code: Literal["malformed_snapshot"] = "malformed_snapshot"
     row: int
-    field: Literal["row", "pane_id", "pane_dead", "pane_pid"]
-    rule: Literal["field_count", "syntax", "duplicate", "range", "empty"]
+    field: Literal["row", "pane_id", "pane_dead", "pane_pid", "tmux_server"]
+    rule: Literal["field_count", "syntax", "duplicate", "range", "empty", "differs"]
     fields: int
 
 
@@ -125,7 +128,18 @@ class StillLive:
     pid: int
 
 
-ProofProblem = Union[MalformedSnapshot, QueryFailed, InvalidPaneId]
+@frozen(kw_only=True)
+class ServerReplaced:
+    """A pane was pinned on tmux server ``pinned``, and the listing comes from server ``found`` (None: the
+    listing names no server, so it cannot prove a pane pinned on one). Servers are written ``PID@START``
+    (``server_of``)."""
+
+    code: Literal["server_replaced"] = "server_replaced"
+    pinned: str
+    found: str | None
+
+
+ProofProblem = Union[MalformedSnapshot, QueryFailed, InvalidPaneId, ServerReplaced]
 OwnerProblem = Union[QueryFailed, InvalidPaneId]
 
 # ---------------------------------------------------------------------------------------- verdicts
@@ -136,6 +150,15 @@ class PaneRow(NamedTuple):
     dead: bool
     pid: int | None  # None only for tmux's empty panes
     row: int = 0
+    server: str | None = None  # the server that listed it (``server_of``); None: the listing names none
+
+
+def server_of(pid_field: str, start_field: str) -> str | None:
+    """A tmux server as a pane is pinned on it: ``PID@START``, its pid and start time (seconds since the
+    epoch; a restarted server has another pid or start, a reused pid another start); None when either is
+    not a positive safe integer."""
+    pid, start = parse_pid(pid_field), parse_pid(start_field)
+    return None if pid is None or start is None else f"{pid}@{start}"
 
 
 def pid_problem(field: str) -> Literal["syntax", "range"] | None:
@@ -162,46 +185,64 @@ def parse_pane_table(stdout: str) -> Result[dict[str, PaneRow], MalformedSnapsho
     """Parse ``list-panes -a -F PANE_FORMAT`` output strictly. Failure carries the first problem:
     rows in order, and within a row the checks in the order of :class:`MalformedSnapshot`."""
     rows: dict[str, PaneRow] = {}
+    width: int | None = None  # 5 fields when the rows name their server, 3 when not (the seed's stub tmux)
+    first_server: str | None = None
     for number, fields in enumerate(facts.PANES.rows(stdout), start=1):
-        if len(fields) != 3:
+        width = width or len(fields)
+        if len(fields) != width or width not in (3, 5):
             return _bad(number, len(fields), "row", "field_count")
-        pane_id, dead, pid_field = fields
+        pane_id, dead, pid_field = fields[:3]
         if not is_pane_id(pane_id):
-            return _bad(number, 3, "pane_id", "syntax")
+            return _bad(number, width, "pane_id", "syntax")
         if pane_id in rows:
-            return _bad(number, 3, "pane_id", "duplicate")
+            return _bad(number, width, "pane_id", "duplicate")
         if dead != "0" and dead != "1":
-            return _bad(number, 3, "pane_dead", "syntax")
+            return _bad(number, width, "pane_dead", "syntax")
         pid: int | None = None
         if pid_field:
             problem = pid_problem(pid_field)
             if problem is not None:
-                return _bad(number, 3, "pane_pid", problem)
+                return _bad(number, width, "pane_pid", problem)
             pid = int(pid_field.lstrip("0"))
-        rows[pane_id] = PaneRow(pane_id, dead == "1", pid, number)
+        server = server_of(*fields[3:]) if width == 5 else None
+        if width == 5 and server is None:
+            return _bad(number, width, "tmux_server", "syntax")
+        first_server = first_server or server
+        if server != first_server:
+            return _bad(number, width, "tmux_server", "differs")
+        rows[pane_id] = PaneRow(pane_id, dead == "1", pid, number, server)
     return Success(rows)
 
 
 # Fast path: the whole snapshot validated by C-level regular expressions. Anything it rejects is
 # re-parsed by parse_pane_table, which names the first bad row.
 _TABLE_RE = re.compile(r"(?:%[0-9]+\t[01]\t(?:0*[1-9][0-9]*)?\n)*")
-_LONG_PID_RE = re.compile(r"\t0*([1-9][0-9]{15,})\n")
+_SERVER_TABLE_RE = re.compile(r"(?:%[0-9]+\t[01]\t(?:0*[1-9][0-9]*)?\t0*[1-9][0-9]{0,15}\t0*[1-9][0-9]{0,15}\n)*")
+_LONG_PID_RE = re.compile(r"\t0*([1-9][0-9]{15,})(?=[\t\n])")
 _ROW_ID_RE = re.compile(r"^%[0-9]+(?=\t)", re.MULTILINE)
+_ROW_SERVER_RE = re.compile(r"\t([0-9]+)\t([0-9]+)$", re.MULTILINE)
 
 
-def _fast_rows(stdout: str) -> str | None:
-    """The normalised snapshot text when every row is valid, else None (use the slow parser)."""
+def _fast_rows(stdout: str) -> tuple[str, str | None] | None:
+    """The normalised snapshot text and the server it names when every row is valid, else None (use the
+    slow parser)."""
     text = stdout.replace("\r\n", "\n")
     if text and not text.endswith("\n"):
         text += "\n"
+    server: str | None = None
     if _TABLE_RE.fullmatch(text) is None:
-        return None
+        if _SERVER_TABLE_RE.fullmatch(text) is None:
+            return None
+        servers = {server_of(pid, start) for pid, start in _ROW_SERVER_RE.findall(text)}
+        if len(servers) != 1 or None in servers:
+            return None
+        server = servers.pop()
     if any(len(big) > 16 or int(big) > MAX_SAFE_INTEGER for big in _LONG_PID_RE.findall(text)):
         return None
     ids = _ROW_ID_RE.findall(text)
     if len(ids) != len(set(ids)):
         return None
-    return text
+    return text, server
 
 
 VerdictStatus = Literal["live", "gone", "unavailable"]
@@ -211,12 +252,14 @@ VerdictReason = Literal["", "dead", "absent", "malformed_snapshot", "query_faile
 @frozen(kw_only=True)
 class Verdict:
     """What one proof says about one pane: ``live`` (with ``pid``), ``gone`` (reason ``dead`` with
-    ``pid``, or ``absent``) or ``unavailable`` (reason and ``problem`` say why)."""
+    ``pid``, or ``absent``) or ``unavailable`` (reason and ``problem`` say why). ``server``: the tmux server
+    that answered (``server_of``), when the listing names it."""
 
     status: VerdictStatus
     reason: VerdictReason = ""
     pid: int | None = None
     problem: ProofProblem | None = None
+    server: str | None = None
 
     @property
     def live(self) -> bool:
@@ -261,25 +304,45 @@ def verdict_from_answer(target: str, proc: m.Proc) -> Verdict:
     if proc.exit_code != 0:
         return Verdict(status="unavailable", reason="query_failed",
                        problem=QueryFailed(exit_code=proc.exit_code, stderr=trim(proc.stderr)))
-    text = _fast_rows(proc.stdout)
+    fast = _fast_rows(proc.stdout)
     row: PaneRow | None
-    if text is not None:
-        found = re.search(rf"^{target}\t([01])\t([0-9]*)$", text, re.MULTILINE)
+    if fast is not None:
+        text, server = fast
+        found = re.search(rf"^{target}\t([01])\t([0-9]*)(?:\t|$)", text, re.MULTILINE)
         row = None if found is None else PaneRow(target, found.group(1) == "1", parse_pid(found.group(2)) if
                                                  found.group(2) else None, text.count("\n", 0, found.start()) + 1)
     else:
         parsed = parse_pane_table(proc.stdout)
         if isinstance(parsed, Failure):
             return Verdict(status="unavailable", reason="malformed_snapshot", problem=parsed.failure())
-        row = parsed.unwrap().get(target)
+        rows = parsed.unwrap()
+        row = rows.get(target)
+        server = next(iter(rows.values())).server if rows else None
     if row is None:
-        return Verdict(status="gone", reason="absent")
+        return Verdict(status="gone", reason="absent", server=server)
     if row.pid is None:
-        return Verdict(status="unavailable", reason="malformed_snapshot",
-                       problem=MalformedSnapshot(row=row.row, field="pane_pid", rule="empty", fields=3))
+        return Verdict(status="unavailable", reason="malformed_snapshot", server=server, problem=MalformedSnapshot(
+            row=row.row, field="pane_pid", rule="empty", fields=3 if server is None else 5))
     if row.dead:
-        return Verdict(status="gone", reason="dead", pid=row.pid)
-    return Verdict(status="live", pid=row.pid)
+        return Verdict(status="gone", reason="dead", pid=row.pid, server=server)
+    return Verdict(status="live", pid=row.pid, server=server)
+
+
+def on_server(verdict: Verdict, pinned: str | None) -> Verdict:
+    """The verdict on a pane pinned on tmux server ``pinned``: the second rule of a proof, in one place
+    (docs/tmux-proofs.md, "The tmux server"). A listing from another server does not list that pane, whatever
+    it lists under its id: it is ``absent`` there, the server that answered named (``ServerReplaced``). A
+    listing that names no server cannot prove it (``unavailable``). ``pinned`` None (a pin recorded before
+    servers were) checks nothing."""
+    if pinned is None or verdict.unavailable or verdict.server == pinned:
+        return verdict
+    if verdict.server is None:
+        if verdict.gone and verdict.reason == "absent":
+            return verdict  # an empty listing names no server, and lists no pane
+        return Verdict(status="unavailable", reason="malformed_snapshot",
+                       problem=ServerReplaced(pinned=pinned, found=None))
+    return Verdict(status="gone", reason="absent", server=verdict.server,
+                   problem=ServerReplaced(pinned=pinned, found=verdict.server))
 
 
 def first_new_pane(proc: m.Proc) -> int | None:

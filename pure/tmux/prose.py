@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import attrs
@@ -15,7 +16,18 @@ _MALFORMED_TEXT: dict[tuple[Any, Any], str] = {
     ("pane_pid", "syntax"): "pane_pid is not digits",
     ("pane_pid", "range"): "pane_pid is not a positive safe integer",
     ("pane_pid", "empty"): "the pane has an empty pane_pid",
+    ("tmux_server", "syntax"): "the server's pid or start time is not a positive safe integer",
+    ("tmux_server", "differs"): "the row names another tmux server than the first row",
 }
+
+
+def server_words(server: object) -> str:
+    """``PID@START`` (``pure/tmux/parse.py`` ``server_of``) as people read it: its pid and its start, UTC."""
+    pid, _, start = str(server).partition("@")
+    if not start.isdigit():
+        return f"tmux server {server}"
+    when = datetime.datetime.fromtimestamp(int(start), datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"tmux server pid {pid} started {when}"
 
 
 def describe(problem: object) -> str:
@@ -31,12 +43,17 @@ def describe(problem: object) -> str:
     code = p.get("code")
     if code == "malformed_snapshot":
         if p.get("rule") == "field_count":
-            return f"row {p.get('row')}: expected 3 tab-separated fields, got {p.get('fields')}"
+            return f"row {p.get('row')}: expected 3 or 5 tab-separated fields as in row 1, got {p.get('fields')}"
         return f"row {p.get('row')}: {_MALFORMED_TEXT.get((p.get('field'), p.get('rule')), str(p.get('rule')))}"
     if code in ("query_failed", "kill_failed"):
         if p.get("stderr"):
             return str(p["stderr"])
         return "tmux could not be started" if p.get("exit_code") is None else f"tmux exited {p.get('exit_code')}"
+    if code == "server_replaced":
+        if p.get("found") is None:
+            return f"the listing names no tmux server, and the pane was pinned on {server_words(p.get('pinned'))}"
+        return (f"the tmux server was replaced: the pane was pinned on {server_words(p.get('pinned'))}, the socket "
+                f"now answers for {server_words(p.get('found'))}")
     if code == "invalid_pane_id":
         return "pane id must match %<digits>"
     if code == "pid_unpinned":

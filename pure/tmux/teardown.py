@@ -19,7 +19,9 @@ from pure.tmux.parse import (
     PidMismatch,
     PidUnpinned,
     QueryFailed,
+    ServerReplaced,
     StillLive,
+    on_server,
     trim,
 )
 from pure.tmux.proof import OwnerAnswer, prove
@@ -43,17 +45,19 @@ class OwnerNotAuthorized:
     owner: OwnerAnswer
 
 
-PaneProblem = Union[MalformedSnapshot, QueryFailed, InvalidPaneId, PidUnpinned, PidMismatch, OwnerNotAuthorized,
-                    KillFailed, StillLive]
+PaneProblem = Union[MalformedSnapshot, QueryFailed, InvalidPaneId, ServerReplaced, PidUnpinned, PidMismatch,
+                    OwnerNotAuthorized, KillFailed, StillLive]
 
 
 @frozen(kw_only=True)
 class TeardownTarget:
     """A pane to tear down and the pid pinned when it was created; anything but a positive safe
-    integer refuses the kill."""
+    integer refuses the kill. ``server``: the tmux server it was pinned on (``PID@START``), None for a pin
+    recorded without one (pure/tmux/parse.py ``on_server``)."""
 
     pane_id: str
     pid: int | None
+    server: str | None = None
 
 
 @frozen(kw_only=True)
@@ -194,8 +198,8 @@ def _unproven(proof: Proof, owner_id: str | None) -> PaneResult:
     """The result of a pane whose proof ended its teardown: gone (resolved), unavailable, refused."""
     pane, verdict, stage = proof.pane_id, proof.verdict, proof.stage
     assert verdict is not None and stage is not None
-    if proof.kind == "gone":
-        return PaneResult(pane_id=pane, fate="gone", reason=verdict.reason, stage=stage)
+    if proof.kind == "gone":  # with the server that answered, when it is not the pane's
+        return PaneResult(pane_id=pane, fate="gone", reason=verdict.reason, stage=stage, problem=verdict.problem)
     if proof.kind == "unavailable":
         return PaneResult(pane_id=pane, fate="proof_unavailable", reason=verdict.reason, stage=stage,
                           problem=verdict.problem)
@@ -212,7 +216,7 @@ def _unproven(proof: Proof, owner_id: str | None) -> PaneResult:
 def _teardown_one(target: TeardownTarget, *, owner_id: str | None, authorize: bool, untagged_ok: bool,
                   backoff: Sequence[int], effect: m.Effect | None) -> Gen[PaneResult]:
     pane = target.pane_id
-    proof = yield from prove_owned(pane, target.pid, (owner_id or "") if authorize else None,
+    proof = yield from prove_owned(pane, target.pid, (owner_id or "") if authorize else None, server=target.server,
                                    untagged_ok=untagged_ok)
     if proof.token is None:
         return _unproven(proof, owner_id)
@@ -222,12 +226,13 @@ def _teardown_one(target: TeardownTarget, *, owner_id: str | None, authorize: bo
     if kill.exit_code != 0:
         return PaneResult(pane_id=pane, fate="kill_failed", reason="kill_failed", stage="kill",
                           problem=KillFailed(exit_code=kill.exit_code, stderr=trim(kill.stderr)))
-    after = yield from prove(pane)
+    server = proof.token.server
+    after = on_server((yield from prove(pane)), server)
     for pause in backoff:
         if not (after.live and after.pid == target.pid):
             break
         yield from expect(m.Sleep(ms=pause), m.Ack)
-        after = yield from prove(pane)
+        after = on_server((yield from prove(pane)), server)
     if after.gone:
         return PaneResult(pane_id=pane, fate="killed", stage="after_kill")
     if after.unavailable:

@@ -83,11 +83,15 @@ class TmuxServer:
     def __init__(self, first_pid: int = 40_000) -> None:
         self.next_pid = first_pid
         self.epoch = 0
+        self.identity = self._started()  # what ``#{pid}`` and ``#{start_time}`` answer: another after a restart
         self.panes: dict[str, Pane] = {}
         self._numbers = [0, 0, 0]  # pane, window, session
         self.new_pane_screen = ""  # what a pane created by split-window/new-window shows
 
     # -- world changes (not through tmux commands) ------------------------------------------
+    def _started(self) -> dict[str, str]:
+        return {"pid": str(self._pid()), "start_time": str(1_790_000_000 + 60 * self.epoch)}
+
     def _pid(self) -> int:
         self.next_pid += 1
         return self.next_pid
@@ -138,6 +142,7 @@ class TmuxServer:
         self.panes.clear()
         self._numbers = [0, 0, 0]
         self.epoch += 1
+        self.identity = self._started()
 
     # -- tmux commands ------------------------------------------------------------------------
     def __call__(self, args: tuple[str, ...]) -> m.Proc:
@@ -148,7 +153,7 @@ class TmuxServer:
             return m.Proc(exit_code=1, stderr=NO_SERVER)
         if verb == "list-panes":
             fmt = args[args.index("-F") + 1]
-            return m.Proc(exit_code=0, stdout="".join(_render(fmt, p) + "\n" for p in self.panes.values()))
+            return m.Proc(exit_code=0, stdout="".join(_render(fmt, p, self.identity) + "\n" for p in self.panes.values()))
         if verb in ("new-session",):
             return m.Proc(exit_code=1, stderr="sessions are made by the test world\n")
         target = _target(args)
@@ -157,7 +162,7 @@ class TmuxServer:
             if not any(p.session == session for p in self.panes.values()):
                 return m.Proc(exit_code=1, stderr=f"can't find session: {target}\n")
             pane = self._create(args, session, self._next(1))
-            return m.Proc(exit_code=0, stdout=_render(args[args.index("-F") + 1], pane) + "\n")
+            return m.Proc(exit_code=0, stdout=_render(args[args.index("-F") + 1], pane, self.identity) + "\n")
         pane_obj = self.panes.get(target)
         if pane_obj is None:
             return m.Proc(exit_code=1, stderr=f"can't find pane: {target}\n")
@@ -172,7 +177,7 @@ class TmuxServer:
             return m.Proc(exit_code=0)
         if verb == "split-window":
             pane = self._create(args, pane_obj.session, pane_obj.window)
-            return m.Proc(exit_code=0, stdout=_render(args[args.index("-F") + 1], pane) + "\n")
+            return m.Proc(exit_code=0, stdout=_render(args[args.index("-F") + 1], pane, self.identity) + "\n")
         if verb == "kill-pane":
             del self.panes[target]
             return m.Proc(exit_code=0)
@@ -208,8 +213,8 @@ def _target(args: tuple[str, ...]) -> str:
     return args[args.index("-t") + 1] if "-t" in args else ""
 
 
-def _render(fmt: str, pane: Pane) -> str:
-    values = {
+def _render(fmt: str, pane: Pane, server: dict[str, str]) -> str:
+    values = {**server,
         "pane_id": pane.id, "pane_dead": "1" if pane.dead else "0", "pane_pid": str(pane.pid),
         "pane_start_command": pane.start_command, "session_id": f"${pane.session}",
         "window_id": f"@{pane.window}", "window_zoomed_flag": "0", "pane-border-status": "off",

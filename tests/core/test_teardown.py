@@ -29,6 +29,23 @@ def live(*rows: tuple[str, int]) -> m.Proc:
     return ok(pane_rows(*((p, 0, pid) for p, pid in rows)))
 
 
+# two tmux servers, as ``#{pid}`` and ``#{start_time}`` name them: the one a pane was pinned on, and the
+# one the same socket answers for after a restart (docs/tmux-proofs.md, "The tmux server")
+PINNED, RESTARTED = ("4242", "1790000000"), ("5151", "1790000600")
+
+
+def on(server: tuple[str, str], *rows: tuple[str, int]) -> m.Proc:
+    """A pane table whose rows name ``server``."""
+    return ok("".join(f"{p}\t0\t{pid}\t{server[0]}\t{server[1]}\n" for p, pid in rows))
+
+
+def pinned_on(server: tuple[str, str], pane: str, pid: int, **fields: Any) -> dict[str, Any]:
+    """A request for one target pinned on ``server``."""
+    raw = request((pane, pid), **fields)
+    raw["targets"][0]["server"] = "@".join(server)
+    return raw
+
+
 def request(*targets: tuple[str, int | None], full: bool = True, **fields: Any) -> dict[str, Any]:
     """A wire request; ``full`` writes every field (defaults included), else only those given."""
     raw: dict[str, Any] = {"targets": [{"pane_id": pane, "pid": pid} for pane, pid in targets], **fields}
@@ -228,6 +245,29 @@ CASES: dict[str, Case] = {
         "authorize false with owner_id omitted: no owner read, the pane is killed",
         request(("%13", 513), full=False, authorize=False), [live(("%13", 513)), live(("%13", 513)), KILLED, ok("")],
         ["killed"], ["L", "L", "K", "L"]),
+    "killed_on_its_pinned_server": Case(
+        "a pane pinned on a tmux server is proven, killed and proven gone through listings of that server",
+        pinned_on(PINNED, "%13", 513), [on(PINNED, ("%13", 513)), OWNED, on(PINNED, ("%13", 513)), KILLED,
+                                        on(PINNED)], ["killed"], ["L", "S", "L", "K", "L"]),
+    "server_replaced_is_gone_without_a_kill": Case(
+        "the socket answers for another server (restarted), listing a pane with the same id and pid: not "
+        "the pinned pane, which is gone with its server; nothing is asked of the pane, nothing killed",
+        pinned_on(PINNED, "%13", 513), [on(RESTARTED, ("%13", 513))], ["gone"], ["L"]),
+    "server_replaced_between_proofs": Case(
+        "the server is replaced between the first and the final proof: gone at the final proof, no kill",
+        pinned_on(PINNED, "%13", 513), [on(PINNED, ("%13", 513)), OWNED, on(RESTARTED, ("%13", 513))], ["gone"],
+        ["L", "S", "L"]),
+    "server_replaced_between_proofs_of_an_unrecorded_server": Case(
+        "a pin without a server: the final proof must still come from the server of the first",
+        request(("%13", 513)), [on(PINNED, ("%13", 513)), OWNED, on(RESTARTED, ("%13", 513))], ["gone"],
+        ["L", "S", "L"]),
+    "server_replaced_after_the_kill_is_killed": Case(
+        "after the kill the socket answers for another server: the killed pane is gone with its own",
+        pinned_on(PINNED, "%13", 513), [on(PINNED, ("%13", 513)), OWNED, on(PINNED, ("%13", 513)), KILLED,
+                                        on(RESTARTED, ("%13", 513))], ["killed"], ["L", "S", "L", "K", "L"]),
+    "listing_naming_no_server_cannot_prove_a_server_pin": Case(
+        "a pane table of 3 fields names no server: a pane pinned on one is not proven (unavailable)",
+        pinned_on(PINNED, "%13", 513), [live(("%13", 513))], ["proof_unavailable"], ["L"]),
     "integral_float_pid_is_an_integer": Case(
         "a pinned pid written 513.0 is the integer 513 (JSON Schema's integer)",
         {"targets": [{"pane_id": "%13", "pid": 513.0}], "owner_id": OWNER, "authorize": False},
@@ -246,6 +286,10 @@ MALFORMED: dict[str, tuple[str, str]] = {
     "pane_pid_zero": ("pid 0 (written 000) is out of range", "%13\t0\t513\n%14\t0\t000\n"),
     "pane_pid_empty_for_target": ("the target's own row has an empty pid (allowed for other rows)",
                                   "%12\t0\t\n%13\t0\t\n"),
+    "field_count_mixed": ("rows naming their server after rows that do not", "%12\t0\t5\n%13\t0\t513\t42\t7\n"),
+    "tmux_server_syntax": ("a server pid of 0", "%13\t0\t513\t0\t1790000000\n"),
+    "tmux_server_start_range": ("a server start of 2^53", "%13\t0\t513\t42\t9007199254740992\n"),
+    "tmux_server_differs": ("two rows from two servers", "%12\t0\t5\t42\t7\n%13\t0\t513\t43\t7\n"),
 }
 for _name, (_text, _table) in MALFORMED.items():
     CASES[f"malformed_{_name}"] = Case(f"malformed snapshot: {_text}; the proof is unavailable",

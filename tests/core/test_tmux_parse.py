@@ -58,6 +58,17 @@ PARSE_CASES: list[tuple[str, str, int | None, str, str, str]] = [
     ("query_failed_exit_2_no_stderr", "%21", 2, "%21\t0\t42421\n", "", "unavailable/query_failed"),
     ("query_failed_padded_stderr", "%21", 1, "", "\u00a0 lost server\t\r\n", "unavailable/query_failed"),
     ("query_failed_whitespace_stderr", "%21", 1, "", " \n\t", "unavailable/query_failed"),
+    ("server_named", "%21", 0, "%11\t0\t5\t4242\t1790000000\n%21\t0\t42421\t4242\t1790000000\n", "",
+     "live//42421 on 4242@1790000000"),
+    ("server_named_pane_absent", "%21", 0, "%11\t0\t5\t4242\t1790000000\n", "", "gone/absent on 4242@1790000000"),
+    ("server_named_pane_dead", "%21", 0, "%21\t1\t42421\t4242\t1790000000\n", "", "gone/dead/42421 on 4242@1790000000"),
+    ("server_with_leading_zeros", "%21", 0, "%21\t0\t42421\t04242\t001790000000\n", "", "live//42421 on 4242@1790000000"),
+    ("server_rows_differ", "%21", 0, "%11\t0\t5\t4242\t1790000000\n%21\t0\t42421\t4242\t1790000001\n", "",
+     "unavailable/malformed_snapshot"),
+    ("server_pid_zero", "%21", 0, "%21\t0\t42421\t0\t1790000000\n", "", "unavailable/malformed_snapshot"),
+    ("server_start_empty", "%21", 0, "%21\t0\t42421\t4242\t\n", "", "unavailable/malformed_snapshot"),
+    ("server_named_by_some_rows_only", "%21", 0, "%11\t0\t5\t4242\t1790000000\n%21\t0\t42421\n", "",
+     "unavailable/malformed_snapshot"),
     ("tmux_not_started", "%21", None, "", "tmux: command not found on PATH", "unavailable/query_failed"),
     ("tmux_not_started_no_stderr", "%21", None, "", "", "unavailable/query_failed"),
     ("invalid_target_no_percent", "21", 0, "%21\t0\t42421\n", "", "unavailable/invalid_pane_id"),
@@ -109,6 +120,14 @@ PARSE_DESCRIPTIONS: dict[str, str] = {
     "query_failed_exit_2_no_stderr": "a failed query's output is never parsed",
     "query_failed_padded_stderr": "stderr is trimmed (no-break space, tab, CR, LF)",
     "query_failed_whitespace_stderr": "stderr of whitespace only trims to empty",
+    "server_named": "rows of 5 fields name the server that answered (its pid and start time)",
+    "server_named_pane_absent": "a table naming its server, without the target: absent, the server said",
+    "server_named_pane_dead": "a dead pane in a table naming its server",
+    "server_with_leading_zeros": "the server's pid and start are written without their leading zeros",
+    "server_rows_differ": "two rows naming two servers: one listing comes from one server",
+    "server_pid_zero": "a server pid of 0 is not a pid",
+    "server_start_empty": "a row of 5 fields with an empty start time",
+    "server_named_by_some_rows_only": "rows of 5 fields, then one of 3: every row has as many fields as the first",
     "tmux_not_started": "exit_code null: tmux could not be started or timed out",
     "tmux_not_started_no_stderr": "exit_code null with an empty stderr",
     "invalid_target_no_percent": "the target must be % and digits: no tmux answer is read",
@@ -165,7 +184,7 @@ OWNER_DESCRIPTIONS: dict[str, str] = {
 
 
 def _verdict_code(v: t.Verdict) -> str:
-    return f"{v.status}/{v.reason}" + (f"/{v.pid}" if v.pid is not None else "")
+    return f"{v.status}/{v.reason}" + (f"/{v.pid}" if v.pid is not None else "") + (f" on {v.server}" if v.server else "")
 
 
 @pytest.mark.parametrize("case", PARSE_CASES, ids=[c[0] for c in PARSE_CASES])
@@ -203,7 +222,8 @@ def test_parse_goldens(goldens: Goldens) -> None:
                       "verdict": wire.unstructure(v), "informative": {"detail": t.describe(v.problem)}})
     goldens.check("tmux/pane_verdicts", {
         "kind": "parse",
-        "description": "list-panes -a -F '#{pane_id}<TAB>#{pane_dead}<TAB>#{pane_pid}' answer + target pane -> verdict",
+        "description": "list-panes -a -F '#{pane_id}<TAB>#{pane_dead}<TAB>#{pane_pid}<TAB>#{pid}<TAB>#{start_time}' "
+                       "answer + target pane -> verdict",
         "cases": cases,
     })
     owners: list[dict[str, Any]] = []
@@ -244,23 +264,33 @@ _fields = st.tuples(
 )
 
 
+# what a row may say of its server: none (3 fields), the same one written two ways, another, nonsense
+_servers = st.sampled_from([(), ("4242", "1790000000"), ("04242", "1790000000"), ("4242", "1790000001"),
+                            ("0", "5"), ("4242", ""), ("9007199254740992", "1"), ("x", "1"), ("4242",)])
+
+
 @settings(max_examples=500, deadline=None)
-@given(st.lists(_fields, max_size=5), st.sampled_from(["\n", "\r\n"]), st.booleans(), st.sampled_from(["%21", "%1", "%210"]))
-def test_fast_path_agrees_with_the_row_parser(rows: list[tuple[str, str, str]], eol: str, final: bool, target: str) -> None:
-    text = eol.join("\t".join(r) for r in rows) + (eol if final and rows else "")
+@given(st.lists(st.tuples(_fields, _servers), max_size=5), st.sampled_from(["\n", "\r\n"]), st.booleans(),
+       st.sampled_from(["%21", "%1", "%210"]))
+def test_fast_path_agrees_with_the_row_parser(rows: list[tuple[tuple[str, str, str], tuple[str, ...]]], eol: str,
+                                              final: bool, target: str) -> None:
+    text = eol.join("\t".join((*r, *server)) for r, server in rows) + (eol if final and rows else "")
     fast = t.verdict_from_answer(target, m.Proc(exit_code=0, stdout=text))
     parsed = t.parse_pane_table(text)
     if isinstance(parsed, Failure):
         assert (fast.status, fast.reason) == ("unavailable", "malformed_snapshot")
         return
-    row = parsed.unwrap().get(target)
+    table = parsed.unwrap()
+    row = table.get(target)
+    server = next(iter(table.values())).server if table else None
     if row is None:
-        assert (fast.status, fast.reason) == ("gone", "absent")
+        assert (fast.status, fast.reason, fast.server) == ("gone", "absent", server)
     elif row.pid is None:
         assert fast.reason == "malformed_snapshot"
-        assert fast.problem == t.MalformedSnapshot(row=row.row, field="pane_pid", rule="empty", fields=3)
+        assert fast.problem == t.MalformedSnapshot(row=row.row, field="pane_pid", rule="empty",
+                                                   fields=3 if server is None else 5)
     else:
-        assert (fast.status, fast.pid) == ("gone" if row.dead else "live", row.pid)
+        assert (fast.status, fast.pid, fast.server) == ("gone" if row.dead else "live", row.pid, server)
 
 
 def test_a_new_pane_is_numbered_above_every_pane_listed() -> None:

@@ -20,7 +20,7 @@ from tests.harness import ScenarioExecutor, err, ok
 from tests.omx_down.fixtures import Team
 from tests.omx_down.stub import Stub, run_op
 
-L = "list-panes -a -F #{pane_id}\t#{pane_dead}\t#{pane_pid}"
+L = "list-panes -a -F " + t.PANE_FORMAT
 OWNER = "team:scale-down"
 SCREEN = "codex> fix the login bug\nworking...\ndone: 3 files changed\n\n\n"
 

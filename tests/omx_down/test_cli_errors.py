@@ -11,6 +11,7 @@ import pytest
 import cli
 from pure import model as m
 from pure.omx import locks, txn
+from pure.tmux import PANE_FORMAT
 from tests.harness import ScenarioExecutor
 from tests.omx_down.fixtures import Team, drive, program_of
 from tests.omx_down.stub import Stub, run_op
@@ -287,7 +288,7 @@ def test_reconcile_refuses_a_malformed_identity_before_any_kill(tmp_path: Path, 
     done, _text = _reconcile_text(tmp_path, stub, cwd)
     assert done.outcome.status == "error"
     assert done.outcome.message.startswith(f"team_state_malformed:{path}")
-    assert stub.log == ["list-panes -a -F #{pane_id}\t#{pane_dead}\t#{pane_pid}"]  # the proof, no kill
+    assert stub.log == ["list-panes -a -F " + PANE_FORMAT]  # the proof, no kill
     assert tree(team.dir) == before
 
 

@@ -14,11 +14,12 @@ import pytest
 from pure import model as m
 from pure.omx.codec import render_json
 from pure.omx.scale_down import DebtRequest, ScaleDownRequest
+from pure.tmux import PANE_FORMAT
 from tests.harness import Goldens, ScenarioExecutor, err
 from tests.omx_down.fixtures import Team
 from tests.omx_down.stub import Stub, record, run_op
 
-L = "list-panes -a -F #{pane_id}\t#{pane_dead}\t#{pane_pid}"
+L = "list-panes -a -F " + PANE_FORMAT
 
 
 def S(p: str) -> str:  # noqa: N802

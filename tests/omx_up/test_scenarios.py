@@ -16,6 +16,7 @@ import attrs
 import pytest
 
 from pure import model as m
+from pure.tmux import NEW_PANE_FORMAT
 from tests.harness import Goldens
 from tests.harness import ScenarioExecutor as ScenarioExecutorBase
 from tests.omx_up.fixtures import (
@@ -301,7 +302,7 @@ def test_f11_no_tiled_relayout_and_proof_before_split(tmp_path: Path, goldens: G
     # oh-my-codex's ``exec /bin/sh '<script>'``, after the pane's first process pins itself (a documented
     # deviation: pure/omx/startup_script.py, self_pinned_startup_command)
     pin = '{ set -C; echo $$ >"$1/pane-${TMUX_PANE#%}.pid"; } 2>/dev/null; exec /bin/sh "$0"'
-    assert out.log[split] == ("split-window", "-v", "-t", "%21", "-d", "-P", "-F", "#{pane_id}\t#{pane_pid}", "-c",
+    assert out.log[split] == ("split-window", "-v", "-t", "%21", "-d", "-P", "-F", NEW_PANE_FORMAT, "-c",
                               str(tmp_path), f"exec /bin/sh -c '{pin}' '{team.dir}/runtime/worker-2-startup.sh' "
                                              f"'{team.dir}/workers/worker-2'")
     event = json.loads((team.dir / "events" / "events.ndjson").read_text())

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from pure import model as m
+from pure.tmux import PANE_FORMAT
 from tests.harness import GOLDEN_ROOT, Goldens
 from tests.ports.decide_cli import decide_cli, decide_in_process
 
 TMUX = GOLDEN_ROOT / "tmux"
 OP = "tmux.teardown"
-L_STEP = {"op": "run", "tool": "tmux", "args": ["list-panes", "-a", "-F", "#{pane_id}\t#{pane_dead}\t#{pane_pid}"]}
+L_STEP = {"op": "run", "tool": "tmux", "args": ["list-panes", "-a", "-F", PANE_FORMAT]}
 PROC = {"kind": "proc", "exit_code": 0, "stdout": "", "stderr": ""}
 
 

@@ -23,16 +23,19 @@ from tests.ports.decide_cli import Answer, decide_cli, decide_in_process, known_
 from tests.ports.node import PORT, node
 
 SEED = 20260101
-QUESTIONS = 1500
+QUESTIONS = 2500
 OWNER = "team:alpha"
 PANES = ["%13", "%14", "%15", "%1", "%2", "%021", "%abc", "%13\n", "13", "", " %13"]
 SPACES = ["", " ", "\t", "\r\n", "\n", "\u00a0", "\u3000", "\ufeff", "\u2028", "\u001f", "\u0085", "\u200b", "\u000b"]
 STDERRS = ["", "lost server", "  padded \t\r\n", " \n", "\u00a0no server\u00a0", "can't find pane: %13\n"]
+# the tmux servers a pane is pinned on and a table names (docs/ports.md, "The tmux server")
+SERVERS = [("4242", "1790000000"), ("5151", "1790000600")]
 
 
 class Gen:
     def __init__(self, rnd: random.Random) -> None:
         self.r = rnd
+        self.answering: tuple[str, str] | None = None
 
     def pid(self) -> int | None:
         if self.r.random() < 0.8:
@@ -47,10 +50,16 @@ class Gen:
                             ("leader_pane_id", ["%1", None, "%13"]), ("hud_pane_id", ["%2", None])):
             if self.r.random() < (0.9 if key == "owner_id" else 0.5):
                 raw[key] = self.r.choice(values)
+        # the server that answers this run's listings (None: they name none), and the pins of some targets
+        self.answering = self.r.choice([*SERVERS, *SERVERS, None])
+        for target in raw["targets"]:
+            if self.r.random() < (0.4 if self.answering else 0.03):
+                target["server"] = "@".join(self.answering if self.answering and self.r.random() < 0.8
+                                            else self.r.choice(SERVERS))
         return raw
 
-    def row(self, pane: str, pid: object) -> str:
-        dead = "1" if self.r.random() < 0.08 else "0"
+    def row(self, pane: str, pid: object, dead_chance: float = 0.08) -> str:
+        dead = "1" if self.r.random() < dead_chance else "0"
         return f"{pane}\t{dead}\t{pid}"
 
     def table(self, request: dict[str, Any], killed: dict[str, int | None]) -> m.Proc:
@@ -67,13 +76,13 @@ class Gen:
             listed.add(pane)
             if pane in killed:
                 if killed[pane] is not None:
-                    rows.append(self.row(pane, killed[pane]))
+                    rows.append(self.row(pane, killed[pane], 0.02))  # mostly live: the back-off runs on
             elif self.r.random() < 0.9 and t.is_pane_id(pane):
                 pid = target["pid"] if self.r.random() < 0.92 else self.r.choice([999, 601, 513])
                 rows.append(self.row(pane, pid if t.is_positive_pid(pid) else 513))
         if self.r.random() < 0.3:
             rows.append(self.row("%77", 777))
-        if roll > 0.9:  # a fault somewhere in the table
+        if roll > (0.96 if killed else 0.9):  # a fault somewhere in the table (rarer while a kill is proven)
             faults = ["%9\t0", "%9\t0\t1\tx", "9\t0\t1", "%9\tx\t1", "%9\t0\t-1", "%9\t0\t0", "%9\t0\t" + "9" * 40,
                       "%9\t0\t" + "8" * 5000, "%9\t0\t9007199254740992", "%9\t0\t1\r", "", "%9\t0\t\u0661"]
             if rows:
@@ -82,6 +91,10 @@ class Gen:
             rows = rows[-4:] if self.r.random() < 0.5 else rows
         if self.r.random() < 0.05:
             rows = [r.rsplit("\t", 1)[0] + "\t" for r in rows]  # empty pids
+        if self.answering is not None:  # rows naming the server that answers (now and then another, or two)
+            steady = 1.0 if killed else 0.97  # after a kill, the same server (so the back-off runs to its end)
+            server = self.answering if self.r.random() < steady else self.r.choice(SERVERS)
+            rows = ["\t".join((r, *(server if self.r.random() < steady + 0.02 else self.r.choice(SERVERS)))) for r in rows]
         eol = self.r.choice(["\n", "\n", "\r\n"])
         text = eol.join(rows) + (eol if rows and self.r.random() < 0.85 else "")
         return m.Proc(exit_code=0, stdout=text, stderr=self.r.choice(["", "", "warning"]))
@@ -141,7 +154,7 @@ class Gen:
             entry = m.Entry(step=step, observation=self.answer(step, request, killed))
             if isinstance(step, m.Run) and step.args[0] == "kill-pane":
                 pinned = next(tg["pid"] for tg in request["targets"] if tg["pane_id"] == step.args[-1])
-                killed[step.args[-1]] = None if self.r.random() < 0.5 else pinned if self.r.random() < 0.8 else 601
+                killed[step.args[-1]] = None if self.r.random() < 0.4 else pinned if self.r.random() < 0.85 else 601
             if self.r.random() < 0.04:
                 journal.append(self.fault(entry))
                 break
@@ -288,7 +301,7 @@ def test_the_generated_runs_cover_every_fate_and_problem() -> None:
             problems[result["problem"]["code"]] = problems.get(result["problem"]["code"], 0) + 1
     for fate in ("killed", "gone", "proof_unavailable", "pid_changed", "kill_failed", "not_attempted"):
         assert fates.get(fate, 0) >= 10, fates
-    for code in ("malformed_snapshot", "query_failed", "invalid_pane_id", "pid_unpinned", "pid_mismatch",
+    for code in ("malformed_snapshot", "server_replaced", "query_failed", "invalid_pane_id", "pid_unpinned", "pid_mismatch",
                  "owner_not_authorized", "kill_failed", "still_live", "journal_divergence", "journal_mismatch",
                  "journal_after_done"):
         assert problems.get(code, 0) >= 10, problems

@@ -5,7 +5,8 @@
  */
 
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER; // 2^53 - 1
-export const PANE_FORMAT = '#{pane_id}\t#{pane_dead}\t#{pane_pid}';
+// each row names the tmux server that answers: its pid and start time (docs/ports.md, "Pane table")
+export const PANE_FORMAT = '#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{pid}\t#{start_time}';
 export const OWNER_OPTION = '@omx_team_pane_owner_id';
 
 // The trimmed set: exactly these code points, removed from both ends (docs/ports.md, "Trimming").
@@ -39,31 +40,52 @@ function pidProblem(field) {
 /** @param {number} row @param {number} fields @param {string} field @param {string} rule */
 const malformed = (row, fields, field, rule) => ({ code: 'malformed_snapshot', row, field, rule, fields });
 
+/** A pid field as a number. @param {string} field */
+const pidOf = (field) => Number(field.replace(/^0+/, ''));
+
+/** A tmux server as `PID@START`, or null when either is not a positive safe integer. @param {string} pid @param {string} start */
+export const serverOf = (pid, start) => (pidProblem(pid) || pidProblem(start) ? null : `${pidOf(pid)}@${pidOf(start)}`);
+
 /**
- * The rows of a list-panes answer, or the first problem.
+ * The rows of a list-panes answer, or the first problem. Rows have 3 fields, or 5 naming the server
+ * (all as many as the first, all the same server).
  * @param {string} stdout
- * @returns {{rows: Map<string, {dead: boolean, pid: number | null, row: number}>} | {problem: object}}
+ * @returns {{rows: Map<string, {dead: boolean, pid: number | null, row: number}>, server: string | null} | {problem: object}}
  */
 export function parsePaneTable(stdout) {
   const lines = stdout.replaceAll('\r\n', '\n').split('\n');
   if (lines.length && lines[lines.length - 1] === '') lines.pop();
   const rows = new Map();
+  /** @type {number | null} */
+  let width = null;
+  /** @type {string | null} */
+  let first = null;
   for (let i = 0; i < lines.length; i++) {
     const row = i + 1, fields = lines[i].split('\t');
-    if (fields.length !== 3) return { problem: malformed(row, fields.length, 'row', 'field_count') };
+    width = width || fields.length;
+    if (fields.length !== width || (width !== 3 && width !== 5)) {
+      return { problem: malformed(row, fields.length, 'row', 'field_count') };
+    }
     const [paneId, dead, pidField] = fields;
-    if (!isPaneId(paneId)) return { problem: malformed(row, 3, 'pane_id', 'syntax') };
-    if (rows.has(paneId)) return { problem: malformed(row, 3, 'pane_id', 'duplicate') };
-    if (dead !== '0' && dead !== '1') return { problem: malformed(row, 3, 'pane_dead', 'syntax') };
+    if (!isPaneId(paneId)) return { problem: malformed(row, width, 'pane_id', 'syntax') };
+    if (rows.has(paneId)) return { problem: malformed(row, width, 'pane_id', 'duplicate') };
+    if (dead !== '0' && dead !== '1') return { problem: malformed(row, width, 'pane_dead', 'syntax') };
     const problem = pidField === '' ? null : pidProblem(pidField);
-    if (problem) return { problem: malformed(row, 3, 'pane_pid', problem) };
-    rows.set(paneId, { dead: dead === '1', pid: pidField === '' ? null : Number(pidField.replace(/^0+/, '')), row });
+    if (problem) return { problem: malformed(row, width, 'pane_pid', problem) };
+    const server = width === 5 ? serverOf(fields[3], fields[4]) : null;
+    if (width === 5 && server === null) return { problem: malformed(row, width, 'tmux_server', 'syntax') };
+    first = first || server;
+    if (server !== first) return { problem: malformed(row, width, 'tmux_server', 'differs') };
+    rows.set(paneId, { dead: dead === '1', pid: pidField === '' ? null : pidOf(pidField), row });
   }
-  return { rows };
+  return { rows, server: first };
 }
 
-/** @param {string} status @param {string} reason @param {number | null} pid @param {object | null} problem */
-const verdict = (status, reason = '', pid = null, problem = null) => ({ status, reason, pid, problem });
+/**
+ * @param {string} status @param {string} reason @param {number | null} pid @param {object | null} problem
+ * @param {string | null} server
+ */
+const verdict = (status, reason = '', pid = null, problem = null, server = null) => ({ status, reason, pid, problem, server });
 
 /** @typedef {{kind: 'proc', exit_code: number | null, stdout: string, stderr: string}} Proc */
 
@@ -76,10 +98,26 @@ export function verdictFromAnswer(target, proc) {
   }
   const parsed = parsePaneTable(proc.stdout);
   if ('problem' in parsed) return verdict('unavailable', 'malformed_snapshot', null, parsed.problem);
-  const row = parsed.rows.get(target);
-  if (row === undefined) return verdict('gone', 'absent');
-  if (row.pid === null) return verdict('unavailable', 'malformed_snapshot', null, malformed(row.row, 3, 'pane_pid', 'empty'));
-  return row.dead ? verdict('gone', 'dead', row.pid) : verdict('live', '', row.pid);
+  const row = parsed.rows.get(target), server = parsed.server;
+  if (row === undefined) return verdict('gone', 'absent', null, null, server);
+  if (row.pid === null) {
+    return verdict('unavailable', 'malformed_snapshot', null, malformed(row.row, server ? 5 : 3, 'pane_pid', 'empty'), server);
+  }
+  return row.dead ? verdict('gone', 'dead', row.pid, null, server) : verdict('live', '', row.pid, null, server);
+}
+
+/**
+ * The verdict on a pane pinned on tmux server `pinned` (docs/ports.md, "The tmux server"): a listing from
+ * another server lists it `absent`; one that names no server cannot prove it.
+ * @param {any} v @param {string | null | undefined} pinned
+ */
+export function onServer(v, pinned) {
+  if (pinned == null || v.status === 'unavailable' || v.server === pinned) return v;
+  if (v.server === null) {
+    if (v.status === 'gone' && v.reason === 'absent') return v;
+    return verdict('unavailable', 'malformed_snapshot', null, { code: 'server_replaced', pinned, found: null });
+  }
+  return verdict('gone', 'absent', null, { code: 'server_replaced', pinned, found: v.server }, v.server);
 }
 
 /** Classify a show-option answer. @param {Proc} proc */
@@ -142,7 +180,7 @@ export function backoffMs(bound) {
 }
 
 /**
- * @typedef {{pane_id: string, pid: number | null}} Target
+ * @typedef {{pane_id: string, pid: number | null, server?: string | null}} Target
  * @typedef {{targets: Target[], owner_id: string | null, authorize: boolean, leader_pane_id: string | null,
  *            hud_pane_id: string | null}} TeardownRequest
  */
@@ -152,7 +190,7 @@ const result = (pane_id, fate, reason = '', stage = null, problem = null) => ({ 
 
 /** @param {string} pane @param {any} v @param {string} stage */
 function proofEnds(pane, v, stage) {
-  if (v.status === 'gone') return result(pane, 'gone', v.reason, stage);
+  if (v.status === 'gone') return result(pane, 'gone', v.reason, stage, v.problem);
   if (v.status === 'unavailable') return result(pane, 'proof_unavailable', v.reason, stage, v.problem);
   return null;
 }
@@ -163,7 +201,7 @@ const refused = (pane, stage, problem) => result(pane, 'pid_changed', 'pane_pid_
 /** @param {Target} target @param {TeardownRequest} req @param {number[]} backoff @returns {Generator<any, any, any>} */
 function* teardownOne(target, req, backoff) {
   const pane = target.pane_id;
-  const first = yield* prove(pane);
+  const first = onServer(yield* prove(pane), target.server);
   const ended = proofEnds(pane, first, 'first_proof');
   if (ended) return ended;
   if (!isPositivePid(target.pid)) {
@@ -178,7 +216,8 @@ function* teardownOne(target, req, backoff) {
       return refused(pane, 'owner', { code: 'owner_not_authorized', expected_owner: req.owner_id, owner });
     }
   }
-  const final = yield* prove(pane);
+  // the second listing from the server of the first
+  const final = onServer(yield* prove(pane), target.server ?? first.server);
   const finalEnds = proofEnds(pane, final, 'final_proof');
   if (finalEnds) return finalEnds;
   if (final.pid !== target.pid) {
@@ -192,11 +231,11 @@ function* teardownOne(target, req, backoff) {
     return result(pane, 'kill_failed', 'kill_failed', 'kill',
       { code: 'kill_failed', exit_code: kill.exit_code, stderr: trim(kill.stderr) });
   }
-  let after = yield* prove(pane);
+  let after = onServer(yield* prove(pane), final.server);
   for (const ms of backoff) {
     if (!(after.status === 'live' && after.pid === target.pid)) break;
     yield* expect({ op: 'sleep', ms }, 'ack');
-    after = yield* prove(pane);
+    after = onServer(yield* prove(pane), final.server);
   }
   if (after.status === 'gone') return result(pane, 'killed', '', 'after_kill');
   if (after.status === 'unavailable') return result(pane, 'proof_unavailable', after.reason, 'after_kill', after.problem);

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pure.tmux import TRANSCRIPT_NOTE
+from pure.tmux import PANE_FORMAT, TRANSCRIPT_NOTE
 
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -41,12 +41,22 @@ def files(cwd: Path) -> dict[str, str]:
     return out
 
 
+# oh-my-codex's pane table: panefleet's asks for the server that answers too (pure/tmux/facts.py ``PANES``)
+OMX_PANE_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_pid}"
+
+
+def as_oh_my_codex_lists(args: list[str]) -> list[str]:
+    """A designed difference: panefleet's ``list-panes`` asks each row for the tmux server that answers
+    (docs/tmux-proofs.md, "The tmux server"), written here as oh-my-codex's pane table."""
+    return [OMX_PANE_FORMAT if arg == PANE_FORMAT and args[0] == "list-panes" else arg for arg in args]
+
+
 def tmux_calls_without_transcripts(journal: list[Any]) -> list[list[str]]:
     """panefleet's tmux calls from a journal, without those that keep worker transcripts.
 
     A designed difference (docs/scale-down.md, "Deviations (conscious)"): before it kills a worker's
     pane, panefleet proves it and reads its scrollback (``L, S, L, capture-pane``, each step noted
     ``transcript``: pure/omx/transcripts.py); oh-my-codex keeps no transcript. Those calls are left
-    out here, and only those."""
-    return [list(e.step.args) for e in journal if e.step.op == "run" and e.step.tool == "tmux"
+    out here, and only those. Its pane table is written as oh-my-codex's (``as_oh_my_codex_lists``)."""
+    return [as_oh_my_codex_lists(list(e.step.args)) for e in journal if e.step.op == "run" and e.step.tool == "tmux"
             and e.step.note != TRANSCRIPT_NOTE]

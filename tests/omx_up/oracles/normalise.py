@@ -10,6 +10,7 @@ from typing import Any
 
 from pure.omx import startup_script
 from pure.tmux import NEW_PANE_FORMAT, TRANSCRIPT_NOTE
+from tests.omx_down.oracles.normalise import as_oh_my_codex_lists
 
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|id-\d{4}(?:0-0000-0000-0000-000000000000)?")
@@ -63,10 +64,11 @@ def tmux_calls_as_oh_my_codex_makes_them(journal: list[Any]) -> list[list[str]]:
     "Decisions"), so panefleet's ``Enter`` is written here as ``C-m``. A third: before it kills a
     worker's pane, panefleet keeps its transcript (``L, S, L, capture-pane``, each step noted
     ``transcript``: pure/omx/transcripts.py); those calls are left out too. A fourth: a worker pane's
-    ``split-window -P -F`` asks for its pid too (``pure/tmux/owned.py`` ``NEW_PANE_FORMAT``, pinned from
+    ``split-window -P -F`` asks for its pid and server too (``pure/tmux/owned.py`` ``NEW_PANE_FORMAT``, pinned from
     the split's own answer), written here as oh-my-codex's ``#{pane_id}``. A fifth: its command pins the
     pane's first process before it runs the startup script (``startup_script.self_pinned_startup_command``),
-    written here as oh-my-codex's ``startup_command``.
+    written here as oh-my-codex's ``startup_command``. A sixth: its pane table asks for the tmux server too,
+    written as oh-my-codex's (``as_oh_my_codex_lists``).
     """
     calls: list[list[str]] = []
     proving_a_kill = paused = False  # inside kill-pane, list-panes, (pause, list-panes)*
@@ -83,7 +85,7 @@ def tmux_calls_as_oh_my_codex_makes_them(journal: list[Any]) -> list[list[str]]:
         verb = step.args[0]
         if not (paused and verb == "list-panes"):
             proving_a_kill = verb == "list-panes" and bool(calls) and calls[-1][0] == "kill-pane"
-            args = list(step.args)
+            args = as_oh_my_codex_lists(list(step.args))
             if verb == "send-keys" and args[-1] == "Enter" and "-l" not in args:
                 args[-1] = "C-m"
             if verb == "split-window" and "-F" in args and args[args.index("-F") + 1] == NEW_PANE_FORMAT:
