@@ -160,7 +160,8 @@ def team_init(req: TeamInitRequest) -> Program:
     now = yield from expect(m.Clock(), m.Value)
     config = st.initial_config(
         team=req.team, task=req.task, agent_type=req.agent_type, created_at=now.value, tmux_session=session,
-        leader_pane_id=leader, leader_pane_pid=claim.token.pid, leader_cwd=req.cwd, worker_cli=req.worker_cli,
+        leader_pane_id=leader, leader_pane_pid=claim.token.pid, leader_tmux_server=claim.token.server,
+        leader_cwd=req.cwd, worker_cli=req.worker_cli,
     )
     manifest = st.manifest_from_config(config)
     sources: list[str | None] = []
@@ -172,19 +173,20 @@ def team_init(req: TeamInitRequest) -> Program:
             paths, lambda _barrier: _write_initial_state(paths, config, manifest, now.value, agents)))
     except PlanError as failed:  # nothing of the team may outlive it: its session or its tag on the leader
         tagged_before = claim.proof.owner is not None and claim.proof.owner.kind == "value"
-        undone = yield from _undo_init(leader, claim.token.pid, owner_id, created=req.new_session,
+        undone = yield from _undo_init(leader, claim.token, owner_id, created=req.new_session,
                                        tagged_before=tagged_before)
         raise fail(f"{failed.outcome.message}; {undone}", failed.outcome.status) from None
     return _ok({"ok": True, "team": req.team, "stateRoot": root, "tmuxSession": session, "leaderPaneId": leader,
                 "leaderPanePid": claim.token.pid, "leaderSession": leader_session, "ownerId": owner_id})
 
 
-def _undo_init(leader: str, pid: int, owner_id: str, *, created: bool, tagged_before: bool) -> Gen[str]:
+def _undo_init(leader: str, claimed: t.ClaimedPane, owner_id: str, *, created: bool, tagged_before: bool) -> Gen[str]:
     """Undo what ``team init`` did in tmux before its state could not be written: kill the pane of the
     session it created (the session goes with it), or take its owner tag off the leader pane it adopted
     (kept when the pane had that tag already). Each after its proof; what cannot be proven is said."""
     if created:
-        report = yield from t.teardown([t.TeardownTarget(pane_id=leader, pid=pid)], owner_id=owner_id,
+        report = yield from t.teardown([t.TeardownTarget(pane_id=leader, pid=claimed.pid, server=claimed.server)],
+                                       owner_id=owner_id,
                                        authorize=True, effects={leader: m.effect(
                                            "remove", "pane", leader, "the leader pane of the session it started, "
                                                                      "killed again (its state could not be written)")})
@@ -193,7 +195,7 @@ def _undo_init(leader: str, pid: int, owner_id: str, *, created: bool, tagged_be
         return f"the tmux session it started (pane {leader}) could not be proven safe to kill and is left"
     if tagged_before:
         return f"the leader pane {leader} keeps the owner tag it already had"
-    proof = yield from t.prove_owned(leader, pid, owner_id)
+    proof = yield from t.prove_owned(leader, claimed.pid, owner_id, server=claimed.server)
     if proof.token is not None:
         untagged = yield from expect(t.untag_step(proof.token, m.effect(
             "change", "pane", leader, "owner tag removed again (the team's state could not be written)")), m.Proc)
@@ -250,8 +252,9 @@ def _screen_report(report: dict[str, Any], cli: str, ours: t.SeenPane | None, te
     if ours is None:
         report["screen"] = None
         if report.get("verdict") in ("absent", "dead"):
-            report["cause"] = f"pane {report.get('paneId')} is {report.get('verdict')}: the agent exited or the pane " \
-                              f"was killed (`panefleet team respawn {team} {report.get('name')}` starts it again)"
+            why = report.get("detail") or "the agent exited or the pane was killed"
+            report["cause"] = f"pane {report.get('paneId')} is {report.get('verdict')}: {why} " \
+                              f"(`panefleet team respawn {team} {report.get('name')}` starts it again)"
         return
     shot = yield from expect(t.capture_step(ours), m.Proc)
     if shot.exit_code != 0:
@@ -274,13 +277,15 @@ def team_status(req: TeamStatusRequest) -> Program:
     team, unlocked_by = yield from load_team(paths)
     config = team.config
     snapshot = yield from expect(t.list_panes_step(), m.Proc)
-    panes: list[tuple[str, str, object, object]] = []
-    panes.append(("leader", "leader", config.leader_pane_id, config.leader_pane_pid))
+    panes: list[tuple[str, str, object, object, str | None]] = []
+    panes.append(("leader", "leader", config.leader_pane_id, config.leader_pane_pid, config.leader_tmux_server))
     if config.hud_pane_id:
-        panes.append(("hud", "hud", config.hud_pane_id, config.hud_pane_pid))
+        panes.append(("hud", "hud", config.hud_pane_id, config.hud_pane_pid, None))
     for worker in config.workers:
-        panes.append(("worker", worker.name, worker.pane_id, worker.pid))
-    verdicts = {pane: t.verdict_from_answer(pane, snapshot) for _, _, pane, _ in panes if isinstance(pane, str) and pane}
+        panes.append(("worker", worker.name, worker.pane_id, worker.pid, worker.tmux_server))
+    # each pane judged on the server it was pinned on (pure/tmux/parse.py ``on_server``)
+    verdicts = {pane: t.on_server(t.verdict_from_answer(pane, snapshot), server) for _, _, pane, _, server in panes
+                if isinstance(pane, str) and pane}
     owners: dict[str, t.OwnerAnswer] = {}
     for pane, verdict in verdicts.items():
         if verdict.live:
@@ -288,7 +293,7 @@ def team_status(req: TeamStatusRequest) -> Program:
     expected_owner = config.tmux_pane_owner_id
     reports = [_pane_report(role, name, pane, pinned, verdicts.get(pane) if isinstance(pane, str) else None, owners,
                             expected_owner)
-               for role, name, pane, pinned in panes]
+               for role, name, pane, pinned, _server in panes]
     debt_text = yield from read_text(paths.debt)
     debt: Any = None
     if debt_text is not None:
@@ -345,6 +350,8 @@ def team_status(req: TeamStatusRequest) -> Program:
     if unlocked_by:  # read without the membership lock (read-only team state): why it could not be taken
         result["readUnlocked"] = unlocked_by
     snapshot_verdict = t.verdict_from_answer("%0", snapshot)
+    if snapshot_verdict.server is not None:  # the server that answered: each pane was judged against its own
+        result["tmuxServer"] = snapshot_verdict.server
     if snapshot_verdict.unavailable:
         message = f"pane_snapshot_unavailable:{snapshot_verdict.reason}:{snapshot_verdict.detail}"
         return m.Done(outcome=m.Outcome(status="error", message=message,

@@ -60,10 +60,11 @@ class Watch:
     owned: t.OwnedPane | None = None  # the proof's token when the pane is ``live`` or ``dead``
 
 
-def watch(pane: str, pid: int, owner: str) -> Gen[Watch]:
+def watch(pane: str, pid: int, owner: str, server: str | None = None) -> Gen[Watch]:
     """``L, S, L`` for a pane this run created: ``live`` or ``dead`` (kept by ``remain-on-exit``)
-    with the pinned pid and the owner tag; ``gone`` when absent; else why it is not ours to touch."""
-    proof = yield from t.prove_owned(pane, pid, owner, keep_dead=True)
+    with the pinned pid, on the tmux ``server`` it was pinned on, and the owner tag; ``gone`` when absent;
+    else why it is not ours to touch."""
+    proof = yield from t.prove_owned(pane, pid, owner, server=server, keep_dead=True)
     if proof.token is not None:
         return Watch(kind="dead" if proof.token.dead else "live", owned=proof.token)
     if proof.kind == "unavailable":
@@ -83,9 +84,9 @@ class Look:
     predicted: bool = False  # a dry run's predicted screen (PREDICTED_SCREEN)
 
 
-def look(cli: str, pane: str, pid: int, owner: str) -> Gen[Look]:
+def look(cli: str, pane: str, pid: int, owner: str, server: str | None = None) -> Gen[Look]:
     """The pinned proof, then the screen."""
-    seen = yield from watch(pane, pid, owner)
+    seen = yield from watch(pane, pid, owner, server)
     if seen.owned is None:
         return Look(watch=seen)
     shot = yield from expect(t.capture_step(seen.owned, history=seen.owned.dead), m.Proc)
@@ -98,10 +99,10 @@ def look(cli: str, pane: str, pid: int, owner: str) -> Gen[Look]:
 
 
 def press(pane: str, pid: int, owner: str, *keys: str, literal: bool = False,
-          effect: m.Effect | None = None) -> Gen[str | None]:
+          effect: m.Effect | None = None, server: str | None = None) -> Gen[str | None]:
     """Keystrokes behind a fresh pinned proof; ``None`` when sent, else why not. ``effect``: what they
     change, in the caller's words (pure/program.py ``changing``)."""
-    seen = yield from watch(pane, pid, owner)
+    seen = yield from watch(pane, pid, owner, server)
     if seen.owned is None or seen.owned.dead:
         return seen.reason or f"worker_pane_dead:{pane}"
     sent = yield from expect(t.send_keys_step(seen.owned, *keys, literal=literal, effect=effect), m.Proc)
@@ -121,6 +122,7 @@ class Starting:
     cli: str
     pane: str
     pid: int
+    server: str | None = None  # the tmux server it was pinned on (pure/tmux/parse.py ``on_server``)
 
 
 NOT_READY = "worker_not_ready:"  # the reason's prefix for an agent still not ready at the deadline
@@ -187,9 +189,10 @@ def _answer(item: Starting, screen: sc.Screen, policy: Policy, owner: str) -> Ge
         return f"{screen.state}_unreadable: no highlighted option or no accepting option on screen"
     said = m.effect("change", "worker", item.worker, f"its agent's {screen.state} prompt answered")
     if choice.selected == choice.accept:
-        return (yield from press(item.pane, item.pid, owner, "Enter", effect=said))
+        return (yield from press(item.pane, item.pid, owner, "Enter", effect=said, server=item.server))
     key = "Down" if choice.accept > choice.selected else "Up"
-    return (yield from press(item.pane, item.pid, owner, *([key] * abs(choice.accept - choice.selected)), effect=said))
+    return (yield from press(item.pane, item.pid, owner, *([key] * abs(choice.accept - choice.selected)), effect=said,
+                             server=item.server))
 
 
 def wait_until_ready(items: Sequence[Starting], owner: str, policy: Policy) -> Gen[tuple[Started, ...]]:
@@ -204,7 +207,7 @@ def wait_until_ready(items: Sequence[Starting], owner: str, policy: Policy) -> G
             if item.worker in done:
                 continue
             polls[item.worker] += 1
-            seen = yield from look(item.cli, item.pane, item.pid, owner)
+            seen = yield from look(item.cli, item.pane, item.pid, owner, item.server)
             screen = seen.screen
             keys_sent = answers[item.worker]
             finished = yield from _step(item, seen.watch, screen, last.get(item.worker), policy, owner, answers,
@@ -302,11 +305,13 @@ class Message:
     pid: int
     text: str
     token: str
+    server: str | None = None  # the tmux server the pane was pinned on (pure/tmux/parse.py ``on_server``)
 
 
-def deliver(cli: str, pane: str, pid: int, owner: str, text: str, token: str) -> Gen[Delivery]:
+def deliver(cli: str, pane: str, pid: int, owner: str, text: str, token: str,
+            server: str | None = None) -> Gen[Delivery]:
     """Type ``text`` into one pane, submit it and confirm it from the screen."""
-    message = Message(worker="", cli=cli, pane=pane, pid=pid, text=text, token=token)
+    message = Message(worker="", cli=cli, pane=pane, pid=pid, text=text, token=token, server=server)
     return (yield from deliver_all([message], owner))[""]
 
 
@@ -321,12 +326,12 @@ def deliver_all(messages: Sequence[Message], owner: str) -> Gen[dict[str, Delive
     typed: list[Message] = []
     predicted: set[str] = set()
     for message in messages:
-        before = yield from look(message.cli, message.pane, message.pid, owner)
+        before = yield from look(message.cli, message.pane, message.pid, owner, message.server)
         if before.screen is None or before.watch.kind != "live":
             lost(message, before.watch.reason or "worker_pane_dead")
             continue
         problem = yield from press(message.pane, message.pid, owner, message.text, literal=True,
-                                   effect=_typed_into(message))
+                                   effect=_typed_into(message), server=message.server)
         if problem is not None:
             lost(message, problem)
             continue
@@ -347,7 +352,8 @@ def deliver_all(messages: Sequence[Message], owner: str) -> Gen[dict[str, Delive
             break
         for message in pending:
             for _ in range(_submit_keys(message.cli)):
-                problem = yield from press(message.pane, message.pid, owner, t.SUBMIT_KEY, effect=_typed_into(message))
+                problem = yield from press(message.pane, message.pid, owner, t.SUBMIT_KEY, effect=_typed_into(message),
+                                           server=message.server)
                 if problem is not None:
                     lost(message, problem, round_number)
                     break
@@ -387,7 +393,7 @@ def _poll(messages: Sequence[Message], owner: str, polls: int, settled: Callable
             yield from expect(m.Sleep(ms=DELIVERY_PAUSE_MS), m.Ack)
         still = []
         for message in waiting:
-            seen = yield from look(message.cli, message.pane, message.pid, owner)
+            seen = yield from look(message.cli, message.pane, message.pid, owner, message.server)
             if seen.screen is None or seen.watch.kind != "live":
                 lost(message, seen.watch.reason or "worker_pane_dead")
             elif not settled(message, seen):
@@ -405,27 +411,27 @@ def _accepted(cli: str, seen: Look, token: str) -> bool:
         seen.screen is not None and seen.screen.state in sc.WORKING_STATES)
 
 
-def remove_dead(pane: str, pid: int, owner: str) -> Gen[str | None]:
+def remove_dead(pane: str, pid: int, owner: str, server: str | None = None) -> Gen[str | None]:
     """Kill a pane of this run that ``remain-on-exit`` kept dead (its process is gone, so nothing
     runs in it), behind ``watch``; then prove it absent. ``None`` when it is gone or was not dead."""
-    seen = yield from watch(pane, pid, owner)
+    seen = yield from watch(pane, pid, owner, server)
     if seen.owned is None or not seen.owned.dead:
         return None
     killed = yield from expect(t.kill_pane_step(seen.owned), m.Proc)
     if killed.exit_code != 0:
         return f"dead_pane_kill_failed:{pane}:{killed.stderr.strip()}"
-    after = yield from t.prove(pane)
+    after = t.on_server((yield from t.prove(pane)), seen.owned.server)
     return None if after.gone and after.reason == "absent" else f"dead_pane_still_listed:{pane}:{after.code()}"
 
 
-def release(pane: str, pid: int, owner: str) -> Gen[str | None]:
+def release(pane: str, pid: int, owner: str, server: str | None = None) -> Gen[str | None]:
     """Let a gated pane (``pure/omx/startup_script.py``, ``gated_startup_command``) run its start-up script."""
-    return (yield from press(pane, pid, owner, t.SUBMIT_KEY))
+    return (yield from press(pane, pid, owner, t.SUBMIT_KEY, server=server))
 
 
-def keep_on_exit(pane: str, pid: int, owner: str, on: bool) -> Gen[str | None]:
+def keep_on_exit(pane: str, pid: int, owner: str, on: bool, server: str | None = None) -> Gen[str | None]:
     """Set or unset ``remain-on-exit`` on a pane of this run, behind ``watch``."""
-    seen = yield from watch(pane, pid, owner)
+    seen = yield from watch(pane, pid, owner, server)
     if seen.owned is None or seen.owned.dead:
         return seen.reason or f"worker_pane_dead:{pane}"
     done = yield from expect(t.remain_on_exit_step(seen.owned, on), m.Proc)

@@ -43,9 +43,10 @@ class RestoreLeaderRequest:
 
 
 def make_leader_pane(team: str, session: str, cwd: str, pin_dir: str,
-                     action: m.EffectAction = "add") -> Gen[tuple[str, int | None]]:
+                     action: m.EffectAction = "add") -> Gen[tuple[str, t.Pin | None]]:
     """A new pane for ``team``'s leader — a window of ``session`` when it exists, else the session
-    itself — and its pid pinned right after (None when it could not be: the pane is then never killed).
+    itself — and its pid and server pinned right after (None when it could not be: the pane is then never
+    killed).
     The pane pins itself in ``pin_dir`` too (``leftover_leaders``)."""
     yield from expect(m.MakeDir(path=pin_dir, effect=m.effect(action, "team", team)), m.Ack)
     command = startup_script.self_pinned_shell_command(pin_dir)
@@ -60,7 +61,7 @@ def make_leader_pane(team: str, session: str, cwd: str, pin_dir: str,
     if made.exit_code != 0 or not t.is_pane_id(pane):
         raise fail(f"cannot make a leader pane in tmux session {session}: {made.stderr.strip() or pane}")
     pinned = yield from t.prove(pane)
-    return pane, pinned.pid if pinned.live else None
+    return pane, t.Pin(pid=pinned.pid, server=pinned.server) if pinned.live and pinned.pid else None
 
 
 def leader_intent(pin_dir: str) -> str:
@@ -98,12 +99,13 @@ def forget_leader_intent(pin_dir: str) -> Gen[None]:
     yield from expect(m.RemovePath(path=leader_intent(pin_dir)), m.Ack)
 
 
-def _take_back(team: str, pane: str, pid: int | None, why: str, pin_dir: str) -> Gen[str]:
+def _take_back(team: str, pane: str, pin: t.Pin | None, why: str, pin_dir: str) -> Gen[str]:
     """Kill a leader pane this program made, while it still runs the process pinned when it was made
     (no owner check: it may not be tagged yet)."""
-    if pid is None:
+    if pin is None:
         return f"{why}; the pane {pane} it made could not be pinned and is left"
-    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False,
+    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pin.pid, server=pin.server)], owner_id=None,
+                                   authorize=False,
                                    effects={pane: m.effect("change", "team", team, "its new leader pane killed again")})
     if report.results and report.results[0].resolved:
         yield from forget_leader_intent(pin_dir)
@@ -123,11 +125,11 @@ def team_up(req: TeamUpRequest) -> Program:
     if (yield from expect(m.Stat(path=req.cwd), m.Value)).value != "dir":  # before any pane is made
         raise fail(f"working directory does not exist: {req.cwd}", status="refused")
     yield from leftover_leaders(paths.team_dir)
-    pane, pid = yield from uninterrupted(make_leader_pane(req.team, req.session, req.cwd, paths.team_dir))
+    pane, pin = yield from uninterrupted(make_leader_pane(req.team, req.session, req.cwd, paths.team_dir))
     try:
         done: m.Done = yield from team_init(attrs.evolve(init, leader_pane=pane))
     except PlanError as failed:
-        undone = yield from uninterrupted(_take_back(req.team, pane, pid, failed.outcome.message, paths.team_dir),
+        undone = yield from uninterrupted(_take_back(req.team, pane, pin, failed.outcome.message, paths.team_dir),
                                           answers=True)
         raise fail(undone, failed.outcome.status) from None
     yield from forget_leader_intent(paths.team_dir)
@@ -150,30 +152,30 @@ def _restore(req: RestoreLeaderRequest, paths: TeamPaths) -> Gen[m.Done]:
     owner = config.tmux_pane_owner_id or f"team:{req.team}"
     recorded = config.leader_pane_id
     if t.is_pane_id(recorded):
-        proof = yield from t.prove_owned(recorded, config.leader_pane_pid, owner)
+        proof = yield from t.prove_owned(recorded, config.leader_pane_pid, owner, server=config.leader_tmux_server)
         if proof.token is not None:
             return m.Done(outcome=m.Outcome(status="ok", result=m.JsonValue(
                 {"ok": True, "team": req.team, "leaderPaneId": recorded, "restored": False})))
-        verdict = yield from t.prove(recorded)
+        verdict = t.on_server((yield from t.prove(recorded)), config.leader_tmux_server)
         if verdict.live or (verdict.unavailable and not t.server_not_running(verdict)):
             raise fail(f"leader_pane_unproven:{recorded}: {verdict.reason} (not gone, not proven ours: left alone)",
                        status="refused")
     session = config.tmux_session or f"omx-team-{req.team}"
     cwd = config.leader_cwd or req.cwd
     yield from leftover_leaders(paths.team_dir)
-    pane, pid = yield from uninterrupted(make_leader_pane(req.team, session, cwd, paths.team_dir, "change"))
+    pane, pin = yield from uninterrupted(make_leader_pane(req.team, session, cwd, paths.team_dir, "change"))
     try:
         claim = yield from t.prove_claimable(pane, owner)
-        if claim.token is None or claim.token.pid != pid:
+        if claim.token is None or pin is None or (claim.token.pid, claim.token.server) != (pin.pid, pin.server):
             raise fail(f"leader_pane_unproven:{pane}: {claim.proof.code}")
         tagged = yield from expect(t.tag_step(claim.token, owner, m.effect(
             "change", "team", req.team, f"its new leader pane tagged {owner} (pid {claim.token.pid} pinned)")), m.Proc)
         if tagged.exit_code != 0:
             raise fail(f"failed to tag tmux pane {pane}: {tagged.stderr.strip()}")
-        yield from save_config(paths, config.generation, ConfigPatch(leader_pane_id=pane, leader_pane_pid=claim.token.pid),
-                               None)
+        yield from save_config(paths, config.generation, ConfigPatch(
+            leader_pane_id=pane, leader_pane_pid=claim.token.pid, leader_tmux_server=claim.token.server), None)
     except PlanError as failed:
-        undone = yield from uninterrupted(_take_back(req.team, pane, pid, failed.outcome.message, paths.team_dir),
+        undone = yield from uninterrupted(_take_back(req.team, pane, pin, failed.outcome.message, paths.team_dir),
                                           answers=True)
         raise fail(undone, failed.outcome.status) from None
     yield from forget_leader_intent(paths.team_dir)

@@ -62,7 +62,7 @@ def _stop(req: StopRequest, paths: TeamPaths) -> Gen[m.Done]:
         acks = yield from _ask_and_wait(paths, [w.name for w in workers], req.wait_ms)
     owner = config.tmux_pane_owner_id or f"team:{req.team}"
     with_panes = [w for w in workers if w.pane_id]
-    targets = [t.TeardownTarget(pane_id=str(w.pane_id), pid=w.pid) for w in with_panes]
+    targets = [t.TeardownTarget(pane_id=str(w.pane_id), pid=w.pid, server=w.tmux_server) for w in with_panes]
     named = [w.name for w in with_panes]
     leader = config.leader_pane_id
     # each worker's transcript first (pure/omx/transcripts.py), unless the team's folder goes (--purge)
@@ -74,7 +74,7 @@ def _stop(req: StopRequest, paths: TeamPaths) -> Gen[m.Done]:
                                             for name, target in zip(named, targets, strict=True)})
     kept_panes = [r for r in report.results if not r.resolved]
     if req.release_leader and not kept_panes and t.is_pane_id(leader):
-        proof = yield from t.prove_owned(leader, config.leader_pane_pid, owner)
+        proof = yield from t.prove_owned(leader, config.leader_pane_pid, owner, server=config.leader_tmux_server)
         if proof.token is not None:
             yield from expect(t.untag_step(proof.token, m.effect(
                 "change", "pane", leader, "leader pane: owner tag removed (the team is purged)")), m.Proc)

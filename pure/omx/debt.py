@@ -5,9 +5,9 @@ Record (docs/scale-down.md, "The debt record"; key order as oh-my-codex writes i
     {schema_version: 1, operation: "scale_down",
      status: "pending_teardown" | "resource_cleanup_pending" | "unresolved",
      created_at, removed_worker_names: [...],
-     workers: [{name, index, pane_id, pid|null}],          removed workers with a %N pane
+     workers: [{name, index, pane_id, pid|null, tmux_server?}],   removed workers with a %N pane
      resource_workers: [{name, worktree_*?, team_state_root?}],
-     updated_at?, unresolved_panes?: [{name, index, pane_id, pid|null}], reasons?: [...]}
+     updated_at?, unresolved_panes?: [{name, index, pane_id, pid|null, tmux_server?}], reasons?: [...]}
 
 ``reconcile(ctx, held)`` is oh-my-codex's ``reconcileScaleDownCleanupDebt`` (docs/scale-down.md,
 "Reconciling debt"): under the membership barrier and from canonical state only, it validates the
@@ -37,7 +37,7 @@ from pure.omx import effects, locks, transcripts, txn
 from pure.omx.codec import Parsed, is_positive_int, parse_json, render_json
 from pure.omx.paths import is_same_or_inside_path
 from pure.omx.records import Member
-from pure.omx.state import TeamPaths, TeamState, check_identity
+from pure.omx.state import TeamPaths, TeamState, check_identity, is_server
 from pure.program import Failed, Gen, PlanError, changing, expect, fail
 
 REMOVED_NAME_RE = re.compile(r"worker-[0-9]+")
@@ -53,9 +53,17 @@ class DebtPane:
     index: int
     pane_id: str
     pid: int | None
+    server: str | None = None  # the tmux server ``pid`` was pinned on (panefleet's key ``tmux_server``)
+
+    @classmethod
+    def of(cls, worker: Member) -> DebtPane:
+        """A removed worker's pane, as its member record pinned it."""
+        return cls(name=worker.name, index=worker.index, pane_id=str(worker.pane_id), pid=worker.pid,
+                   server=worker.tmux_server)
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "index": self.index, "pane_id": self.pane_id, "pid": self.pid}
+        pinned = {"tmux_server": self.server} if self.server is not None else {}
+        return {"name": self.name, "index": self.index, "pane_id": self.pane_id, "pid": self.pid, **pinned}
 
 
 @frozen(kw_only=True)
@@ -103,8 +111,7 @@ def record_paths(ctx: Ctx, state: TeamState) -> TeamPaths:
 
 def base_record(workers: list[Member], created_at: str) -> dict[str, object]:
     """The ``pending_teardown`` record written before the membership commit."""
-    panes = [DebtPane(name=w.name, index=w.index, pane_id=w.pane_id, pid=w.pid).to_json()
-             for w in workers if t.is_pane_id(w.pane_id)]
+    panes = [DebtPane.of(w).to_json() for w in workers if t.is_pane_id(w.pane_id)]
     resources = [Resource.of(w).to_json() for w in workers]
     return {
         "schema_version": 1,
@@ -183,7 +190,10 @@ def _pane_ok(pane: object, names: list[str], leader: str, hud: str) -> DebtPane 
     pid = pane["pid"]
     if pid is not None and not t.is_positive_pid(pid):
         return None
-    return DebtPane(name=name, index=index, pane_id=str(pane_id), pid=pid)
+    server = pane.get("tmux_server")
+    if server is not None and not is_server(server):
+        return None
+    return DebtPane(name=name, index=index, pane_id=str(pane_id), pid=pid, server=server)
 
 
 def debt_panes(debt: Parsed, names: list[str], leader: object, hud: object) -> list[DebtPane] | None:
@@ -314,7 +324,7 @@ def _settle_pane(pane: DebtPane, owner_id: str, state: TeamState, paths: TeamPat
                  team: TeamPaths) -> Gen[list[str]]:
     """Re-prove one debt pane and tear it down when every authority agrees, its transcript kept first in
     ``team``'s folder (``pure/omx/transcripts.py``). [] = resolved."""
-    proof = yield from t.prove(pane.pane_id)
+    proof = t.on_server((yield from t.prove(pane.pane_id)), pane.server)
     if proof.gone:
         return []
     if proof.unavailable:
@@ -333,9 +343,9 @@ def _settle_pane(pane: DebtPane, owner_id: str, state: TeamState, paths: TeamPat
     if owner.kind != "value" or owner.value != owner_id:
         return [f"{pane.pane_id}:team_owner_mismatch"]
     said = effects.killed(pane.name, pane.pane_id, pane.pid, owner_id)
-    yield from changing(said, transcripts.keep(team, pane.name, pane.pane_id, pane.pid, owner_id))
+    yield from changing(said, transcripts.keep(team, pane.name, pane.pane_id, pane.pid, owner_id, pane.server))
     report = yield from t.teardown(
-        [t.TeardownTarget(pane_id=pane.pane_id, pid=pane.pid)], owner_id=owner_id, authorize=True,
+        [t.TeardownTarget(pane_id=pane.pane_id, pid=pane.pid, server=pane.server)], owner_id=owner_id, authorize=True,
         leader_pane_id=state.config.leader_pane_id, hud_pane_id=state.config.hud_pane_id,
         effects={pane.pane_id: said})
     if pane.pane_id in report.resolved_ids():

@@ -292,11 +292,12 @@ class Delivery:
     reason: str
 
 
-def pinned_proof(pane: str, pid: int | None, owner: str) -> Gen[t.OwnedPane | str]:
-    """``L, S, L`` before a keystroke: the proven pane, else the reason it is not ours."""
+def pinned_proof(pane: str, pid: int | None, owner: str, server: str | None = None) -> Gen[t.OwnedPane | str]:
+    """``L, S, L`` before a keystroke: the proven pane (on the tmux ``server`` it was pinned on), else the
+    reason it is not ours."""
     if not t.is_positive_pid(pid):
         return f"pane_pid_unpinned:{pane}"
-    proof = yield from t.prove_owned(pane, pid, owner)
+    proof = yield from t.prove_owned(pane, pid, owner, server=server)
     if proof.token is not None:
         return proof.token
     if proof.kind == "owner_changed":
@@ -306,16 +307,16 @@ def pinned_proof(pane: str, pid: int | None, owner: str) -> Gen[t.OwnedPane | st
     return f"worker_pane_proof_unavailable:{pane}:{proof.code}"
 
 
-def deliver_trigger(pane: str, pid: int | None, owner: str, text: str) -> Gen[Delivery]:
+def deliver_trigger(pane: str, pid: int | None, owner: str, text: str, server: str | None = None) -> Gen[Delivery]:
     """Type ``text`` literally, then Enter; each keystroke behind its own pinned proof."""
-    proven = yield from pinned_proof(pane, pid, owner)
+    proven = yield from pinned_proof(pane, pid, owner, server)
     if isinstance(proven, str):
         return Delivery(False, proven)
     typed = yield from expect(t.send_keys_step(proven, text, literal=True), m.Proc)
     if typed.exit_code != 0:  # tmux's own words when it has any, as oh-my-codex reports them
         return Delivery(False, "tmux_send_keys_failed:sendToWorker: failed to send text: "
                                + (typed.stderr.strip() or f"Command failed: tmux send-keys -t {pane} -l -- {text}"))
-    proven = yield from pinned_proof(pane, pid, owner)
+    proven = yield from pinned_proof(pane, pid, owner, server)
     if isinstance(proven, str):
         return Delivery(False, proven)
     enter = yield from expect(t.send_keys_step(proven, t.SUBMIT_KEY), m.Proc)

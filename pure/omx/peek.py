@@ -94,7 +94,7 @@ def prove_recorded(record: Member, owner: str, *, keep_dead: bool = False) -> Ge
     pane = record.pane_id
     if not t.is_pane_id(pane):
         return None
-    return (yield from t.prove_owned(pane, record.pid, owner, keep_dead=keep_dead))
+    return (yield from t.prove_owned(pane, record.pid, owner, server=record.tmux_server, keep_dead=keep_dead))
 
 
 @frozen(kw_only=True)

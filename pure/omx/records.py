@@ -123,6 +123,7 @@ class Member:
     worktree_detached: bool | None = None
     worktree_created: bool | None = None
     team_state_root: str | None = None
+    tmux_server: str | None = None  # panefleet's: the server ``pid`` was pinned on (pure/tmux/parse.py ``on_server``)
     source: JsonObject = field(factory=_source, eq=False, repr=False)
 
 
@@ -248,6 +249,7 @@ class TeamConfig:
     worktree_mode: object = None  # oh-my-codex's {enabled, detached, name}, read by pure/omx/worktree.py
     leader_pane_id: str | None = None
     leader_pane_pid: int | None = None
+    leader_tmux_server: str | None = None  # panefleet's: the server the leader's pid was pinned on
     hud_pane_pid: int | None = None
     hud_pane_id: str | None = None
     tmux_pane_owner_id: str | None = None
@@ -281,6 +283,7 @@ class ConfigPatch:
     worktree_mode: object = None
     leader_pane_id: str | None = None
     leader_pane_pid: int | None = None
+    leader_tmux_server: str | None = None
 
     def items(self) -> list[tuple[str, object]]:
         """The keys it writes and their JSON values, in order."""

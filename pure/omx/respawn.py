@@ -33,7 +33,7 @@ from pure.omx.locks import with_scaling_lock
 from pure.omx.names import sanitize_team_name
 from pure.omx.records import ConfigPatch, Member, TeamConfig, to_json
 from pure.omx.scale_up.config import locked_state, save_config
-from pure.omx.scale_up.plan import CLI_NOT_READY, plan_placements, split_target, team_panes
+from pure.omx.scale_up.plan import CLI_NOT_READY, pinned_servers, plan_placements, split_target, team_panes
 from pure.omx.scale_up.run import Abort
 from pure.omx.scale_up.worker import SplitTarget, prove_split_target, tag_pane
 from pure.omx.state import TeamPaths, TeamState, resolve_state_root
@@ -139,14 +139,14 @@ def _retire_old_pane(paths: TeamPaths, worker: str, record: Member, owner: str) 
     old_pane, old_pid = record.pane_id, record.pid
     if not t.is_pane_id(old_pane):
         return None
-    verdict = yield from t.prove(old_pane)
+    verdict = t.on_server((yield from t.prove(old_pane)), record.tmux_server)
     if verdict.unavailable:
         raise _refuse(f"respawn_old_pane_proof_unavailable:{old_pane}:{verdict.code()}")
     if verdict.live and verdict.pid == old_pid:
         raise _refuse(f"respawn_worker_alive:{worker}:{old_pane}: its pane is live with the pinned pid "
                       f"{old_pid}; nothing to respawn")
     if verdict.gone and verdict.reason == "dead" and old_pid is not None and t.is_positive_pid(old_pid):
-        return (yield from _remove_old_dead(paths, worker, old_pane, old_pid, owner))
+        return (yield from _remove_old_dead(paths, worker, old_pane, old_pid, owner, record.tmux_server))
     return None
 
 
@@ -162,17 +162,18 @@ def _placement(config: TeamConfig, worker: str, owner: str) -> Gen[tuple[layout.
     if into_pid is None:
         raise _refuse(f"scale_up_split_target_pid_missing:{into}")
     try:
-        proven_into = yield from prove_split_target(into, into_pid, owner)
+        proven_into = yield from prove_split_target(into, into_pid, owner, pinned_servers(others).get(into))
     except Abort as abort:
         raise _refuse(abort.message) from None
     return placement, proven_into
 
 
-def _remove_old_dead(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[transcripts.Kept]:
+def _remove_old_dead(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str,
+                     server: str | None) -> Gen[transcripts.Kept]:
     """Remove the worker's old pane, dead and kept by ``remain-on-exit``, its transcript kept first: why
     its agent exited is often on it (pure/omx/transcripts.py)."""
-    kept = yield from transcripts.keep(paths, worker, pane, pid, owner)
-    problem = yield from supervise.remove_dead(pane, pid, owner)
+    kept = yield from transcripts.keep(paths, worker, pane, pid, owner, server)
+    problem = yield from supervise.remove_dead(pane, pid, owner, server)
     if problem is not None:
         raise _refuse(f"respawn_old_pane_not_removed:{problem}")
     return kept
@@ -187,10 +188,11 @@ def _previous_transcript(kept: transcripts.Kept | None) -> m.Answer:
 
 @define
 class NewPane:
-    """The respawn's new pane, as far as it got: split (``pane``), pinned (``pid``)."""
+    """The respawn's new pane, as far as it got: split (``pane``), pinned (``pid``, on tmux ``server``)."""
 
     pane: str | None = None
     pid: int | None = None
+    server: str | None = None
 
 
 @frozen(kw_only=True)
@@ -211,7 +213,7 @@ def _split_and_start(req: RespawnRequest, paths: TeamPaths, config: TeamConfig, 
     if failed is not None:
         return failed
     assert created.pane is not None and created.pid is not None
-    return (yield from _start(req, paths, config, record, owner, created.pane, created.pid))
+    return (yield from _start(req, paths, config, record, owner, created))
 
 
 def _split_pin_tag(req: RespawnRequest, paths: TeamPaths, record: Member, owner: str, created: NewPane,
@@ -227,12 +229,13 @@ def _split_pin_tag(req: RespawnRequest, paths: TeamPaths, record: Member, owner:
     if pinned_new.pid is None:
         return _failed(f"respawn_pane_not_proven:{pane}:{pinned_new.problem}", pane)
     pid = created.pid = pinned_new.pid
+    created.server = pinned_new.server
     # the pinned process, recorded before anything else: a later stray sweep removes this pane only
     # while it still runs it (pure/omx/strays.py)
     rewrote = yield from expect(strays.intent_step(paths, "respawn", req.worker, pane_id=pane, pid=pid), m.Ack)
     if not rewrote.ok:
         return _failed(f"respawn_intent_not_written:{intent}:{rewrote.error}", pane)
-    problem = yield from tag_pane(pane, pid, owner)
+    problem = yield from tag_pane(pane, pid, owner, created.server)
     if problem is not None:
         return _failed(f"respawn_tag_failed:{pane}:{problem}", pane)
     return None
@@ -246,37 +249,39 @@ def _undo_interrupted(paths: TeamPaths, worker: str, owner: str, created: NewPan
         return _failed(INTERRUPTED, None)
     if created.pid is None:
         return _failed(INTERRUPTED, created.pane)
-    yield from _remove(paths, worker, created.pane, created.pid, owner)
+    yield from _remove(paths, worker, created, owner)
     return _failed(INTERRUPTED, None)
 
 
-def _start(req: RespawnRequest, paths: TeamPaths, config: TeamConfig, record: Member, owner: str, pane: str,
-           pid: int) -> Gen[m.Done | Started]:
+def _start(req: RespawnRequest, paths: TeamPaths, config: TeamConfig, record: Member, owner: str,
+           created: NewPane) -> Gen[m.Done | Started]:
+    pane, pid, server = created.pane, created.pid, created.server
+    assert pane is not None and pid is not None
     cli = record.worker_cli or "codex"
-    problem = yield from supervise.keep_on_exit(pane, pid, owner, True)
+    problem = yield from supervise.keep_on_exit(pane, pid, owner, True, server)
     if problem is None:
-        problem = yield from supervise.release(pane, pid, owner)
+        problem = yield from supervise.release(pane, pid, owner, server)
     if problem is None:
         started = yield from supervise.wait_until_ready(
-            [supervise.Starting(worker=req.worker, cli=cli, pane=pane, pid=pid)], owner,
+            [supervise.Starting(worker=req.worker, cli=cli, pane=pane, pid=pid, server=server)], owner,
             supervise.policy_from_env(req.env))
         problem = None if started[0].ok else started[0].reason
     if problem is None:
-        problem = yield from supervise.keep_on_exit(pane, pid, owner, False)
+        problem = yield from supervise.keep_on_exit(pane, pid, owner, False, server)
     if problem is not None:
-        yield from _remove(paths, req.worker, pane, pid, owner)
+        yield from _remove(paths, req.worker, created, owner)
         return _failed(f"respawn_{problem}", None)
     trigger = dsp.trigger_message(paths, req.worker, req.cwd, record.worktree_path is not None)
-    delivery = yield from supervise.deliver(cli, pane, pid, owner, trigger, dsp.trigger_token(req.worker))
+    delivery = yield from supervise.deliver(cli, pane, pid, owner, trigger, dsp.trigger_token(req.worker), server)
     if delivery.lost:
-        yield from _remove(paths, req.worker, pane, pid, owner)
+        yield from _remove(paths, req.worker, created, owner)
         return _failed(f"respawn_delivery_failed:{delivery.reason}", None)
-    fresh = evolve(record, pane_id=pane, pid=pid)
+    fresh = evolve(record, pane_id=pane, pid=pid, tmux_server=server)
     workers = tuple(to_json(fresh if w.name == req.worker else w) for w in config.workers)
     try:
         yield from save_config(paths, config.generation, ConfigPatch(workers=workers), None)
     except PlanError as error:
-        yield from _remove(paths, req.worker, pane, pid, owner)
+        yield from _remove(paths, req.worker, created, owner)
         return _failed(f"respawn_membership_persistence_failed:{error.outcome.message}", None)
     return Started(fresh=fresh, delivery=delivery, trigger=trigger)
 
@@ -321,17 +326,20 @@ def _record_delivery(req: RespawnRequest, paths: TeamPaths, started: Started) ->
     return problem
 
 
-def _remove(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[None]:
+def _remove(paths: TeamPaths, worker: str, created: NewPane, owner: str) -> Gen[None]:
     """Take the new pane away again, with interrupts held: a dead one directly, a live one through
     the proof teardown; the intent goes with it once the pane is proven gone (else it stays
     for later sweeps)."""
-    yield from uninterrupted(_remove_now(paths, worker, pane, pid, owner), answers=True)
+    yield from uninterrupted(_remove_now(paths, worker, created, owner), answers=True)
 
 
-def _remove_now(paths: TeamPaths, worker: str, pane: str, pid: int, owner: str) -> Gen[None]:
-    yield from transcripts.keep(paths, worker, pane, pid, owner)  # why it did not start is often on it
-    yield from supervise.remove_dead(pane, pid, owner)
-    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=owner, authorize=True,
+def _remove_now(paths: TeamPaths, worker: str, created: NewPane, owner: str) -> Gen[None]:
+    pane, pid, server = created.pane, created.pid, created.server
+    assert pane is not None and pid is not None
+    yield from transcripts.keep(paths, worker, pane, pid, owner, server)  # why it did not start is often on it
+    yield from supervise.remove_dead(pane, pid, owner, server)
+    report = yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid, server=server)], owner_id=owner,
+                                   authorize=True,
                                    effects={pane: effects.worker(worker, "change", f"its new pane {pane} removed again")})
     if all(r.resolved for r in report.results):
         yield from expect(m.RemovePath(path=paths.intent(worker)), m.Ack)

@@ -343,7 +343,7 @@ def _teardown(state: TeamState, removable: list[Member], snapshots: list[StatusS
     leader, hud = state.config.leader_pane_id, state.config.hud_pane_id
     # each pane's transcript before any kill, after its own proof (pure/omx/transcripts.py)
     kept = yield from transcripts.keep_records(paths, pinned, owner_id, leader_pane_id=leader, hud_pane_id=hud)
-    targets = [t.TeardownTarget(pane_id=str(w.pane_id), pid=w.pid) for w in pinned]
+    targets = [t.TeardownTarget(pane_id=str(w.pane_id), pid=w.pid, server=w.tmux_server) for w in pinned]
     killed = {target.pane_id: effects.killed(w.name, target.pane_id, target.pid, owner_id)
               for w, target in zip(pinned, targets, strict=True)}
     report = yield from t.teardown(
@@ -359,7 +359,7 @@ def _teardown(state: TeamState, removable: list[Member], snapshots: list[StatusS
     yield from _restore_statuses(snapshots, [w.name for w in unresolved])
     proof_debt = unpinned_reasons + [f"{r.pane_id}:{r.reason}" for r in report.proof_failures()]
     kill_debt = [f"{p}:kill_failed" for p in report.failed_kills()]
-    panes = [d.DebtPane(name=w.name, index=w.index, pane_id=str(w.pane_id), pid=w.pid) for w in unresolved]
+    panes = [d.DebtPane.of(w) for w in unresolved]
     debt_record = d.rewrite(record, "unresolved", (yield from _now()), [p.to_json() for p in panes],
                             proof_debt + kill_debt)
     yield from txn.write_text(rpaths.debt, render_json(debt_record), note="debt",

@@ -102,6 +102,7 @@ class Target:
     cli: str
     pane: str
     pid: int
+    server: str | None = None  # the tmux server it was proven on
 
 
 def send(req: SendRequest) -> Program:
@@ -121,7 +122,7 @@ def send(req: SendRequest) -> Program:
     messages: list[supervise.Message] = []
     states: dict[str, str] = {}  # what each agent was doing before anything was typed
     for target in proven:
-        seen = yield from supervise.look(target.cli, target.pane, target.pid, owner)
+        seen = yield from supervise.look(target.cli, target.pane, target.pid, owner, target.server)
         state = states[target.worker] = seen.screen.state if seen.screen is not None else "unavailable"
         if seen.screen is None or state in BLOCKING:
             results[target.worker] = _result(target, "blocked", state, seen.watch.reason or f"agent_at_{state}")
@@ -130,7 +131,7 @@ def send(req: SendRequest) -> Program:
                                          locks.with_mailbox_lock(paths, target.worker, partial(
                                              _store, paths, req, target.worker, text, team.config.created_at)))
         messages.append(supervise.Message(worker=target.worker, cli=target.cli, pane=target.pane, pid=target.pid,
-                                          text=text, token=token_of(text)))
+                                          text=text, token=token_of(text), server=target.server))
         results[target.worker] = {"messageId": message_id}
     delivered = yield from supervise.deliver_all(messages, owner)
     for message in messages:
@@ -161,7 +162,7 @@ def _proven(record: Member, owner: str) -> Gen[Target]:
     if proof.token is None:
         raise fail(f"send_pane_unproven:{name}:{proof.pane_id}:{proof.code}", status="refused")
     return Target(worker=name, cli=record.worker_cli or "codex", pane=proof.pane_id,
-                  pid=proof.token.pid)
+                  pid=proof.token.pid, server=record.tmux_server)
 
 
 def _result(target: Target, kind: str, state: str, reason: str) -> m.Answer:

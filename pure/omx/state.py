@@ -28,6 +28,7 @@ from pure.omx.codec import (
     parse_object,
 )
 from pure.omx.records import Identity, JsonObject, Task, TeamConfig, from_json, to_json
+from pure.tmux.parse import server_of
 
 DEFAULT_MAX_WORKERS = 20
 TEAM_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,29}")
@@ -204,7 +205,17 @@ def _check_worker(worker: object, where: str, file: str) -> StateError | None:
             return StateError(file, f"{where}.{key}", "must be a boolean")
     if _set(worker, "pid") and not is_safe_int(worker["pid"]):
         return StateError(file, f"{where}.pid", "must be an integer")
+    if _set(worker, "tmux_server") and not is_server(worker["tmux_server"]):
+        return StateError(file, f"{where}.tmux_server", SERVER_RULE)
     return None
+
+
+SERVER_RULE = "must be a tmux server as PID@START (its pid and start time) or null"
+
+
+def is_server(value: object) -> bool:
+    """A tmux server as a pin records it (pure/tmux/parse.py ``server_of``)."""
+    return isinstance(value, str) and server_of(*value.partition("@")[::2]) == value
 
 
 def validate_config(raw: Parsed, file: str) -> Result[Parsed, StateError]:
@@ -231,6 +242,8 @@ def validate_config(raw: Parsed, file: str) -> Result[Parsed, StateError]:
     for key in CONFIG_STRINGS:
         if _set(raw, key) and not isinstance(raw[key], str):
             return Failure(StateError(file, key, "must be a string or null"))
+    if _set(raw, "leader_tmux_server") and not is_server(raw["leader_tmux_server"]):
+        return Failure(StateError(file, "leader_tmux_server", SERVER_RULE))
     return Success(raw)
 
 
@@ -286,7 +299,7 @@ _FROM_MANIFEST = (
     "tmux_session", "tmux_session_id", "tmux_session_created", "next_task_id", "leader_cwd",
     "team_state_root", "workspace_mode", "worktree_mode", "leader_pane_id", "hud_pane_id",
     "resize_hook_name", "resize_hook_target", "next_worker_index", "display_name", "requested_name",
-    "identity_source",
+    "identity_source", "leader_tmux_server",
 )
 
 
@@ -389,8 +402,10 @@ def initial_config(
     leader_cwd: str,
     worker_cli: str | None = None,
     max_workers: int = DEFAULT_MAX_WORKERS,
+    leader_tmux_server: str | None = None,
 ) -> TeamConfig:
-    """What ``initTeamState(team, task, agentType, 0, cwd)`` writes, bound to a leader pane."""
+    """What ``initTeamState(team, task, agentType, 0, cwd)`` writes, bound to a leader pane (and, panefleet's
+    own key, the tmux server its pid was pinned on)."""
     config: dict[str, object] = {
         "name": team,
         "task": task,
@@ -416,6 +431,8 @@ def initial_config(
     }
     if worker_cli is not None:
         config["worker_cli"] = worker_cli
+    if leader_tmux_server is not None:
+        config["leader_tmux_server"] = leader_tmux_server
     return from_json(TeamConfig, config)
 
 
@@ -443,6 +460,8 @@ def manifest_from_config(record: TeamConfig) -> JsonObject:
             manifest[key] = config[key]
     for key in ("leader_pane_id", "leader_pane_pid", "hud_pane_pid", "hud_pane_id"):
         manifest[key] = config.get(key)
+    if config.get("leader_tmux_server") is not None:
+        manifest["leader_tmux_server"] = config["leader_tmux_server"]
     if _owner(config.get("tmux_pane_owner_id")) is not None:
         manifest["tmux_pane_owner_id"] = config["tmux_pane_owner_id"]
     manifest["resize_hook_name"] = config.get("resize_hook_name")

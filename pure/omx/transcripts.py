@@ -76,14 +76,14 @@ _UNPROVEN = {"pid_unpinned": "no pid was pinned for it", "pid_changed": "another
              "owner_changed": "it does not carry the team's owner tag"}
 
 
-def keep(paths: TeamPaths, worker: str, pane_id: str, pid: object, owner: str) -> Gen[Kept]:
-    """Save the scrollback of ``worker``'s pane ``pane_id`` (pinned ``pid``, tagged ``owner``), after its
-    proof. Never fails: what could not be kept is said in the answer."""
+def keep(paths: TeamPaths, worker: str, pane_id: str, pid: object, owner: str, server: str | None = None) -> Gen[Kept]:
+    """Save the scrollback of ``worker``'s pane ``pane_id`` (pinned ``pid`` on tmux ``server``, tagged
+    ``owner``), after its proof. Never fails: what could not be kept is said in the answer."""
     if WORKER_NAME_RE.fullmatch(worker) is None:
         return Kept(worker=worker, pane_id=pane_id, missing=f"no transcript of {worker!r}: not a worker name a "
                     "file can be named after")
     pinned = pid if isinstance(pid, int) and t.is_positive_pid(pid) else None
-    proof = yield from t.prove_owned(pane_id, pinned, owner, keep_dead=True, note=NOTE)
+    proof = yield from t.prove_owned(pane_id, pinned, owner, server=server, keep_dead=True, note=NOTE)
     if proof.kind == "gone":
         return Kept(worker=worker, pane_id=pane_id)
     if proof.token is None:
@@ -114,7 +114,7 @@ def keep_records(paths: TeamPaths, records: Iterable[Member], owner: str, *, lea
         pane = record.pane_id
         if t.is_pane_id(pane) and t.exclusion_rule(pane, seen, leader_pane_id, hud_pane_id) is None:
             seen.add(pane)
-            kept.append((yield from keep(paths, record.name, pane, record.pid, owner)))
+            kept.append((yield from keep(paths, record.name, pane, record.pid, owner, record.tmux_server)))
     return kept
 
 

@@ -27,6 +27,7 @@ class Undelivered:
     pane: str | None
     pid: int | None
     request: DispatchRequest
+    server: str | None = None  # the tmux server ``pid`` was pinned on
 
     @property
     def trigger(self) -> str:
@@ -55,7 +56,8 @@ def find(config: TeamConfig, requests: Sequence[DispatchRequest]) -> tuple[Undel
         request = latest.get(worker.name)
         if request is not None and request.status == "failed" and isinstance(request.trigger_message, str):
             found.append(Undelivered(worker=worker.name, cli=worker.worker_cli or "codex", pane=worker.pane_id,
-                                     pid=worker.pid if t.is_positive_pid(worker.pid) else None, request=request))
+                                     pid=worker.pid if t.is_positive_pid(worker.pid) else None, request=request,
+                                     server=worker.tmux_server))
     return tuple(found)
 
 
@@ -91,7 +93,7 @@ def redeliver(paths: TeamPaths, config: TeamConfig, owner: str, cwd: str) -> Gen
     if not found:
         return Redelivery()
     messages = [supervise.Message(worker=u.worker, cli=u.cli, pane=u.pane, pid=u.pid,
-                                  text=u.trigger, token=dsp.trigger_token(u.worker))
+                                  text=u.trigger, token=dsp.trigger_token(u.worker), server=u.server)
                 for u in found if u.pane is not None and u.pid is not None]
     outcomes = yield from supervise.deliver_all(messages, owner)
     now = (yield from expect(m.Clock(), m.Value)).value

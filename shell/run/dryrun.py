@@ -52,6 +52,7 @@ class DryRunExecutor:
         self.dirs: set[str] = set()
         self.removed_trees: set[str] = set()
         self.panes: dict[str, tuple[bool, int | None]] | None = None
+        self.server_fields = ""  # what the real listing said of its server ("\tPID\tSTART"), said again by ours
         self.snapshot_failure: m.Proc | None = None  # a real failure to read the pane table stays a failure
         self.predicted: set[str] = set()
         self.tags: dict[str, str] = {}
@@ -72,7 +73,10 @@ class DryRunExecutor:
             self.snapshot_failure = answer
             self.panes = {}
         else:
-            self.panes = {pane: (row.dead, row.pid) for pane, row in parsed.unwrap().items()}
+            rows = parsed.unwrap()
+            self.panes = {pane: (row.dead, row.pid) for pane, row in rows.items()}
+            server = next((row.server for row in rows.values() if row.server), None)
+            self.server_fields = "\t" + server.replace("@", "\t") if server else ""
 
     def _snapshot(self) -> dict[str, tuple[bool, int | None]]:
         if self.panes is None:
@@ -96,7 +100,8 @@ class DryRunExecutor:
             rows = self._snapshot()
             if self.snapshot_failure is not None:
                 return self.snapshot_failure
-            text = "".join(f"{pane}\t{int(dead)}\t{'' if pid is None else pid}\n" for pane, (dead, pid) in rows.items())
+            text = "".join(f"{pane}\t{int(dead)}\t{'' if pid is None else pid}{self.server_fields}\n"
+                           for pane, (dead, pid) in rows.items())
             return m.Proc(exit_code=0, stdout=text)
         if verb == "show-option" and "-t" in step.args:
             pane = step.args[step.args.index("-t") + 1]

@@ -21,8 +21,8 @@ SAVED_CONFIG_ORDER = (
     "next_worker_index", "display_name", "requested_name", "identity_source", "config_generation",
 )
 ALWAYS_SAVED = ("leader_pane_id", "leader_pane_pid", "hud_pane_pid", "hud_pane_id")
-# panefleet's own config keys, kept across a save (oh-my-codex never writes them).
-PANEFLEET_KEYS = ("worker_cli",)
+# panefleet's own config keys, kept across a save (oh-my-codex never writes them), or as the patch sets them.
+PANEFLEET_KEYS = ("worker_cli", "leader_tmux_server")
 
 
 def json_object(text: str | None) -> Parsed | None:
@@ -40,7 +40,8 @@ def saved_config_text(state: TeamState, patch: ConfigPatch) -> str:
     if state.raw_manifest is None:
         return patch_json(state.config_text, patch)
     config = to_json(state.config)
-    source = {**state.raw_manifest, **config, **dict(patch.items())}
+    patched = dict(patch.items())
+    source = {**state.raw_manifest, **config, **patched}
     out: dict[str, object] = {}
     for key in SAVED_CONFIG_ORDER:
         if key in ("agent_type", "worker_launch_mode", "max_workers"):
@@ -51,8 +52,8 @@ def saved_config_text(state: TeamState, patch: ConfigPatch) -> str:
             out[key] = None
     raw_config = to_json(state.raw_config)
     for key in PANEFLEET_KEYS:
-        if key in raw_config:
-            out[key] = raw_config[key]
+        if key in patched or key in raw_config:
+            out[key] = patched.get(key, raw_config.get(key))
     return render_json(out)
 
 

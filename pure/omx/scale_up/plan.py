@@ -15,7 +15,7 @@ from pure import model as m
 from pure import tmux as t
 from pure.omx import approved, layout
 from pure.omx import launch as ln
-from pure.omx.records import ConfigPatch, TeamConfig, to_json
+from pure.omx.records import ConfigPatch, Member, TeamConfig, to_json
 from pure.omx.scale_up.config import locked_state, save_config
 from pure.omx.scale_up.new_tasks import existing_tasks
 from pure.omx.scale_up.run import (
@@ -51,6 +51,16 @@ def team_panes(config: TeamConfig) -> list[tuple[str, int | None]]:
     return panes
 
 
+def pinned_servers(config: TeamConfig, *launched: Member) -> dict[str, str | None]:
+    """The tmux server each of the team's panes (and of ``launched``, this run's) was pinned on
+    (pure/tmux/parse.py ``on_server``); None for a pin recorded without one."""
+    servers: dict[str, str | None] = {}
+    if t.is_pane_id(config.leader_pane_id):
+        servers[config.leader_pane_id] = config.leader_tmux_server
+    servers.update((w.pane_id, w.tmux_server) for w in (*config.workers, *launched) if t.is_pane_id(w.pane_id))
+    return servers
+
+
 def plan_placements(config: TeamConfig, target: str, expected: int | None, count: int) -> Gen[list[layout.Placement]]:
     """Watched start-up (docs/scale-up.md, "Pane placement"): where each new worker goes, from one
     snapshot and the pane geometry. Candidates are the team's panes that are live with their pinned
@@ -58,10 +68,14 @@ def plan_placements(config: TeamConfig, target: str, expected: int | None, count
     again (``L, S, L``) right before it is split. No live candidate: oh-my-codex's refusal for its
     split target. No room: refused before anything is created."""
     snapshot = yield from expect(t.list_panes_step(), m.Proc)
-    live = [pane for pane, pid in team_panes(config)
-            if (v := t.verdict_from_answer(pane, snapshot)).live and pid is not None and v.pid == pid]
+    servers = pinned_servers(config)
+
+    def verdict(pane: str) -> t.Verdict:
+        return t.on_server(t.verdict_from_answer(pane, snapshot), servers.get(pane))
+
+    live = [pane for pane, pid in team_panes(config) if (v := verdict(pane)).live and pid is not None and v.pid == pid]
     if not live:
-        first = t.verdict_from_answer(target, snapshot)
+        first = verdict(target)
         if not first.live:
             raise refused(f"scale_up_split_target_proof_unavailable:{target}:{first.code()}")
         raise refused(f"scale_up_split_target_pid_changed:{target}:{expected}:{first.pid}")
@@ -265,10 +279,11 @@ def migrate_legacy_pid(paths: TeamPaths, state: TeamState, owner: str) -> Gen[Te
     proof = yield from t.pin_owned(target, owner)
     if proof.token is None:
         raise refused(split_target_problem(proof))
-    pinned = proof.token.pid
+    pinned, server = proof.token.pid, proof.token.server
     workers = state.config.workers
-    patch = (ConfigPatch(leader_pane_pid=pinned) if leader
-             else ConfigPatch(workers=tuple(to_json(w) for w in (*workers[:-1], evolve(workers[-1], pid=pinned)))))
+    patch = (ConfigPatch(leader_pane_pid=pinned, leader_tmux_server=server) if leader
+             else ConfigPatch(workers=tuple(to_json(w) for w in (
+                 *workers[:-1], evolve(workers[-1], pid=pinned, tmux_server=server)))))
     try:
         yield from save_config(paths, state.config.generation, patch, None)
     except PlanError as error:

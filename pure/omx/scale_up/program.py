@@ -21,6 +21,7 @@ from pure.omx.scale_up.plan import (
     Launches,
     approved_execution_gate,
     migrate_legacy_pid,
+    pinned_servers,
     plan_launches,
     plan_placements,
     split_target,
@@ -140,7 +141,7 @@ def _new_run(req: ScaleUpRequest, paths: TeamPaths, state: TeamState, owner: str
     if run.supervised:
         run.placements = yield from plan_placements(state.config, target, expected, req.count)
     else:
-        first = yield from t.prove(target)
+        first = t.on_server((yield from t.prove(target)), pinned_servers(state.config).get(target))
         if not first.live:
             raise refused(f"scale_up_split_target_proof_unavailable:{target}:{first.code()}")
         if first.pid != expected:
@@ -181,7 +182,8 @@ def _create_workers(planned: _Planned) -> Gen[m.Done | None]:
                 requests.append((yield from hand_over(run, worker, tasks)))
             delivered = yield from supervise.deliver_all(
                 [supervise.Message(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid, text=str(r.trigger_message),
-                                   token=dsp.trigger_token(w.name)) for w, r in zip(launched, requests, strict=True)],
+                                   token=dsp.trigger_token(w.name), server=w.server)
+                 for w, r in zip(launched, requests, strict=True)],
                 run.owner)
             for worker, request in zip(launched, requests, strict=True):
                 yield from settle(run, worker, request, delivered[worker.name])
@@ -190,7 +192,7 @@ def _create_workers(planned: _Planned) -> Gen[m.Done | None]:
                 worker = yield from launch_worker(run, name, index, planned.launches, position)
                 request = yield from hand_over(run, worker, tasks)
                 delivery = yield from changing(effects.worker(worker.name, "add"), dsp.deliver_trigger(
-                    worker.pane, worker.pid, run.owner, str(request.trigger_message)))
+                    worker.pane, worker.pid, run.owner, str(request.trigger_message), worker.server))
                 yield from settle(run, worker, request, delivery)
         yield from finish_event(run)
     except Abort as abort:

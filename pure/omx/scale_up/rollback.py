@@ -115,12 +115,13 @@ def _authorize(run: ScaleUpRun, rollback_workers: list[Member], in_flight: InFli
     for pane in candidates:
         owners = [w for w in rollback_workers if w.pane_id == pane]
         pid = owners[0].pid if len(owners) == 1 else None
+        server = owners[0].tmux_server if len(owners) == 1 else None
         if pid is None or not t.is_positive_pid(pid):
             debts.append(CleanupDebt("pane_pid_unpinned", pane))
         elif pane not in tagged:
             debts.append(CleanupDebt("pane_owner_unverified", pane))
         else:
-            targets.append(t.TeardownTarget(pane_id=pane, pid=pid))
+            targets.append(t.TeardownTarget(pane_id=pane, pid=pid, server=server))
     return candidates, targets
 
 
@@ -263,14 +264,14 @@ def _remove_panes(run: ScaleUpRun, rollback_workers: list[Member], in_flight: In
     kept = []
     for target in targets:  # each split with its worker's start-up (pure/omx/scale_up/worker.py)
         kept.append((yield from changing(effects.rolled_back(names[target.pane_id]), transcripts.keep(
-            run.paths, names[target.pane_id], target.pane_id, target.pid, run.owner))))
+            run.paths, names[target.pane_id], target.pane_id, target.pid, run.owner, target.server))))
     if run.supervised:
         # A CLI that exited during start-up left its pane dead (remain-on-exit): remove it first, so
         # that the teardown below proves it absent instead of leaving a dead pane on screen.
         for target in targets:
             if target.pid is not None:
                 problem = yield from changing(effects.rolled_back(names[target.pane_id]), supervise.remove_dead(
-                    target.pane_id, target.pid, run.owner))
+                    target.pane_id, target.pid, run.owner, target.server))
                 if problem is not None:
                     debts.append(CleanupDebt("pane_teardown_failed", target.pane_id))
     resolved: set[str] = set()

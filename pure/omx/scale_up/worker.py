@@ -24,6 +24,7 @@ from pure.omx.scale_up.config import save_config
 from pure.omx.scale_up.plan import (
     Launches,
     model_of,
+    pinned_servers,
     placed_target,
     role_instructions,
     role_prompt,
@@ -68,6 +69,11 @@ class Launched(Prepared):
     pane: str
     pid: int
     record: Member
+
+    @property
+    def server(self) -> str | None:
+        """The tmux server its pane was pinned on (pure/tmux/parse.py ``on_server``)."""
+        return self.record.tmux_server
 
 
 def launch_worker(run: ScaleUpRun, name: str, index: int, launches: Launches, position: int) -> Gen[Launched]:
@@ -185,7 +191,7 @@ def _split_worker(run: ScaleUpRun, worker: Prepared) -> Gen[Launched]:
     placement, target, pid, leader = _split_target_of(run, worker.position)
     # 6b. L S L
     run.undo.add(undo.Attempt(name))
-    into = yield from prove_split_target(target, pid, owner)
+    into = yield from prove_split_target(target, pid, owner, pinned_servers(run.config, *run.undo.launched()).get(target))
     # 6c. the intent, then the split: a run killed from here on leaves a record naming the pane it
     # may have made (pure/omx/strays.py)
     try:
@@ -228,7 +234,7 @@ def _new_pane(run: ScaleUpRun, name: str, index: int, role: str | None, cli: str
     run.undo.add(undo.Pane(name, pane))
     pinned = yield from t.pin_new_pane(split)
     record = _worker_record(run, name=name, index=index, role=role, cli=cli, pid=pinned.pid, pane=pane,
-                            working_dir=working_dir, tree=tree)
+                            server=pinned.server, working_dir=working_dir, tree=tree)
     run.undo.add(undo.Pinned(record))
     if pinned.pid is None:
         raise Abort(f"Failed to prove tmux pane for {name}")
@@ -238,7 +244,7 @@ def _new_pane(run: ScaleUpRun, name: str, index: int, role: str | None, cli: str
     except StepFailure as error:
         raise Abort(f"scale_up_intent_not_written:{name}:{error}") from None
     # 6e. tag, after a listing shows the pane still running the pinned process
-    problem = yield from tag_pane(pane, pinned.pid, owner)
+    problem = yield from tag_pane(pane, pinned.pid, owner, pinned.server)
     if problem is not None:
         raise Abort(f"Failed to tag tmux pane for {name}: {problem}")
     run.undo.add(undo.Tagged(record))
@@ -252,9 +258,9 @@ def _new_pane(run: ScaleUpRun, name: str, index: int, role: str | None, cli: str
     if run.supervised:
         # Keep the pane if its CLI exits during start-up, so that its last lines can be read; only
         # then let the gated pane start its CLI.
-        problem = yield from supervise.keep_on_exit(pane, pinned.pid, owner, True)
+        problem = yield from supervise.keep_on_exit(pane, pinned.pid, owner, True, pinned.server)
         if problem is None:
-            problem = yield from supervise.release(pane, pinned.pid, owner)
+            problem = yield from supervise.release(pane, pinned.pid, owner, pinned.server)
         if problem is not None:
             raise Abort(f"scale_up_worker_start_failed:{name}: {problem}")
     return pane, pinned.pid, record
@@ -304,7 +310,7 @@ _UNPROVEN = frozenset({"changed", "unavailable"})
 def _wait_started(run: ScaleUpRun, launched: Sequence[Launched], policy: supervise.Policy,
                   retry: bool = False) -> Gen[dict[str, supervise.Started]]:
     """Wait for ``launched`` to start together; each outcome is recorded in ``run.deliveries``."""
-    items = [supervise.Starting(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid) for w in launched]
+    items = [supervise.Starting(worker=w.name, cli=w.cli, pane=w.pane, pid=w.pid, server=w.server) for w in launched]
     started = yield from supervise.wait_until_ready(items, run.owner, policy)
     for worker, outcome in zip(launched, started, strict=True):
         entry: m.Answer = {"worker": worker.name, "paneId": worker.pane, "cli": worker.cli, "started": outcome.state,
@@ -325,9 +331,10 @@ def remove_worker_pane(run: ScaleUpRun, worker: Launched, why: str = "its agent 
 
 
 def _remove_worker_pane(run: ScaleUpRun, worker: Launched, said: m.Effect) -> Gen[transcripts.Kept]:
-    kept = yield from transcripts.keep(run.paths, worker.name, worker.pane, worker.pid, run.owner)
-    problem = yield from supervise.remove_dead(worker.pane, worker.pid, run.owner)
-    report = yield from t.teardown([t.TeardownTarget(pane_id=worker.pane, pid=worker.pid)], owner_id=run.owner,
+    kept = yield from transcripts.keep(run.paths, worker.name, worker.pane, worker.pid, run.owner, worker.server)
+    problem = yield from supervise.remove_dead(worker.pane, worker.pid, run.owner, worker.server)
+    report = yield from t.teardown([t.TeardownTarget(pane_id=worker.pane, pid=worker.pid, server=worker.server)],
+                                   owner_id=run.owner,
                                    authorize=True, leader_pane_id=run.config.leader_pane_id,
                                    hud_pane_id=run.config.hud_pane_id,
                                    effects={worker.pane: said})
@@ -398,7 +405,7 @@ def hand_over(run: ScaleUpRun, worker: Launched, tasks: list[Task]) -> Gen[Dispa
 def _hand_over_steps(run: ScaleUpRun, worker: Launched, tasks: list[Task]) -> Gen[DispatchRequest]:
     paths, name = run.paths, worker.name
     if run.supervised:  # started: stop keeping the pane after its process exits (oh-my-codex's default)
-        problem = yield from supervise.keep_on_exit(worker.pane, worker.pid, run.owner, False)
+        problem = yield from supervise.keep_on_exit(worker.pane, worker.pid, run.owner, False, worker.server)
         if problem is not None:
             raise Abort(f"scale_up_worker_start_failed:{name}: {problem}")
     mine = [task for task in tasks if task.owner == name]
@@ -463,12 +470,13 @@ def worktree_instructions(team: str, worker: str, team_text: str | None, role_bl
 
 
 def _worker_record(run: ScaleUpRun, *, name: str, index: int, role: str | None, cli: str, pid: int | None, pane: str,
-                   working_dir: str, tree: wt.Worktree | None) -> Member:
+                   server: str | None, working_dir: str, tree: wt.Worktree | None) -> Member:
     return Member(name=name, index=index, role=role, worker_cli=cli, assigned_tasks=[], pid=pid, pane_id=pane,
                   working_dir=working_dir, worktree_repo_root=None if tree is None else tree.repo_root,
                   worktree_path=None if tree is None else tree.path, worktree_branch=None if tree is None else tree.branch,
                   worktree_detached=None if tree is None else tree.detached,
-                  worktree_created=None if tree is None else tree.created, team_state_root=run.paths.state_root)
+                  worktree_created=None if tree is None else tree.created, team_state_root=run.paths.state_root,
+                  tmux_server=server)
 
 
 @frozen(kw_only=True)
@@ -480,18 +488,18 @@ class SplitTarget:
     first_new_pane: int | None
 
 
-def prove_split_target(target: str, pid: int, owner: str) -> Gen[SplitTarget]:
-    """Step 6b: ``L, S, L`` of the pane about to be split."""
-    proof = yield from t.prove_owned(target, pid, owner)
+def prove_split_target(target: str, pid: int, owner: str, server: str | None) -> Gen[SplitTarget]:
+    """Step 6b: ``L, S, L`` of the pane about to be split, on the tmux ``server`` it was pinned on."""
+    proof = yield from t.prove_owned(target, pid, owner, server=server)
     if proof.token is None:
         raise Abort(split_target_problem(proof))
     return SplitTarget(pane=proof.token, first_new_pane=proof.first_new_pane)
 
 
-def tag_pane(pane: str, pid: int, owner: str) -> Gen[str | None]:
-    """The owner-tag write (docs/tmux-proofs.md, "The owner tag"): a live proof with the pinned pid,
-    then ``set-option`` (no read-back)."""
-    claim = yield from t.prove_created(pane, pid)
+def tag_pane(pane: str, pid: int, owner: str, server: str | None = None) -> Gen[str | None]:
+    """The owner-tag write (docs/tmux-proofs.md, "The owner tag"): a live proof with the pinned pid (on the
+    tmux ``server`` its creation answered), then ``set-option`` (no read-back)."""
+    claim = yield from t.prove_created(pane, pid, server)
     if claim.token is None:
         if claim.proof.kind == "unavailable":
             return f"exact_pane_proof_unavailable:{pane}:{claim.proof.code}"
