@@ -732,7 +732,8 @@ def killed_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
 def fleet_on_hosts(world: World, params: dict[str, Any]) -> dict[str, Any]:
     """A fleet file with a team here and a team on a host (``host =``): ``apply`` makes both, ``plan`` after
     it has nothing to do, removing the host's second group kills exactly its panes there; the host's tmux
-    server restarted, ``apply`` brings the team back; its sshd stopped, ``plan`` still shows the team here and
+    server restarted (another session on it, its first pane %0 as the old leader's), ``team status`` shows
+    the team absent with the new server named, ``apply`` brings the team back and leaves that session; its sshd stopped, ``plan`` still shows the team here and
     names the host unreachable, its workers unknown, ``apply`` refuses, and nothing changes."""
     (world.dir / "sockets").mkdir(mode=0o700)
     sim = world.host("build1", login_shell="/bin/bash")
@@ -784,10 +785,26 @@ def fleet_on_hosts(world: World, params: dict[str, Any]) -> dict[str, Any]:
     out["plan_remove"] = cli("plan")
     out["apply_remove"] = cli("apply", "--yes")
     out["panes_there_after"], out["panes_here_after"] = panes_there(), panes_here()
+    server_before = _ok(hosts.call(host, ["tmux", "-L", "pf", "display-message", "-p", "#{pid}@#{start_time}"],
+                                   world.env)).stdout.strip()
     _ok(hosts.call(host, ["tmux", "-L", "pf", "kill-server"], world.env))
+    # a new server on the team's socket there, whose first pane has the old leader's id (%0)
+    for _ in range(50):
+        if _ok(hosts.call(host, ["tmux", "-L", "pf", "new-session", "-d", "-s", "other", "sleep 600"],
+                          world.env)).exit_code == 0:
+            break
+        time.sleep(0.1)
+    out["servers"] = [server_before, _ok(hosts.call(
+        host, ["tmux", "-L", "pf", "display-message", "-p", "#{pid}@#{start_time}"], world.env)).stdout.strip()]
+    out["panes_other"] = panes_there()
+    status = subprocess.run([sys.executable, str(Path.cwd() / "cli.py"), "team", "status", "there", "-o", "json"],
+                            env=env, capture_output=True, text=True, timeout=240, cwd=project)
+    out["status_restarted"] = {"code": status.returncode, "answer": json.loads(status.stdout.strip().splitlines()[-1])}
     out["plan_restarted"] = cli("plan")
     out["apply_restarted"] = cli("apply", "--yes")
     out["panes_there_restarted"] = panes_there()
+    out["other_still_there"] = _ok(hosts.call(host, ["tmux", "-L", "pf", "has-session", "-t", "=other"],
+                                              world.env)).exit_code == 0
     out["plan_restored"] = cli("plan")
     hosts.close(host, world.env)
     sim.stop()

@@ -210,10 +210,17 @@ def test_a_fleet_file_with_a_team_here_and_one_on_a_host_converges_both() -> Non
     assert result["apply_remove"]["code"] == 0
     assert result["panes_there_after"] == ["%0 team:there", "%1 team:there"]  # exactly that group's panes went
     assert result["panes_here_after"] == result["panes_here"]  # and nothing here
+    old, new = result["servers"]
+    assert old != new and result["panes_other"] == ["%0 "], result["panes_other"]  # %0: not the team's any more
+    restarted_status = result["status_restarted"]
+    assert restarted_status["code"] == 3 and restarted_status["answer"]["tmuxServer"] == new, restarted_status
+    for pane in restarted_status["answer"]["panes"]:  # the leader on %0 and the worker: absent, the new server named
+        assert pane["verdict"] == "absent" and f"tmux server pid {new.split('@')[0]} started" in pane["detail"], pane
     [restarted] = [t for t in result["plan_restarted"]["answer"]["teams"] if t["team"] == "there"]
-    assert restarted["serverRunning"] is False and restarted["live"] == 0
+    assert restarted["serverRunning"] is True and restarted["live"] == 0
     assert [a["kind"] for a in restarted["actions"]] == ["restore_leader", "respawn"]
-    assert result["apply_restarted"]["code"] == 0 and len(result["panes_there_restarted"]) == 2
+    assert result["apply_restarted"]["code"] == 0, result["apply_restarted"]
+    assert len(result["panes_there_restarted"]) == 3 and result["other_still_there"]  # leader, worker, and %0 left
     assert result["plan_restored"]["answer"]["converged"]
     down = result["plan_down"]
     assert down["code"] == 1 and "host_unreachable:build1" in down["answer"]["error"] and down["seconds"] < 20
