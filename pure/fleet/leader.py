@@ -80,13 +80,15 @@ def leftover_leaders(pin_dir: str) -> Gen[None]:
     listing = yield from expect(strays.listing_step(), m.Proc)
     said = yield from expect(m.ReadFile(path=leader_intent(pin_dir)), m.FileData)
     intent = None if said.content is None else parse_object(said.content, leader_intent(pin_dir)).value_or(None)
-    for pane, pid, start_command in strays.live_rows(listing.stdout if listing.exit_code == 0 else ""):
-        if not start_command.rstrip('"').endswith(" sh " + mark) or not strays.made_after_intent(intent, pane):
+    for row in strays.live_rows(listing.stdout if listing.exit_code == 0 else ""):
+        pane, pid = row.pane, row.pid
+        if not row.start_command.rstrip('"').endswith(" sh " + mark) or not strays.made_after_intent(intent, pane):
             continue
         own = yield from expect(m.ReadFile(path=startup_script.self_pin_path(pin_dir, pane)), m.FileData)
         if t.parse_pid((own.content or "").strip()) != pid:
             continue
-        yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid)], owner_id=None, authorize=False,
+        yield from t.teardown([t.TeardownTarget(pane_id=pane, pid=pid, server=row.server)], owner_id=None,
+                              authorize=False,
                               effects={pane: m.effect("remove", "pane", pane, "a leader pane a killed run "
                                                       f"left, removed after proof (pid {pid})")})
     first_new = t.first_new_pane(listing)

@@ -29,7 +29,7 @@ startup script alone is no leftover: a scale-down leaves it, as oh-my-codex does
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from attrs import frozen
 
@@ -55,6 +55,7 @@ class Stray:
     pane_id: str
     pid: int
     worker: str
+    server: str | None = None  # the tmux server that listed it (pure/tmux/parse.py ``on_server``)
 
 
 def find(stdout: str, paths: TeamPaths, config: TeamConfig) -> tuple[Stray, ...]:
@@ -63,25 +64,32 @@ def find(stdout: str, paths: TeamPaths, config: TeamConfig) -> tuple[Stray, ...]
     members = {pane for pane in recorded.values() if pane is not None}
     leader = config.leader_pane_id
     found: list[Stray] = []
-    for pane, pid, start_command in live_rows(stdout):
-        worker = startup_script.started_worker(start_command, paths.runtime_dir)
+    for row in live_rows(stdout):
+        worker = startup_script.started_worker(row.start_command, paths.runtime_dir)
         if worker is None:
             continue
-        if pane in members or pane == leader or recorded.get(worker) == pane:
+        if row.pane in members or row.pane == leader or recorded.get(worker) == row.pane:
             continue
-        found.append(Stray(pane_id=pane, pid=pid, worker=worker))
+        found.append(Stray(pane_id=row.pane, pid=row.pid, worker=worker, server=row.server))
     return tuple(found)
 
 
-def live_rows(stdout: str) -> Iterator[tuple[str, int, str]]:
-    """Pane id, pid and start command of each live pane in a ``listing_step`` answer; a row that does
-    not parse is skipped: only a pane positively recognised by its start command is ever a candidate."""
+class StartedRow(NamedTuple):
+    pane: str
+    pid: int
+    server: str  # the tmux server that listed it (``PID@START``)
+    start_command: str
+
+
+def live_rows(stdout: str) -> Iterator[StartedRow]:
+    """Each live pane in a ``listing_step`` answer; a row that does not parse is skipped: only a pane
+    positively recognised by its start command is ever a candidate."""
     for fields in facts.PANES_STARTED.rows(stdout):
-        if len(fields) != 4 or not t.is_pane_id(fields[0]) or fields[1] != "0":
+        if len(fields) != 6 or not t.is_pane_id(fields[0]) or fields[1] != "0":
             continue
-        pid = t.parse_pid(fields[2])
-        if pid is not None:
-            yield fields[0], pid, fields[3]
+        pid, server = t.parse_pid(fields[2]), t.server_of(fields[3], fields[4])
+        if pid is not None and server is not None:
+            yield StartedRow(fields[0], pid, server, fields[5])
 
 
 @frozen(kw_only=True)
@@ -350,7 +358,8 @@ def sweep(paths: TeamPaths, config: TeamConfig, owner: str) -> Gen[Sweep]:
         if pin.refused is not None:
             kept.append((stray, pin.refused))
             continue
-        report = yield from t.teardown([t.TeardownTarget(pane_id=stray.pane_id, pid=stray.pid)], owner_id=owner,
+        report = yield from t.teardown([t.TeardownTarget(pane_id=stray.pane_id, pid=stray.pid, server=stray.server)],
+                                       owner_id=owner,
                                        authorize=True, untagged_ok=pin.before_tag,
                                        leader_pane_id=config.leader_pane_id, hud_pane_id=config.hud_pane_id,
                                        effects={stray.pane_id: effects.leftover(

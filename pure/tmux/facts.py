@@ -46,8 +46,9 @@ class Query:
 # the pane table every proof reads (pure/tmux/parse.py), each row naming the server that answered: its
 # pid and start time (``pure/tmux/parse.py`` ``server_of``)
 PANES = Query(("pane_id", "pane_dead", "pane_pid", "pid", "start_time"))
-# the pane table with each pane's start command, read for strays and left-over leaders (pure/omx/strays.py)
-PANES_STARTED = Query(("pane_id", "pane_dead", "pane_pid", "pane_start_command"), rest=True)
+# the pane table with each pane's start command, read for strays and left-over leaders (pure/omx/strays.py), and
+# the server that answered, which a stray's teardown is then judged on
+PANES_STARTED = Query(("pane_id", "pane_dead", "pane_pid", "pid", "start_time", "pane_start_command"), rest=True)
 # where each pane sits in its window, for the placement of a new worker (pure/omx/layout.py)
 GEOMETRY = Query(("pane_id", "session_id", "window_id", "window_zoomed_flag", "pane-border-status",
                   "pane_left", "pane_top", "pane_width", "pane_height", "window_width", "window_height"))

@@ -25,7 +25,7 @@ def test_a_row_tmux_prints_for_a_query_is_cut_into_its_fields(name: str) -> None
 
 
 def test_the_last_field_of_a_rest_query_keeps_its_tabs_and_others_are_cut_at_each() -> None:
-    assert facts.PANES_STARTED.cut("%1\t0\t42\tsh -c 'a\tb'") == ["%1", "0", "42", "sh -c 'a\tb'"]
+    assert facts.PANES_STARTED.cut("%1\t0\t42\t7\t99\tsh -c 'a\tb'") == ["%1", "0", "42", "7", "99", "sh -c 'a\tb'"]
     # refused by the parser of the server's start
     assert facts.NEW_PANE.cut("%1\t42\t7\t99\textra") == ["%1", "42", "7", "99\textra"]
     assert facts.PANES.cut("%1\t0\t42\textra") == ["%1", "0", "42", "extra"]  # refused for its count

@@ -40,7 +40,8 @@ def _sweep(intent: dict[str, Any] | None, panes: dict[str, int], pins: dict[str,
                 answer = m.Proc(exit_code=0)
             elif isinstance(step, m.Run) and step.args[0] == "list-panes":
                 started = step.args[-1] == strays.STRAY_FORMAT
-                rows = [f"{pane}\t0\t{pid}" + (f"\t{LEADER}" if started else "") for pane, pid in live.items()]
+                rows = [f"{pane}\t0\t{pid}\t4242\t1790000000" + (f"\t{LEADER}" if started else "")
+                        for pane, pid in live.items()]
                 answer = m.Proc(exit_code=0, stdout="".join(row + "\n" for row in rows))
             else:
                 raise AssertionError(f"unexpected step {step!r}")
