@@ -9,7 +9,10 @@ every pane, what each agent's screen shows and its cleanup debt. The teams on on
 one read of its pane table (:class:`OnePaneTable`), and a server that cannot be asked makes that row
 say ``server down``, not the list fail. A row's tmux server is the one the team's record names, else
 its registry entry's, else ``--tmux-socket`` / ``PANEFLEET_TMUX_SOCKET``, else the default server. A
-team its record says was stopped is not read: its row says ``stopped``.
+team its record says was stopped is not read: its row says ``stopped``. A registered team on another
+machine (docs/hosts.md, "A team on a host") is read there, after its host is checked; a host not reached,
+or not the machine the team was made on, makes its row say ``host unreachable`` or ``host refused``, with
+why, its workers unknown.
 
 Nothing is changed, but for ``--prune``: registry entries whose team folder is gone are removed.
 """
@@ -21,11 +24,15 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
 from shell.cli.args import add_output, add_tmux, complete_path, examples
+
+if TYPE_CHECKING:
+    from pure import model as m
+    from shell.store.registry import RegisteredTeam
 
 STUCK_EXCLUDED = ("ready", "idle", "busy", "starting")  # a screen read as anything else is an agent that will not go on alone
 
@@ -77,6 +84,7 @@ class Found:
     project: str                  # the folder the team's state is under (or was registered from)
     registered: bool
     registered_socket: str | None
+    entry: RegisteredTeam | None = None  # the registry entry of a team on another machine (``entry.host``)
 
     @property
     def team_dir(self) -> str:
@@ -112,9 +120,12 @@ def all_teams(cwd: str, env: Mapping[str, str]) -> list[Found]:
     from shell.store.registry import registered_teams
 
     teams = {_key(f.state_root, f.team): f for f in local_teams(cwd, env)}
+    elsewhere: list[Found] = []
     for entry in registered_teams(env):
-        if entry.host is not None:
-            continue  # a team on another machine: `panefleet team status TEAM` reads it there (docs/hosts.md)
+        if entry.host is not None:  # a team on another machine, read there (docs/hosts.md, "A team on a host")
+            elsewhere.append(Found(team=entry.team, state_root=entry.state_root, project=entry.project,
+                                   registered=True, registered_socket=entry.tmux_socket, entry=entry))
+            continue
         key = _key(entry.state_root, entry.team)
         seen = teams.get(key)
         if seen is None:
@@ -123,7 +134,7 @@ def all_teams(cwd: str, env: Mapping[str, str]) -> list[Found]:
         else:
             teams[key] = Found(team=seen.team, state_root=seen.state_root, project=seen.project, registered=True,
                                registered_socket=entry.tmux_socket)
-    return list(teams.values())
+    return [*teams.values(), *elsewhere]
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -184,9 +195,11 @@ def read_row(found: Found, socket_given: str | None, environ: Mapping[str, str],
     from shell.store.team_record import TeamRecordError, read_team_record
 
     row: dict[str, Any] = {"team": found.team, "project": found.project, "stateRoot": found.state_root,
-                           "tmuxSocket": None, "tmuxServer": "default", "createdBy": None, "registered": found.registered,
-                           "stopped": False, "state": "", "workersLive": None, "workersDeclared": None,
-                           "agents": None, "debt": None}
+                           "host": None, "tmuxSocket": None, "tmuxServer": "default", "createdBy": None,
+                           "registered": found.registered, "stopped": False, "state": "", "workersLive": None,
+                           "workersDeclared": None, "agents": None, "debt": None}
+    if found.entry is not None:
+        return _read_on_host(row, found.entry, environ)
     socket = found.registered_socket if found.registered else socket_given
     if not os.path.isdir(found.team_dir):
         row.update(state="gone", tmuxSocket=socket, tmuxServer=socket or "default")
@@ -210,6 +223,42 @@ def read_row(found: Found, socket_given: str | None, environ: Mapping[str, str],
     if socket not in executors:
         executors[socket] = OnePaneTable(Executor(env=environ, tmux_socket=socket))
     done, _journal = run_program(lambda: team_status(request), executors[socket])
+    return _with_status(row, done, socket)
+
+
+def _read_on_host(row: dict[str, Any], entry: RegisteredTeam,
+                  environ: Mapping[str, str]) -> tuple[dict[str, Any], bool]:
+    """The row of a team on another machine: the host checked first (``shell/cli/team_host.py``), then the
+    team's status read there. A host not reached, or not the machine the team was made on, reads nothing:
+    the row says so, its workers unknown."""
+    from returns.result import Failure
+
+    from pure.team import TeamStatusRequest, team_status
+    from shell.cli import team_host
+    from shell.cli.environment import recorded_env
+    from shell.run.executor import Executor
+    from shell.run.loop import placed, run_program
+
+    assert entry.host is not None
+    socket = entry.tmux_socket
+    row.update(host=entry.host, project=f"{entry.host}:{entry.project}", tmuxSocket=socket,
+               tmuxServer=socket or "default")
+    checked = team_host.check(entry.host, entry, environ)
+    if isinstance(checked, Failure):
+        why = checked.failure()
+        down = any(why.startswith(f"host_{kind}:") for kind in ("unreachable", "connection_dropped"))
+        return {**row, "state": "host unreachable" if down else "host refused", "error": why}, False
+    env = {k: v for k, v in team_host.placed_env(recorded_env(environ), entry.host, environ).items()
+           if k not in ("OMX_ROOT", "OMX_STATE_ROOT")}
+    env["OMX_TEAM_STATE_ROOT"] = entry.state_root
+    request = TeamStatusRequest(team=entry.team, cwd=entry.project, env=env)
+    done, _journal = run_program(lambda: placed(team_status(request), entry.host),
+                                 Executor(env={**environ, **env}, tmux_socket=socket))
+    return _with_status(row, done, socket)
+
+
+def _with_status(row: dict[str, Any], done: m.Done, socket: str | None) -> tuple[dict[str, Any], bool]:
+    """``row`` completed from a ``team.status`` run, and whether that run was interrupted."""
     result = done.outcome.result if isinstance(done.outcome.result, dict) else {}
     if result.get("interrupted") is True:
         return row, True

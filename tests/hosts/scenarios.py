@@ -614,6 +614,7 @@ def team_cli_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
     out["up"] = cli("team", "scale-up", "alpha", "--count", "2")
     out["status"] = cli("team", "status", "alpha")
     out["down"] = cli("team", "scale-down", "alpha", "--count", "1")
+    out["list"] = cli("list")
     out["attach"] = cli("team", "attach", "alpha", "worker-2")  # works on this machine only: refused
     out["panes"] = _ok(hosts.call(host, ["tmux", "-L", "pf", "list-panes", "-a", "-F",
                                          "#{pane_id} #{@omx_team_pane_owner_id}"], world.env)).stdout
@@ -628,6 +629,7 @@ def team_cli_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
     out["new_fingerprint"] = sim.fingerprint()
     sim.stop()
     out["down_host"] = cli("team", "status", "alpha")
+    out["list_down"] = cli("list")
     return out
 
 

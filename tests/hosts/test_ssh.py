@@ -178,6 +178,12 @@ def test_team_commands_place_a_team_on_a_host_and_refuse_a_host_that_changed() -
     assert result["new_fingerprint"] in new_key["answer"]["error"]
     down = result["down_host"]
     assert down["code"] == 1 and down["answer"]["error_code"] == "host_unreachable" and down["seconds"] < 20
+    [listed] = result["list"]["answer"]["teams"]  # `panefleet list` reads the team there
+    assert (listed["host"], listed["project"], listed["state"], listed["workersLive"], listed["workersDeclared"]) == (
+        "build1", "build1:/tmp/project", "ok", 1, 1), listed
+    [unreached] = result["list_down"]["answer"]["teams"]
+    assert result["list_down"]["code"] == 0 and unreached["state"] == "host unreachable", unreached
+    assert unreached["workersLive"] is None and "host_unreachable:build1" in unreached["error"], unreached
 
 
 def test_a_scale_up_on_a_host_killed_at_any_moment_leaves_nothing_after_the_next_command() -> None:
