@@ -68,10 +68,10 @@ _FAULT_WORDS: dict[FaultKind, str] = {
 }
 
 
-def names_fault(text: str, host: str) -> bool:
-    """Whether an error says ``host`` could not be reached or used (a :class:`HostFault`'s code in it): what a
-    run on it read is then unknown, not absent (``shell/cli/fleet.py``, ``plan``)."""
-    return any(f"host_{kind}:{host}" in text for kind in get_args(FaultKind))
+def fault_named(text: str, host: str) -> FaultKind | None:
+    """The fault an error names for ``host`` (a :class:`HostFault`'s code in it), or None: what a run there
+    read is then unknown, not absent (``shell/cli/fleet.py`` ``plan``, ``shell/cli/listing.py``)."""
+    return next((kind for kind in get_args(FaultKind) if f"host_{kind}:{host}" in text), None)
 
 
 # What to do about each fault (``panefleet doctor --host``).

@@ -207,10 +207,9 @@ class SeenPane:
 
 
 def seen_owned(pane_id: str, pinned_pid: object, snapshot: Verdict, owner_answer: OwnerAnswer | None,
-               owner: object, server: str | None = None) -> SeenPane | None:
-    """A ``SeenPane`` when ``snapshot`` lists the pane live with ``pinned_pid`` on the tmux ``server`` it was
-    pinned on (``on_server``) and ``owner_answer`` is exactly ``owner``; else None."""
-    snapshot = on_server(snapshot, server)
+               owner: object) -> SeenPane | None:
+    """A ``SeenPane`` when ``snapshot`` (judged on the pane's pinned server: ``on_server``) lists the pane live
+    with ``pinned_pid`` and ``owner_answer`` is exactly ``owner``; else None."""
     if not snapshot.live or not is_positive_pid(pinned_pid) or snapshot.pid != pinned_pid:
         return None
     if owner_answer is None or owner_answer.kind != "value" or not owner or owner_answer.value != owner:

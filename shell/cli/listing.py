@@ -233,6 +233,7 @@ def _read_on_host(row: dict[str, Any], entry: RegisteredTeam,
     the row says so, its workers unknown."""
     from returns.result import Failure
 
+    from pure.hosts import fault_named
     from pure.team import TeamStatusRequest, team_status
     from shell.cli import team_host
     from shell.cli.environment import recorded_env
@@ -246,7 +247,7 @@ def _read_on_host(row: dict[str, Any], entry: RegisteredTeam,
     checked = team_host.check(entry.host, entry, environ)
     if isinstance(checked, Failure):
         why = checked.failure()
-        down = any(why.startswith(f"host_{kind}:") for kind in ("unreachable", "connection_dropped"))
+        down = fault_named(why, entry.host) in ("unreachable", "connection_dropped")
         return {**row, "state": "host unreachable" if down else "host refused", "error": why}, False
     env = {k: v for k, v in team_host.placed_env(recorded_env(environ), entry.host, environ).items()
            if k not in ("OMX_ROOT", "OMX_STATE_ROOT")}
