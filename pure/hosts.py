@@ -112,6 +112,20 @@ def remote_command(argv: Sequence[str]) -> Result[str, str]:
     return Success(" ".join(quote(word) for word in argv))
 
 
+# A tmux control client on a host answers through a relay that reads its output to the end. tmux (3.3a)
+# tells a control client to exit only once all its output is written; when the reader of that output is
+# gone with some still unwritten (the run's ssh session ended, a SIGKILLed run's), the client stays
+# attached for good, and a ``kill-server`` waits on it. The relay's first ``cat`` hands the output to
+# ssh; once that fails, the second swallows the rest, so the client ends when its input does
+# (tests/core/test_hosts.py). Here panefleet's own death ends its client (shell/run/process.py).
+_CONTROL_RELAY = 'tmux "$@" | { cat; exec cat >/dev/null; }'
+
+
+def control_client_argv(tmux_args: Sequence[str]) -> tuple[str, ...]:
+    """The words that start a tmux control client with ``tmux_args`` on a host, through the relay."""
+    return ("sh", "-c", _CONTROL_RELAY, "sh", *tmux_args)
+
+
 def check_login_shell(host: str, shell: str) -> Result[str, HostFault]:
     """``shell`` (the remote ``$SHELL``) when it parses quotes as POSIX shells do."""
     name = posixpath.basename(shell.strip())

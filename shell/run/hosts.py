@@ -188,7 +188,7 @@ def tmux_client(host: Host, selector: tuple[str, ...], env: Mapping[str, str],
 
     def over_ssh(path: str, args: tuple[str, ...], env: Mapping[str, str], stdin: int, stdout: int,
                  stderr: int) -> object:
-        command = hosts.remote_command(["tmux", *args]).unwrap()  # tmux's own words: never empty, no NUL
+        command = hosts.remote_command(hosts.control_client_argv(args)).unwrap()  # never empty, no NUL
         return spawn_control_client(path, hosts.ssh_args(host.destination, host.socket_dir, command,
                                                          config_file=host.config_file), env, stdin, stdout, stderr)
 

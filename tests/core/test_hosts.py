@@ -1,11 +1,14 @@
 """pure/hosts.py: destinations ssh reads only as hosts, quoting a POSIX login shell reads back literally (run
 through the real sh, dash, bash and zsh here; through sshd in tests/hosts/test_ssh.py), and ssh's failures typed
-from its own words (as OpenSSH 9.2 prints them)."""
+from its own words (as OpenSSH 9.2 prints them); a host's tmux control client that ends with its input even when
+its output's reader is gone (run here through sh, as a login shell runs it)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +16,7 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from pure import hosts
+from tests.conftest import TmuxServer
 
 SHELLS = [shell for shell in ("sh", "dash", "bash", "zsh") if shutil.which(shell)]
 
@@ -115,3 +119,42 @@ def test_only_a_posix_login_shell_is_used(shell: str, ok: bool) -> None:
     assert isinstance(checked, Success) is ok
     if not ok:
         assert checked.failure().kind == "login_shell_unsupported"
+
+
+@pytest.mark.tmux
+@pytest.mark.tmux_executors("control")
+def test_a_control_client_on_a_host_ends_with_its_input_after_its_reader_went_away(tmux_server: TmuxServer) -> None:
+    """The run's ssh session ended (a SIGKILLed run's) while tmux still had output for the client: tmux 3.3a
+    would keep that client attached for good; through the relay it ends once its input does."""
+    tmux_server.new_session()
+    args = ("-u", "-L", tmux_server.name, "-N", "-C", "attach-session", "-E", "-f", "no-output,ignore-size")
+    command = hosts.remote_command(hosts.control_client_argv(args)).unwrap()
+    read_end, write_end = os.pipe()
+    client = subprocess.Popen(["sh", "-c", command], stdin=subprocess.PIPE, stdout=write_end, start_new_session=True)
+    os.close(write_end)
+    try:
+        assert client.stdin is not None
+        client.stdin.write(b"display-message -p relayed\n")
+        client.stdin.flush()
+        answer = b""
+        while b"relayed" not in answer:  # the protocol passes through the relay as it is
+            chunk = os.read(read_end, 4096)
+            assert chunk, answer
+            answer += chunk
+        client.stdin.write(b"list-keys\n" * 40)  # far more than a pipe holds, and nobody reads it
+        client.stdin.flush()
+        time.sleep(1)
+        os.close(read_end)
+        read_end = -1
+        client.stdin.close()
+        deadline = time.monotonic() + 10
+        while client.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert client.poll() is not None
+        assert tmux_server.cmd("list-clients").stdout == ""
+    finally:
+        if read_end >= 0:
+            os.close(read_end)
+        if client.poll() is None:
+            os.killpg(client.pid, 9)
+            client.wait()

@@ -714,12 +714,6 @@ def killed_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
         deadline = time.monotonic() + 20  # sshd notices the session gone once the master has closed it
         while (alive := panefleets_on_host()) and time.monotonic() < deadline:
             time.sleep(0.2)  # its shell and control client there end with its session
-        lingered, alive = alive, []
-        if lingered:  # the runs' master kept a killed run's session open: it ends with that master at the latest
-            hosts.close(hosts.Host("build1", str(hosts.shared_socket_dir(env)), str(world.ssh_config)), world.env)
-            deadline = time.monotonic() + 20
-            while (alive := panefleets_on_host()) and time.monotonic() < deadline:
-                time.sleep(0.2)
         left = leftovers(team)
         command = ("team", "debt", "reconcile", team) if number % 2 else ("team", "scale-up", team, "--count", "1")
         give_up = time.monotonic() + 30
@@ -729,7 +723,7 @@ def killed_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
             code, after = cli(*command)
         kept = [k["paneId"] for k in after.get("strayPanes", {}).get("kept", [])] if isinstance(
             after.get("strayPanes"), dict) else []
-        out["runs"].append({"moment": moment, "left": left, "host_processes": alive, "lingered": lingered,
+        out["runs"].append({"moment": moment, "left": left, "host_processes": alive,
                             "command": command[1], "code": code,
                             "ok": after.get("ok"), "error": after.get("error"), "still": leftovers(team),
                             "kept": kept})

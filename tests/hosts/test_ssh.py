@@ -192,10 +192,9 @@ def test_a_scale_up_on_a_host_killed_at_any_moment_leaves_nothing_after_the_next
     assert any(run["left"] for run in result["runs"])  # the kills did leave something behind, for a while
     kept_as_debt = 0
     for run in result["runs"]:
-        # its shell and control client there ended with it: at the latest with the master connection, which
-        # now and then keeps a killed run's session (its tmux control client) open until it closes
+        # its shell and tmux control client there ended with it (the client even when tmux still had output
+        # for it: pure/hosts.py control_client_argv)
         assert run["host_processes"] == [], run
-        assert all("-C attach-session" in process for process in run["lingered"]), run
         if not run["still"]:  # the next scale-up, or debt reconcile, left nothing that no member names
             assert run["code"] == 0 and run["ok"], run
             continue
