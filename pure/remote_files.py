@@ -65,6 +65,9 @@ _LIST = (f'[ -e "$1" ] || exit {ABSENT}; cd -- "$1" || exit 1; '
 _STAT = ('if [ -L "$1" ]; then echo symlink; elif [ ! -e "$1" ]; then echo absent; '
          'elif [ -d "$1" ]; then echo dir; elif [ -f "$1" ]; then echo file; else echo other; fi')
 STAT_KINDS = frozenset({"symlink", "absent", "dir", "file", "other"})
+# The programs the Perl shell on a host does itself, by name (pure/host_shell.py ``PERL_SERVER``), with the
+# same answers; every other one it runs as ``sh`` would.
+NATIVE = (("read", _READ), ("write", _WRITE), ("append", _APPEND), ("stat", _STAT), ("list", _LIST))
 
 
 @frozen

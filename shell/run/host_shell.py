@@ -16,7 +16,7 @@ from returns.result import Failure, Result, Success
 
 from pure import hosts
 from pure import model as m
-from pure.host_shell import SERVER, answer_head, ready_pid, request
+from pure.host_shell import answer_head, ready_pid, request, server_argv
 from shell.run.piped import PipedChild
 from shell.run.process import spawn_control_client
 from shell.run.tmux_protocol import _Lost, _TimedOut
@@ -116,8 +116,9 @@ class HostShell(PipedChild):
         return not self.stdout.eof and self.stdout.pos == len(self.stdout.buf)
 
 
-def shell_command() -> str:
-    """The command line ssh sends to start the shell: ``sh -c SERVER``, quoted for the login shell."""
-    return hosts.remote_command(("sh", "-c", SERVER)).unwrap()  # literal words: never empty, no NUL
+def shell_command(posix_only: bool = False) -> str:
+    """The command line ssh sends to start the shell (``pure/host_shell.py`` ``server_argv``), quoted for the
+    login shell."""
+    return hosts.remote_command(server_argv(posix_only)).unwrap()  # literal words: never empty, no NUL
 
 

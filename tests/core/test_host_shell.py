@@ -5,6 +5,7 @@ ends it, and its private folder goes with it. The same over real sshd hosts: tes
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -12,17 +13,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pure.host_shell import SERVER, request
+from pure.host_shell import SERVER, request, server_argv
 from shell.run.host_shell import HostShell, ShellTimedOut
 
 HOSTILE = ["$(touch CANARY)", "`touch CANARY`", "; touch CANARY", "a'b\"c", "new\nline", "\n", "trail\n\n",
            "=leading equals", "", " lead and trail ", "tab\there", "back\\slash", "-n", "ünï ✓", "\r\n", "%s %d"]
-SHELLS = [shell for shell in ("/bin/sh", "/bin/dash", "/bin/bash") if os.path.exists(shell)]
+# each POSIX shell serving the wire (pure/host_shell.py SERVER), and the Perl one (PERL_SERVER)
+SHELLS = [shell for shell in ("/bin/sh", "/bin/dash", "/bin/bash") if os.path.exists(shell)] + ["perl"]
+
+
+def _argv(shell: str) -> tuple[str, ...]:
+    return server_argv() if shell == "perl" else (shell, "-c", SERVER)
 
 
 def _start(tmp_path: Path, shell: str, env: dict[str, str] | None = None) -> HostShell:
-    started = HostShell.start("here", shell, ("-c", SERVER), env or dict(os.environ), time.monotonic() + 10)
+    argv = _argv(shell)
+    started = HostShell.start("here", argv[0], argv[1:], env or dict(os.environ), time.monotonic() + 10)
+    assert _server_program(started.unwrap()) == ("perl" if shell == "perl" else Path(shell).name)
     return started.unwrap()
+
+
+def _server_program(host_shell: HostShell) -> str:
+    """The program serving the wire: the launcher's ``sh`` exec'd perl, or the POSIX shell."""
+    return Path(f"/proc/{host_shell.pid_on_host}/comm").read_text(encoding="utf-8").strip()
 
 
 def _over_reading_head(tmp_path: Path) -> dict[str, str]:
@@ -66,8 +79,10 @@ def test_every_argument_and_byte_arrives_as_itself(tmp_path: Path, shell: str, h
 @given(words=st.lists(st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",))), min_size=1,
                       max_size=6),
        data=st.binary(max_size=3000))
-def test_generated_arguments_and_input_arrive_as_themselves(words: list[str], data: bytes) -> None:
-    host_shell = HostShell.start("here", "/bin/sh", ("-c", SERVER), dict(os.environ), time.monotonic() + 10).unwrap()
+@pytest.mark.parametrize("shell", ["/bin/sh", "perl"])
+def test_generated_arguments_and_input_arrive_as_themselves(shell: str, words: list[str], data: bytes) -> None:
+    argv = _argv(shell)
+    host_shell = HostShell.start("here", argv[0], argv[1:], dict(os.environ), time.monotonic() + 10).unwrap()
     try:
         answer = host_shell.call(["sh", "-c", 'printf "%s\\0" "$@"; cat', "sh", *words], data, time.monotonic() + 10)
         assert answer.exit_code == 0
@@ -76,15 +91,16 @@ def test_generated_arguments_and_input_arrive_as_themselves(words: list[str], da
         host_shell.close()
 
 
-def test_a_call_past_its_deadline_ends_the_shell_and_its_folder_goes_with_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shell", ["/bin/sh", "perl"])
+def test_a_call_past_its_deadline_ends_the_shell_and_its_folder_goes_with_it(tmp_path: Path, shell: str) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    host_shell = HostShell.start("here", "/bin/sh", ("-c", SERVER), env, time.monotonic() + 10).unwrap()
+    host_shell = _start(tmp_path, shell, env)
     assert len(list(tmp_path.iterdir())) == 1  # its private folder
     started = time.monotonic()
     with pytest.raises(ShellTimedOut):
         host_shell.call(["sleep", "30"], None, time.monotonic() + 0.5)
     assert time.monotonic() - started < 5 and not host_shell.usable()
-    host_shell = HostShell.start("here", "/bin/sh", ("-c", SERVER), env, time.monotonic() + 10).unwrap()
+    host_shell = _start(tmp_path, shell, env)
     assert host_shell.call(["true"], None, time.monotonic() + 10).exit_code == 0
     host_shell.close()
     deadline = time.monotonic() + 5
@@ -95,3 +111,20 @@ def test_a_call_past_its_deadline_ends_the_shell_and_its_folder_goes_with_it(tmp
 
 def test_the_request_names_each_argument_exactly() -> None:
     assert request(["a b", "x\ny", ""], b"in") == b"3 2\n=a b\n3\nx\ny=\nin"
+
+
+def test_a_host_without_perl_gets_the_posix_shell(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"  # every tool the POSIX shell uses, and no perl
+    bin_dir.mkdir()
+    for tool in ("sh", "mktemp", "head", "cat", "wc", "rm", "dd", "printf"):
+        found = shutil.which(tool)
+        assert found is not None
+        (bin_dir / tool).symlink_to(found)
+    env = {**os.environ, "PATH": str(bin_dir)}
+    argv = server_argv()
+    host_shell = HostShell.start("here", "/bin/sh", argv[1:], env, time.monotonic() + 10).unwrap()
+    try:
+        assert _server_program(host_shell) == "sh"
+        assert host_shell.call(["printf", "%s", "a b"], None, time.monotonic() + 10).stdout == "a b"
+    finally:
+        host_shell.close()

@@ -13,9 +13,11 @@ from typing import Any
 
 from returns.result import Failure
 
+from pure import hosts as pure_hosts
 from pure import model as m
 from shell.run import hosts, tmux_control, tmux_protocol
 from shell.run.executor import Executor
+from shell.run.host_shell import HostShell, shell_command
 from shell.run.process import run_process
 from tests.hosts.sim import World, main, scenario
 
@@ -246,27 +248,37 @@ def remote_files(world: World, params: dict[str, Any]) -> dict[str, Any]:
     big = "".join(f"line {i} ünï ✓ $(touch {canary})\n" for i in range(8000))  # 300 KB: no command line holds it
     contents = ["", "no newline", "two\nlines\n", "\n\n", big, "nul\x00inside"]
 
-    shell = _ok(hosts.start_shell(host, world.env))
-    shell_base = "/tmp/pf-shell-files"
+    shell = _ok(hosts.start_shell(host, world.env))  # Perl's (pure/host_shell.py PERL_SERVER): the host has perl
+    posix = _ok(HostShell.start("build1", "ssh", pure_hosts.ssh_args(host.destination, host.socket_dir,
+                                                                     shell_command(posix_only=True),
+                                                                     config_file=host.config_file),
+                                world.env, time.monotonic() + 30))
+    shell_base, posix_base = "/tmp/pf-shell-files", "/tmp/pf-posix-files"
+    programs = [_ok(hosts.call(host, ["cat", f"/proc/{kept.pid_on_host}/comm"], world.env)).stdout.strip()
+                for kept in (shell, posix)]
 
     def both(make: Any) -> list[Any]:
         remote_step, local_step = make(remote_base), make(local_base)
         there = _ok(hosts.file_step(host, remote_step, world.env))
         through_shell = _ok(hosts.file_step(host, make(shell_base), world.env, shell=shell))
+        through_posix = _ok(hosts.file_step(host, make(posix_base), world.env, shell=posix))
         here = local.execute(local_step)
-        return [_plain(there, remote_base), _plain(here, local_base), _plain(through_shell, shell_base)]
+        return [_plain(there, remote_base), _plain(here, local_base), _plain(through_shell, shell_base),
+                _plain(through_posix, posix_base)]
 
     seen: list[dict[str, Any]] = []
     for i, name in enumerate(names):
         folder, content = f"d{i} {name}", contents[i % len(contents)]
         for label, make in _file_steps(folder, name, content, 0o600 if i % 2 else None):
-            there, here, through_shell = both(make)
-            seen.append({"name": name, "step": label, "remote": there, "local": here, "shell": through_shell})
+            there, here, through_shell, through_posix = both(make)
+            seen.append({"name": name, "step": label, "remote": there, "local": here, "shell": through_shell,
+                         "posix": through_posix})
             if label in ("write", "rewrite"):  # the mode given, or the one the file had, or 0644
-                remote_mode, shell_mode = (_ok(hosts.call(host, ["stat", "-c", "%a", f"{base}/{folder}/{name}"],
-                                                          world.env, shell=shell)).stdout.strip()
-                                           for base in (remote_base, shell_base))
+                remote_mode, shell_mode, posix_mode = (
+                    _ok(hosts.call(host, ["stat", "-c", "%a", f"{base}/{folder}/{name}"], world.env,
+                                   shell=shell)).stdout.strip() for base in (remote_base, shell_base, posix_base))
                 seen.append({"name": name, "step": f"{label} mode", "remote": remote_mode, "shell": shell_mode,
+                             "posix": posix_mode,
                              "local": format(os.stat(f"{local_base}/{folder}/{name}").st_mode & 0o7777, "o")})
     mode_path = f"{remote_base}/mode/file"
     _ok(hosts.file_step(host, m.WriteFile(path=mode_path, content="x", mode=0o640), world.env))
@@ -276,13 +288,17 @@ def remote_files(world: World, params: dict[str, Any]) -> dict[str, Any]:
     Path(local_base).mkdir(exist_ok=True)
     (Path(local_base) / "link").symlink_to("nowhere")
     _ok(hosts.call(host, ["ln", "-s", "nowhere", f"{shell_base}/link"], world.env))
+    _ok(hosts.call(host, ["ln", "-s", "nowhere", f"{posix_base}/link"], world.env))
     links = both(lambda b: m.Stat(path=f"{b}/link")) + both(lambda b: m.ReadFile(path=f"{b}/link"))
-    leftovers = _ok(hosts.call(host, ["find", remote_base, shell_base, "-name", ".pf-write.*"], world.env)).stdout
+    leftovers = _ok(hosts.call(host, ["find", remote_base, shell_base, posix_base, "-name", ".pf-write.*"],
+                               world.env)).stdout
     shell_dirs = _ok(hosts.call(host, ["sh", "-c", "ls -d /tmp/tmp.* 2>/dev/null || true"], world.env)).stdout
     shell.close()
+    posix.close()
     shell_dirs_after = _ok(hosts.call(host, ["sh", "-c", "ls -d /tmp/tmp.* 2>/dev/null || true"], world.env)).stdout
     hosts.close(host, world.env)
     return {"seen": seen, "kept_mode": kept_mode, "links": links, "temporary_files_left": leftovers,
+            "programs": programs,
             "shell_dirs": [shell_dirs.split(), shell_dirs_after.split()],
             "on_this_machine": Path(remote_base).exists(), "canary": canary.exists()}
 
@@ -937,7 +953,9 @@ def codex_on_host(world: World, params: dict[str, Any]) -> dict[str, Any]:
 _CALL_SLEEP = """
 import json, sys
 from returns.result import Failure
+from pure import hosts as pure_hosts
 from shell.run import hosts, tmux_control, tmux_protocol
+from shell.run.host_shell import HostShell, shell_command
 from shell.run.process import run_process
 destination, sockets, config, via = json.loads(sys.argv[1])
 host, env = hosts.Host(destination, sockets, config), __import__("os").environ

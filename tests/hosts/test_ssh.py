@@ -86,18 +86,20 @@ def test_doctor_checks_another_machine_the_way_it_checks_this_one() -> None:
 
 def test_file_steps_on_a_host_observe_what_they_observe_locally() -> None:
     result = run_scenario("remote_files")
-    differ = [seen for seen in result["seen"] if not seen["remote"] == seen["shell"] == seen["local"]]
-    assert differ == [], differ[:3]  # a session per step, and the shell kept on the host for them all
+    # a session per step, the shell kept on the host for them all (Perl's), and the POSIX one
+    assert result["programs"] == ["perl", "sh"]
+    differ = [seen for seen in result["seen"] if not seen["remote"] == seen["shell"] == seen["posix"] == seen["local"]]
+    assert differ == [], differ[:3]
     assert len(result["seen"]) > 300
     by_step = {(seen["name"], seen["step"]): seen["remote"] for seen in result["seen"]}
     assert any(value.get("content", "").startswith("line 0") for (_, step), value in by_step.items()
                if step == "read")  # the 300 KB file went through standard input and came back whole
     assert all(by_step[key]["ok"] is False for key in by_step if key[1] in ("mkdir existing", "rmdir full"))
     assert result["kept_mode"] == "640"  # a rewrite keeps the mode the file had
-    assert result["links"][:3] == [{"kind": "value", "value": "symlink"}] * 3
-    assert result["links"][3:] == [{"content": None, "error": "", "kind": "file"}] * 3
+    assert result["links"][:4] == [{"kind": "value", "value": "symlink"}] * 4
+    assert result["links"][4:] == [{"content": None, "error": "", "kind": "file"}] * 4
     kept, after = result["shell_dirs"]
-    assert len(kept) == 1 and after == []  # the shell's private folder, removed when it ends
+    assert len(kept) == 2 and after == []  # each shell's private folder, removed when it ends
     assert result["temporary_files_left"] == ""
     assert result["on_this_machine"] is False and result["canary"] is False
 
