@@ -54,7 +54,7 @@ SERVER = (
 )
 
 
-# The same wire served by Perl 5 (in the base system of Debian, Ubuntu, Fedora, macOS; on other hosts its
+# The same wire served by Perl 5 (in the base system of Debian, Ubuntu and macOS; on a host without it, its
 # start falls back to :data:`SERVER`): a write, a read, an append, a ``Stat`` and a listing are done in the
 # server itself, without a process (``pure/remote_files.py`` ``NATIVE`` names their programs, given to it as
 # arguments), so a scale-up's hundred-odd file steps on a host cost a round trip each, not five to seven
@@ -67,13 +67,13 @@ my ($sh_server, @pairs) = @ARGV;
 eval { require Fcntl; require IO::Handle; require POSIX; 1 } or exec "sh", "-c", $sh_server;
 my %verb = reverse @pairs;
 my $root = ($ENV{TMPDIR} || "/tmp") . "/tmp.";
-my $d;
+my ($d, $writing);  # the private folder; the temporary file of a write under way
 for (1 .. 100) {
     my $try = $root . join("", map { ("A" .. "Z", "a" .. "z", 0 .. 9)[rand 62] } 1 .. 10);
     if (mkdir $try, 0700) { $d = $try; last }
 }
 defined $d or exit 1;
-END { if (defined $d) { unlink "$d/i", "$d/o", "$d/e"; rmdir $d } }
+END { unlink $writing if defined $writing; if (defined $d) { unlink "$d/i", "$d/o", "$d/e"; rmdir $d } }
 $SIG{$_} = sub { exit 1 } for qw(HUP INT TERM);
 binmode STDIN; binmode STDOUT; $| = 1;
 print "panefleet-host-shell-ready $$\n";
@@ -110,14 +110,15 @@ sub v_write {
     my ($t, $f);
     for my $n (0 .. 99) {
         $t = "$dir/.pf-write.$$.$n";
-        last if sysopen($f, $t, Fcntl::O_WRONLY() | Fcntl::O_CREAT() | Fcntl::O_EXCL(), 0600);
+        if (sysopen($f, $t, Fcntl::O_WRONLY() | Fcntl::O_CREAT() | Fcntl::O_EXCL(), 0600)) { $writing = $t; last }
         undef $f;
     }
     return (1, "", "cannot make a temporary file in $dir\n") unless $f;
     binmode $f;
     my $m = length $mode ? oct($mode) : -f $p ? (stat _)[2] & 07777 : 0644;
     my $ok = (print {$f} $in) && $f->flush && chmod($m, $t) && $f->sync && close($f) && rename($t, $p);
-    unless ($ok) { my $why = "$!"; close $f; unlink $t; return (1, "", "write $p: $why\n") }
+    undef $writing if $ok;
+    unless ($ok) { my $why = "$!"; close $f; unlink $t; undef $writing; return (1, "", "write $p: $why\n") }
     sync_folder($dir);
     return (0, "", "");
 }
