@@ -1,6 +1,7 @@
 """The shell a run keeps on a host (pure/host_shell.py, shell/run/host_shell.py), driven here through local
-POSIX shells: every argument and byte of input arrives as itself, answers come back whole, a deadline
-ends it, and its private folder goes with it. The same over real sshd hosts: tests/hosts/test_ssh.py."""
+POSIX shells and Perl: every argument and byte of input arrives as itself, answers come back whole, a deadline
+ends it, and its private folder goes with it; without perl, the POSIX shell serves. The same over real sshd
+hosts: tests/hosts/test_ssh.py."""
 
 from __future__ import annotations
 
